@@ -1,0 +1,3 @@
+module github.com/toolguard/toolguard
+
+go 1.24

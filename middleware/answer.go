@@ -1,0 +1,253 @@
+package toolguard
+
+import (
+	"net/http"
+	"slices"
+	"strconv"
+	"unicode"
+	"unicode/utf8"
+)
+
+// JSON-RPC error codes the middleware writes.
+const (
+	CodeInvalidParams  = -32602 // unknown tool (the spec's example code)
+	CodeHeaderMismatch = -32020 // 2026-07-28: Mcp-* header does not match the body
+)
+
+const (
+	maxNameInMessage = 128 // bytes of the tool name quoted in error.message
+	maxSuggestions   = 3
+)
+
+// A Rejection is the answer the middleware writes instead of passing a
+// request on. Write it with [Rejection.Write].
+type Rejection struct {
+	Name   string // the tool name the request asked for, whole
+	Code   int    // CodeInvalidParams or CodeHeaderMismatch
+	Status int    // HTTP status: 200, or 400 for 2026-07-28 requests
+	SSE    bool   // written as one text/event-stream event instead of JSON
+
+	body []byte // the JSON-RPC message
+}
+
+// Body returns the JSON-RPC error message the rejection carries.
+func (j *Rejection) Body() []byte { return slices.Clone(j.body) }
+
+// Write writes the rejection to w: status, Content-Type and the JSON-RPC
+// error, as JSON or as one SSE event (event: message). It is the only code
+// in the kit that writes a rejection; adapters call it.
+func (j *Rejection) Write(w http.ResponseWriter) error {
+	var payload []byte
+	h := w.Header()
+	if j.SSE {
+		payload = make([]byte, 0, len(j.body)+24)
+		payload = append(payload, "event: message\ndata: "...)
+		payload = append(payload, j.body...)
+		payload = append(payload, "\n\n"...)
+		h.Set("Content-Type", "text/event-stream")
+		h.Set("Cache-Control", "no-cache")
+	} else {
+		payload = j.body
+		h.Set("Content-Type", "application/json")
+	}
+	h.Set("Content-Length", strconv.Itoa(len(payload)))
+	w.WriteHeader(j.Status)
+	_, err := w.Write(payload)
+	return err
+}
+
+func status(modern bool) int {
+	if modern {
+		return http.StatusBadRequest
+	}
+	return http.StatusOK
+}
+
+func (g *Guard) newUnknownTool(id []byte, name string, names []string, modern, sse bool) *Rejection {
+	b := make([]byte, 0, 128+len(id)+min(len(name), maxNameInMessage+8))
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = append(b, id...)
+	b = append(b, `,"error":{"code":-32602,"message":"Unknown tool: `...)
+	b = appendEscaped(b, cut(name, maxNameInMessage))
+	b = append(b, '"')
+
+	var sorted []string
+	if !g.opts.HideToolList || !g.opts.HideSuggestions {
+		sorted = slices.Clone(names)
+		slices.Sort(sorted)
+		sorted = slices.Compact(sorted)
+	}
+	var suggestions []string
+	if !g.opts.HideSuggestions {
+		suggestions = suggest(name, sorted)
+	}
+	if !g.opts.HideToolList || len(suggestions) > 0 {
+		b = append(b, `,"data":{`...)
+		sep := ""
+		if !g.opts.HideToolList {
+			listed := sorted[:min(len(sorted), g.opts.ToolListLimit)]
+			b = appendStrings(append(b, `"availableTools":`...), listed)
+			if len(listed) < len(sorted) {
+				b = append(b, `,"availableToolsTruncated":true`...)
+			}
+			sep = ","
+		}
+		if len(suggestions) > 0 {
+			b = append(b, sep...)
+			b = appendStrings(append(b, `"suggestions":`...), suggestions)
+		}
+		b = append(b, '}')
+	}
+	b = append(b, "}}"...)
+	return &Rejection{Name: name, Code: CodeInvalidParams, Status: status(modern), SSE: sse, body: b}
+}
+
+func newHeaderMismatch(id []byte, name, header string, sse bool) *Rejection {
+	b := make([]byte, 0, 128+len(id))
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = append(b, id...)
+	b = append(b, `,"error":{"code":-32020,"message":"Header mismatch: `...)
+	b = append(b, header...)
+	b = append(b, ` header is missing or does not match the request body"}}`...)
+	return &Rejection{Name: name, Code: CodeHeaderMismatch, Status: http.StatusBadRequest, SSE: sse, body: b}
+}
+
+func appendStrings(b []byte, ss []string) []byte {
+	b = append(b, '[')
+	for i, s := range ss {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '"')
+		b = appendEscaped(b, s)
+		b = append(b, '"')
+	}
+	return append(b, ']')
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendEscaped appends s as the inside of a JSON string. Control
+// characters, quotes, backslashes, U+2028 and U+2029 are escaped; invalid
+// UTF-8 becomes U+FFFD.
+func appendEscaped(b []byte, s string) []byte {
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '"' || c == '\\':
+				b = append(b, '\\', c)
+			case c < 0x20 || c == 0x7f:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			default:
+				b = append(b, c)
+			}
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && n == 1:
+			b = append(b, `\ufffd`...)
+		case r == '\u2028' || r == '\u2029':
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
+		default:
+			b = append(b, s[i:i+n]...)
+		}
+		i += n
+	}
+	return b
+}
+
+// cut shortens s to at most n bytes on a rune boundary, marking the cut.
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
+
+// suggest returns up to maxSuggestions names near name: first those that
+// differ only in case and separators, then those a small edit away.
+func suggest(name string, names []string) []string {
+	const maxLen = 64 // beyond this no name is "near"; it also bounds the work
+	if len(name) > maxLen || len(names) == 0 {
+		return nil
+	}
+	want := normalize(name)
+	if len(want) == 0 {
+		return nil
+	}
+	limit := max(1, min(3, len(want)/3))
+	type cand struct {
+		name string
+		dist int
+	}
+	var cands []cand
+	var row []int
+	for _, n := range names {
+		if len(n) > 2*maxLen {
+			continue
+		}
+		got := normalize(n)
+		if abs(len(got)-len(want)) > limit {
+			continue
+		}
+		var d int
+		d, row = distance(want, got, row)
+		if d <= limit {
+			cands = append(cands, cand{n, d})
+		}
+	}
+	slices.SortStableFunc(cands, func(a, b cand) int { return a.dist - b.dist })
+	out := make([]string, 0, min(len(cands), maxSuggestions))
+	for _, c := range cands[:min(len(cands), maxSuggestions)] {
+		out = append(out, c.name)
+	}
+	return out
+}
+
+// normalize lower-cases s and drops separators, so get_user, getUser and
+// get-user compare equal.
+func normalize(s string) []rune {
+	out := make([]rune, 0, len(s))
+	for _, r := range s {
+		switch r {
+		case '_', '-', '.', ' ', '/', ':':
+			continue
+		}
+		out = append(out, unicode.ToLower(r))
+	}
+	return out
+}
+
+// distance is the Levenshtein distance between a and b; row is scratch.
+func distance(a, b []rune, row []int) (int, []int) {
+	row = slices.Grow(row[:0], len(b)+1)[:len(b)+1]
+	for j := range row {
+		row[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		prev := row[0]
+		row[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur := min(row[j]+1, row[j-1]+1, prev+cost)
+			prev, row[j] = row[j], cur
+		}
+	}
+	return row[len(b)], row
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
+}

@@ -1,0 +1,106 @@
+package toolguard
+
+import (
+	"io"
+	"net/http"
+	"slices"
+	"sync"
+)
+
+// Buffers of up to maxPooled bytes are reused across requests; larger ones
+// are left to the garbage collector so one huge body does not pin memory.
+const maxPooled = 1 << 20
+
+type buffer struct{ b []byte }
+
+var buffers = sync.Pool{New: func() any { return &buffer{b: make([]byte, 0, 2048)} }}
+
+func getBuffer() *buffer { return buffers.Get().(*buffer) }
+
+func putBuffer(b *buffer) {
+	if cap(b.b) <= maxPooled {
+		b.b = b.b[:0]
+		buffers.Put(b)
+	}
+}
+
+// readBody reads at most limit+1 bytes of body into a pooled buffer.
+// eof reports that the whole body was read; err is a read error other than
+// io.EOF, to be handed on to the next handler.
+func readBody(body io.Reader, limit, hint int64) (buf *buffer, eof bool, err error) {
+	buf = getBuffer()
+	b := buf.b[:0]
+	if hint > 0 && hint <= limit {
+		b = slices.Grow(b, int(hint)+1) // +1: room to see EOF without growing
+	}
+	for {
+		if len(b) == cap(b) {
+			if int64(len(b)) > limit {
+				break
+			}
+			b = slices.Grow(b, int(min(int64(cap(b)), limit+1-int64(len(b)))))
+		}
+		room := b[len(b):cap(b)]
+		if over := int64(len(b)+len(room)) - (limit + 1); over > 0 {
+			room = room[:int64(len(room))-over]
+		}
+		n, rerr := body.Read(room)
+		b = b[:len(b)+n]
+		if rerr == io.EOF {
+			eof = true
+			break
+		}
+		if rerr != nil {
+			err = rerr
+			break
+		}
+		if int64(len(b)) > limit {
+			break
+		}
+	}
+	buf.b = b
+	return buf, eof, err
+}
+
+// replayBody gives the next handler the bytes the middleware read, then the
+// read error it met (if any), then the rest of the original body.
+type replayBody struct {
+	buf  *buffer
+	data []byte
+	err  error // a read error met by the middleware, returned after data
+	eof  bool  // the original body is exhausted
+	rest io.ReadCloser
+}
+
+func (b *replayBody) Read(p []byte) (int, error) {
+	if len(b.data) > 0 {
+		n := copy(p, b.data)
+		b.data = b.data[n:]
+		return n, nil
+	}
+	switch {
+	case b.err != nil:
+		return 0, b.err
+	case b.eof:
+		return 0, io.EOF
+	}
+	return b.rest.Read(p)
+}
+
+func (b *replayBody) Close() error { return b.rest.Close() }
+
+// release returns the buffer to the pool once the next handler is done.
+func (b *replayBody) release() {
+	if b.buf != nil {
+		b.data = nil
+		putBuffer(b.buf)
+		b.buf = nil
+	}
+}
+
+// passRequest is the shallow copy of a request handed to the next handler,
+// allocated together with its body.
+type passRequest struct {
+	req  http.Request
+	body replayBody
+}

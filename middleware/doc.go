@@ -1,0 +1,36 @@
+// Package toolguard is net/http middleware for MCP servers that answers a
+// tools/call naming a tool the server does not have with the JSON-RPC error
+// the MCP specification asks for (-32602), listing the tools the caller can
+// call and the names nearest the one it asked for, before the SDK behind it
+// can turn the call into an ordinary result with isError.
+//
+// Everything else passes through untouched, body byte for byte: the
+// middleware answers only when it is certain. A body outside the strict
+// subset on which every JSON decoder agrees, a batch, a notification, an
+// unknown session or a tool set that cannot tell all reach the server as if
+// the middleware were not there. The ResponseWriter is never wrapped, so
+// streaming, flushing and hijacking behave as without it.
+//
+// The package lives in the folder middleware but is named toolguard, so it
+// can be imported next to echo's and chi's own middleware packages without
+// an alias, and reads as what it is at the call site:
+//
+//	guard, err := toolguard.New(toolguard.Options{
+//		Tools: toolguard.StaticTools("get_weather", "search_docs"),
+//	})
+//	if err != nil {
+//		log.Fatal(err)
+//	}
+//	http.Handle("/mcp", guard.Handler(mcpHandler))
+//
+// Framework adapters call [Guard.Check] and [Rejection.Write], so every host
+// writes the same bytes.
+//
+// What "registered" means is asked per request of a [ToolSet]. This package
+// ships [StaticTools] and [ToolsFunc]; the adapters modules add tool sets
+// read from mark3labs/mcp-go and modelcontextprotocol/go-sdk servers.
+//
+// Put the guard after authentication: a rejection lists the tools the
+// caller could call, which anonymous callers should not see. Options has
+// HideToolList and HideSuggestions for servers that must not enumerate.
+package toolguard

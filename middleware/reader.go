@@ -1,0 +1,612 @@
+package toolguard
+
+import (
+	"strconv"
+	"unicode"
+	"unicode/utf8"
+)
+
+// maxDepth bounds the nesting of arrays and objects the reader accepts.
+// go-sdk rejects messages nested deeper than 1000 levels and encoding/json
+// deeper than 10000; a body deeper than maxDepth is outside the strict subset
+// and passed through, so the kit never answers what an SDK would refuse.
+const maxDepth = 500
+
+// kind is the JSON type of a member the reader captured.
+type kind uint8
+
+const (
+	absent kind = iota
+	kString
+	kInt // an integer literal that fits in an int64
+	kOther
+)
+
+// span locates a captured value in the body. For a string, it covers the
+// token including its quotes.
+type span struct {
+	kind       kind
+	start, end int
+	escaped    bool // a string containing backslash escapes
+}
+
+func (s span) raw(b []byte) []byte { return b[s.start:s.end] }
+
+// message is what the strict reader takes from a body. Its fields mean
+// something only when strict is true.
+type message struct {
+	strict bool
+
+	jsonrpc span
+	id      span
+	method  span
+	params  span // kind kOther marks an object; anything else is kString/kInt/absent
+	name    span // params.name
+	version span // params._meta["io.modelcontextprotocol/protocolVersion"]
+
+	paramsObject bool
+}
+
+const metaVersionKey = "io.modelcontextprotocol/protocolVersion"
+
+// Keys the reader looks for, per level. A key equal to one of them under
+// case folding (or with invisible characters added) makes the body ambiguous:
+// decoders disagree on which member they read.
+var (
+	topKeys    = []string{"jsonrpc", "id", "method", "params", "result", "error"}
+	paramsKeys = []string{"name", "_meta"}
+	metaKeys   = []string{metaVersionKey}
+)
+
+// readMessage scans b once and reports what a JSON-RPC request in the strict
+// subset carries. It never allocates on bodies without escaped keys.
+func readMessage(b []byte) message {
+	s := scanner{b: b}
+	var m message
+	s.ws()
+	if s.i >= len(b) || b[s.i] != '{' {
+		return m
+	}
+	if !s.topObject(&m) {
+		return message{}
+	}
+	s.ws()
+	if s.i != len(b) {
+		return message{}
+	}
+	m.strict = true
+	return m
+}
+
+type scanner struct {
+	b     []byte
+	i     int
+	depth int
+}
+
+func (s *scanner) ws() {
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case ' ', '\t', '\n', '\r':
+			s.i++
+		default:
+			return
+		}
+	}
+}
+
+// members walks an object whose '{' is at s.i. For each key it calls visit
+// with the index of the key among keys (-1 for any other key); visit scans
+// the value and reports success. A duplicate or ambiguous key among keys fails.
+func (s *scanner) members(keys []string, visit func(k int) bool) bool {
+	if !s.enter() {
+		return false
+	}
+	s.i++ // '{'
+	var seen uint8
+	s.ws()
+	if s.i < len(s.b) && s.b[s.i] == '}' {
+		s.i++
+		s.depth--
+		return true
+	}
+	for {
+		if s.i >= len(s.b) || s.b[s.i] != '"' {
+			return false
+		}
+		key, ok := s.str()
+		if !ok {
+			return false
+		}
+		k, ok := classifyKey(s.b[key.start+1:key.end-1], key.escaped, keys)
+		if !ok {
+			return false
+		}
+		if k >= 0 {
+			if seen&(1<<k) != 0 {
+				return false // duplicate: decoders differ on which one wins
+			}
+			seen |= 1 << k
+		}
+		s.ws()
+		if s.i >= len(s.b) || s.b[s.i] != ':' {
+			return false
+		}
+		s.i++
+		s.ws()
+		if !visit(k) {
+			return false
+		}
+		s.ws()
+		if s.i >= len(s.b) {
+			return false
+		}
+		switch s.b[s.i] {
+		case ',':
+			s.i++
+			s.ws()
+		case '}':
+			s.i++
+			s.depth--
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+func (s *scanner) topObject(m *message) bool {
+	return s.members(topKeys, func(k int) bool {
+		switch k {
+		case 0:
+			return s.capture(&m.jsonrpc)
+		case 1:
+			return s.capture(&m.id)
+		case 2:
+			return s.capture(&m.method)
+		case 3:
+			if s.i < len(s.b) && s.b[s.i] == '{' {
+				m.paramsObject = true
+				return s.paramsObject(m)
+			}
+			return s.capture(&m.params)
+		case 4, 5:
+			return false // a request carrying result or error is read as a response by some SDKs
+		}
+		return s.value()
+	})
+}
+
+func (s *scanner) paramsObject(m *message) bool {
+	return s.members(paramsKeys, func(k int) bool {
+		switch k {
+		case 0:
+			return s.capture(&m.name)
+		case 1:
+			if s.i < len(s.b) && s.b[s.i] == '{' {
+				return s.members(metaKeys, func(k int) bool {
+					if k == 0 {
+						return s.capture(&m.version)
+					}
+					return s.value()
+				})
+			}
+		}
+		return s.value()
+	})
+}
+
+// capture scans a value and records where it is and what kind it is.
+func (s *scanner) capture(sp *span) bool {
+	start := s.i
+	if s.i >= len(s.b) {
+		return false
+	}
+	switch c := s.b[s.i]; {
+	case c == '"':
+		v, ok := s.str()
+		*sp = v
+		return ok
+	case c == '-' || (c >= '0' && c <= '9'):
+		isInt, ok := s.number()
+		if !ok {
+			return false
+		}
+		*sp = span{kind: kOther, start: start, end: s.i}
+		if isInt && fitsInt64(s.b[start:s.i]) {
+			sp.kind = kInt
+		}
+		return true
+	}
+	if !s.value() {
+		return false
+	}
+	*sp = span{kind: kOther, start: start, end: s.i}
+	return true
+}
+
+func (s *scanner) enter() bool {
+	s.depth++
+	return s.depth <= maxDepth
+}
+
+// value scans any JSON value at s.i.
+func (s *scanner) value() bool {
+	if s.i >= len(s.b) {
+		return false
+	}
+	switch c := s.b[s.i]; c {
+	case '{':
+		return s.members(nil, func(int) bool { return s.value() })
+	case '[':
+		if !s.enter() {
+			return false
+		}
+		s.i++
+		s.ws()
+		if s.i < len(s.b) && s.b[s.i] == ']' {
+			s.i++
+			s.depth--
+			return true
+		}
+		for {
+			if !s.value() {
+				return false
+			}
+			s.ws()
+			if s.i >= len(s.b) {
+				return false
+			}
+			switch s.b[s.i] {
+			case ',':
+				s.i++
+				s.ws()
+			case ']':
+				s.i++
+				s.depth--
+				return true
+			default:
+				return false
+			}
+		}
+	case '"':
+		_, ok := s.str()
+		return ok
+	case 't':
+		return s.literal("true")
+	case 'f':
+		return s.literal("false")
+	case 'n':
+		return s.literal("null")
+	default:
+		_, ok := s.number()
+		return ok
+	}
+}
+
+func (s *scanner) literal(lit string) bool {
+	if len(s.b)-s.i < len(lit) || string(s.b[s.i:s.i+len(lit)]) != lit {
+		return false
+	}
+	s.i += len(lit)
+	return true
+}
+
+// number scans a JSON number and reports whether it is an integer literal.
+// A number outside the float64 range is outside the strict subset: the
+// decoders behind the kit fail on it.
+func (s *scanner) number() (isInt, ok bool) {
+	b, start := s.b, s.i
+	i := s.i
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case i < len(b) && b[i] >= '1' && b[i] <= '9':
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+	default:
+		return false, false
+	}
+	isInt = true
+	if i < len(b) && b[i] == '.' {
+		isInt = false
+		i++
+		d := i
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+		if i == d {
+			return false, false
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		isInt = false
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		d := i
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+		if i == d {
+			return false, false
+		}
+	}
+	s.i = i
+	// Short integer and decimal literals are always in range.
+	if i-start > 15 || !isInt && hasExponent(b[start:i]) {
+		if _, err := strconv.ParseFloat(string(b[start:i]), 64); err != nil {
+			return false, false
+		}
+	}
+	return isInt, true
+}
+
+func hasExponent(b []byte) bool {
+	for _, c := range b {
+		if c == 'e' || c == 'E' {
+			return true
+		}
+	}
+	return false
+}
+
+func fitsInt64(b []byte) bool {
+	if len(b) < 19 {
+		return true
+	}
+	_, err := strconv.ParseInt(string(b), 10, 64)
+	return err == nil
+}
+
+// strSafe marks bytes that need no attention inside a string.
+var strSafe = func() (t [256]bool) {
+	for c := 0x20; c < 0x80; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
+// str scans a string token at s.i (which holds '"'), checking escapes,
+// UTF-8 and surrogate pairs.
+func (s *scanner) str() (span, bool) {
+	b := s.b
+	sp := span{kind: kString, start: s.i}
+	i := s.i + 1
+	for {
+		for i < len(b) && strSafe[b[i]] {
+			i++
+		}
+		if i >= len(b) {
+			return sp, false
+		}
+		switch c := b[i]; {
+		case c == '"':
+			s.i = i + 1
+			sp.end = s.i
+			return sp, true
+		case c == '\\':
+			sp.escaped = true
+			n, ok := escape(b, i)
+			if !ok {
+				return sp, false
+			}
+			i = n
+		case c < 0x20:
+			return sp, false
+		default:
+			r, size := utf8.DecodeRune(b[i:])
+			if r == utf8.RuneError && size == 1 {
+				return sp, false
+			}
+			i += size
+		}
+	}
+}
+
+// escape checks the escape sequence at b[i] == '\\' and returns the index
+// after it. A \u escape of a surrogate must be a valid pair.
+func escape(b []byte, i int) (int, bool) {
+	if i+1 >= len(b) {
+		return 0, false
+	}
+	switch b[i+1] {
+	case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+		return i + 2, true
+	case 'u':
+		r, ok := hex4(b, i+2)
+		if !ok {
+			return 0, false
+		}
+		switch {
+		case r >= 0xDC00 && r <= 0xDFFF:
+			return 0, false // lone low surrogate
+		case r >= 0xD800 && r <= 0xDBFF:
+			if i+7 >= len(b) || b[i+6] != '\\' || b[i+7] != 'u' {
+				return 0, false
+			}
+			lo, ok := hex4(b, i+8)
+			if !ok || lo < 0xDC00 || lo > 0xDFFF {
+				return 0, false
+			}
+			return i + 12, true
+		}
+		return i + 6, true
+	}
+	return 0, false
+}
+
+func hex4(b []byte, i int) (rune, bool) {
+	if i+4 > len(b) {
+		return 0, false
+	}
+	var r rune
+	for _, c := range b[i : i+4] {
+		switch {
+		case c >= '0' && c <= '9':
+			r = r<<4 | rune(c-'0')
+		case c >= 'a' && c <= 'f':
+			r = r<<4 | rune(c-'a'+10)
+		case c >= 'A' && c <= 'F':
+			r = r<<4 | rune(c-'A'+10)
+		default:
+			return 0, false
+		}
+	}
+	return r, true
+}
+
+// unquote decodes a string token (with its quotes) that the scanner
+// accepted, appending to dst.
+func unquote(dst, tok []byte) []byte { return unescape(dst, tok[1:len(tok)-1]) }
+
+// unescape decodes the inside of an accepted string token, appending to dst.
+func unescape(dst, tok []byte) []byte {
+	for i := 0; i < len(tok); {
+		c := tok[i]
+		if c != '\\' {
+			dst = append(dst, c)
+			i++
+			continue
+		}
+		switch tok[i+1] {
+		case 'b':
+			dst = append(dst, '\b')
+		case 'f':
+			dst = append(dst, '\f')
+		case 'n':
+			dst = append(dst, '\n')
+		case 'r':
+			dst = append(dst, '\r')
+		case 't':
+			dst = append(dst, '\t')
+		case 'u':
+			r, _ := hex4(tok, i+2)
+			i += 6
+			if r >= 0xD800 && r <= 0xDBFF {
+				lo, _ := hex4(tok, i+2)
+				r = (r-0xD800)<<10 | (lo - 0xDC00) + 0x10000
+				i += 6
+			}
+			dst = utf8.AppendRune(dst, r)
+			continue
+		default: // '"', '\\', '/'
+			dst = append(dst, tok[i+1])
+		}
+		i += 2
+	}
+	return dst
+}
+
+// classifyKey returns the index of key among keys, or -1 for an unrelated
+// key. ok is false when the key is ambiguous: not one of keys, but equal to
+// one of them under Unicode case folding once invisible characters are
+// dropped (NAME, paramſ, name\u0000, ...).
+func classifyKey(raw []byte, escaped bool, keys []string) (k int, ok bool) {
+	if len(keys) == 0 {
+		return -1, true
+	}
+	plain := !escaped
+	if plain {
+		for _, c := range raw {
+			if c >= utf8.RuneSelf || c == 0x7f || c == ' ' {
+				plain = false
+				break
+			}
+		}
+	}
+	if plain {
+		for j, key := range keys {
+			if string(raw) == key {
+				return j, true
+			}
+		}
+		for _, key := range keys {
+			if asciiEqualFold(raw, key) {
+				return -1, false
+			}
+		}
+		return -1, true
+	}
+	var buf [64]byte
+	dec := raw
+	if escaped {
+		dec = unescape(buf[:0], raw)
+	}
+	for j, key := range keys {
+		if string(dec) == key {
+			return j, true
+		}
+	}
+	vis := visible(dec)
+	for _, key := range keys {
+		if foldEqual(vis, key) {
+			return -1, false
+		}
+	}
+	return -1, true
+}
+
+func asciiEqualFold(a []byte, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range len(a) {
+		if lower(a[i]) != lower(b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func lower(c byte) byte {
+	if c >= 'A' && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
+// visible drops the code points a reader cannot see: control and format
+// characters, combining marks, spaces and invalid bytes.
+func visible(b []byte) []rune {
+	out := make([]rune, 0, len(b))
+	for len(b) > 0 {
+		r, n := utf8.DecodeRune(b)
+		b = b[n:]
+		if r == utf8.RuneError || unicode.In(r, unicode.Cc, unicode.Cf, unicode.Mn, unicode.Me, unicode.Z) ||
+			unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r) {
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// foldEqual reports whether rs equals key under Unicode simple case folding.
+func foldEqual(rs []rune, key string) bool {
+	i := 0
+	for _, kr := range key {
+		if i >= len(rs) || !runeFoldEqual(rs[i], kr) {
+			return false
+		}
+		i++
+	}
+	return i == len(rs)
+}
+
+func runeFoldEqual(a, b rune) bool {
+	if a == b {
+		return true
+	}
+	for f := unicode.SimpleFold(a); f != a; f = unicode.SimpleFold(f) {
+		if f == b {
+			return true
+		}
+	}
+	return false
+}
