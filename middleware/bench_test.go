@@ -1,0 +1,145 @@
+package toolguard
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+// reusableBody lets a benchmark send the same body many times without
+// allocating per request, so allocs/op counts only the middleware's own.
+type reusableBody struct {
+	strings.Reader
+	s string
+}
+
+func (b *reusableBody) Close() error { return nil }
+func (b *reusableBody) reset()       { b.Reader.Reset(b.s) }
+
+// drain is the next handler: it reads the body as an SDK would, into a
+// fixed buffer.
+type drain struct{ buf [4096]byte }
+
+func (d *drain) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	for {
+		if _, err := r.Body.Read(d.buf[:]); err != nil {
+			return
+		}
+	}
+}
+
+// discardWriter is a ResponseWriter that allocates nothing.
+type discardWriter struct{ h http.Header }
+
+func (d *discardWriter) Header() http.Header         { return d.h }
+func (d *discardWriter) Write(b []byte) (int, error) { return len(b), nil }
+func (d *discardWriter) WriteHeader(int)             {}
+
+func benchRequest(b *testing.B, body string) (*http.Request, *reusableBody) {
+	rb := &reusableBody{s: body}
+	r := httptest.NewRequest("POST", "/mcp", nil)
+	r.Body = rb
+	r.ContentLength = int64(len(body))
+	r.Header.Set("Content-Type", "application/json")
+	r.Header.Set("Accept", "application/json, text/event-stream")
+	r.Header.Set("Mcp-Session-Id", "3f1e0c9a-5b7d-4e2a-9c41-8d6f2b0a7e55")
+	r.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	return r, rb
+}
+
+// Padded to 300 bytes, the size of a typical call.
+var (
+	bench300Call = pad(`{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"name":"get_weather","arguments":{"city":"Oslo","units":"metric","days":3,"detail":"%s"}}}`, 300)
+	bench300List = pad(`{"jsonrpc":"2.0","id":42,"method":"tools/list","params":{"cursor":"%s"}}`, 300)
+)
+
+func pad(format string, n int) string {
+	s := fmt.Sprintf(format, "")
+	return fmt.Sprintf(format, strings.Repeat("x", n-len(s)))
+}
+
+func BenchmarkHandler(b *testing.B) {
+	g := mustGuard(b, Options{})
+	for _, c := range []struct{ name, body string }{
+		{"tools-list", bench300List},
+		{"known-call", bench300Call},
+	} {
+		for _, guarded := range []bool{false, true} {
+			name := c.name + "/bare"
+			var h http.Handler = &drain{}
+			if guarded {
+				name = c.name + "/guard"
+				h = g.Handler(h)
+			}
+			b.Run(name, func(b *testing.B) {
+				r, rb := benchRequest(b, c.body)
+				w := &discardWriter{h: http.Header{}}
+				b.ReportAllocs()
+				b.SetBytes(int64(len(c.body)))
+				for b.Loop() {
+					rb.reset()
+					h.ServeHTTP(w, r)
+				}
+			})
+		}
+	}
+	b.Run("unknown-call/guard", func(b *testing.B) {
+		body := strings.Replace(bench300Call, "get_weather", "get_wether", 1)
+		h := g.Handler(&drain{})
+		r, rb := benchRequest(b, body)
+		w := &discardWriter{h: http.Header{}}
+		b.ReportAllocs()
+		for b.Loop() {
+			rb.reset()
+			clear(w.h)
+			h.ServeHTTP(w, r)
+		}
+	})
+}
+
+// bigCall is a 1 MiB tools/call whose arguments hold a mix of strings,
+// numbers and nested objects.
+var bigCall = func() []byte {
+	var sb strings.Builder
+	sb.WriteString(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ingest","arguments":{"records":[`)
+	for i := 0; sb.Len() < 1<<20-200; i++ {
+		if i > 0 {
+			sb.WriteByte(',')
+		}
+		fmt.Fprintf(&sb, `{"id":%d,"score":%d.%03d,"ok":true,"tags":["alpha","beta"],"text":"Lorem ipsum dolor sit amet, consectetur adipiscing elit \"quoted\" caf\u00e9 %d"}`, i, i%1000, i%997, i)
+	}
+	sb.WriteString(`]}}}`)
+	return []byte(sb.String())
+}()
+
+func BenchmarkReader1MiB(b *testing.B) {
+	b.Run("toolguard", func(b *testing.B) {
+		b.SetBytes(int64(len(bigCall)))
+		b.ReportAllocs()
+		for b.Loop() {
+			if m := readMessage(bigCall); !m.strict || m.name.kind != kString {
+				b.Fatal("not read")
+			}
+		}
+	})
+	b.Run("encoding-json", func(b *testing.B) {
+		b.SetBytes(int64(len(bigCall)))
+		b.ReportAllocs()
+		for b.Loop() {
+			var m struct {
+				JSONRPC string          `json:"jsonrpc"`
+				ID      json.RawMessage `json:"id"`
+				Method  string          `json:"method"`
+				Params  struct {
+					Name string `json:"name"`
+				} `json:"params"`
+			}
+			if err := json.Unmarshal(bigCall, &m); err != nil || m.Params.Name != "ingest" {
+				b.Fatal(err)
+			}
+		}
+	})
+}

@@ -1,0 +1,167 @@
+package toolguard
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"testing/iotest"
+)
+
+// throughGuard sends body (read through src) to a guard with the given
+// limit and returns what the next handler read, and whether it was called.
+func throughGuard(t testing.TB, limit int64, src io.Reader, contentLength int64) (got []byte, err error, called bool) {
+	g := mustGuard(t, Options{MaxBodyBytes: limit})
+	r := httptest.NewRequest("POST", "/mcp", nil)
+	r.Body = io.NopCloser(src)
+	r.ContentLength = contentLength
+	r.Header.Set("Content-Type", "application/json")
+	next := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		called = true
+		got, err = io.ReadAll(r.Body)
+	})
+	g.Handler(next).ServeHTTP(httptest.NewRecorder(), r)
+	return got, err, called
+}
+
+// randomBody returns a body of n bytes: JSON-RPC requests of many shapes,
+// padded or cut, or plain noise.
+func randomBody(rng *rand.Rand, n int) []byte {
+	var b []byte
+	switch rng.IntN(3) {
+	case 0:
+		b = []byte(call("1", `"get_weather"`))
+	case 1:
+		b = []byte(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+	}
+	for len(b) < n {
+		b = append(b, byte(rng.IntN(256)))
+	}
+	if rng.IntN(2) == 0 && n > 2 {
+		// A valid tools/call padded with whitespace to size.
+		b = []byte(call("3", `"get_weather"`))
+		for len(b) < n {
+			b = append(b, ' ')
+		}
+	}
+	return b[:n]
+}
+
+func TestBodyIntegrity(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	const limit = 4096
+	sizes := []int{0, 1, 100, limit - 1, limit, limit + 1, 2 * limit, 3*limit + 17, 1 << 20}
+	for i := 0; i < 300; i++ {
+		sizes = append(sizes, rng.IntN(4*limit))
+	}
+	for _, n := range sizes {
+		body := randomBody(rng, n)
+		readers := map[string]io.Reader{
+			"whole":    bytes.NewReader(body),
+			"one byte": iotest.OneByteReader(bytes.NewReader(body)),
+			"half":     iotest.HalfReader(bytes.NewReader(body)),
+			"data err": iotest.DataErrReader(bytes.NewReader(body)),
+		}
+		for name, src := range readers {
+			cl := int64(n)
+			if rng.IntN(2) == 0 {
+				cl = -1 // unknown length
+			}
+			got, err, called := throughGuard(t, limit, src, cl)
+			if !called {
+				t.Fatalf("%d bytes (%s): next not called", n, name)
+			}
+			if err != nil || !bytes.Equal(got, body) {
+				t.Fatalf("%d bytes (%s): next read %d bytes, %v", n, name, len(got), err)
+			}
+		}
+	}
+}
+
+func TestBodyReadErrorReachesNext(t *testing.T) {
+	boom := errors.New("connection reset")
+	prefix := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"nope"`)
+	for _, limit := range []int64{10, 1 << 20} {
+		src := io.MultiReader(bytes.NewReader(prefix), iotest.ErrReader(boom))
+		got, err, called := throughGuard(t, limit, src, -1)
+		if !called {
+			t.Fatalf("limit %d: next not called", limit)
+		}
+		if !errors.Is(err, boom) {
+			t.Errorf("limit %d: next read %q with error %v, want %v", limit, got, err, boom)
+		}
+		if !bytes.Equal(got, prefix) {
+			t.Errorf("limit %d: next read %q before the error", limit, got)
+		}
+	}
+}
+
+// countingReader counts the bytes read from it, to show a large body is
+// streamed rather than held whole.
+type countingReader struct {
+	r    io.Reader
+	read int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.read += int64(n)
+	return n, err
+}
+
+func TestLargeBodyNotHeldWhole(t *testing.T) {
+	const limit = 1 << 10
+	big := bytes.Repeat([]byte("x"), 64<<20)
+	src := &countingReader{r: bytes.NewReader(big)}
+	g := mustGuard(t, Options{MaxBodyBytes: limit})
+	r := httptest.NewRequest("POST", "/mcp", nil)
+	r.Body = io.NopCloser(src)
+	r.ContentLength = -1
+	r.Header.Set("Content-Type", "application/json")
+	var seenBefore int64 = -1
+	var total int64
+	next := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		seenBefore = src.read
+		buf := make([]byte, 32<<10)
+		for {
+			n, err := r.Body.Read(buf)
+			if !bytes.Equal(buf[:n], big[total:total+int64(n)]) {
+				t.Fatal("body differs")
+			}
+			total += int64(n)
+			if err != nil {
+				break
+			}
+		}
+	})
+	g.Handler(next).ServeHTTP(httptest.NewRecorder(), r)
+	if seenBefore < 0 || seenBefore > limit+1 {
+		t.Errorf("middleware read %d bytes before handing on, limit %d", seenBefore, limit)
+	}
+	if total != int64(len(big)) {
+		t.Errorf("next read %d of %d bytes", total, len(big))
+	}
+}
+
+func FuzzBodyIntegrity(f *testing.F) {
+	f.Add([]byte(knownCall), uint16(4096))
+	f.Add([]byte(call("1", `"nope"`)), uint16(10))
+	f.Fuzz(func(t *testing.T, body []byte, limit uint16) {
+		got, err, called := throughGuard(t, int64(limit)+1, bytes.NewReader(body), -1)
+		if !called {
+			// Only a rejection stops a request: the body must be a strict
+			// tools/call naming an unknown tool.
+			m := readMessage(body)
+			if !m.strict || m.name.kind != kString {
+				t.Fatalf("request stopped that is no strict tools/call: %q", body)
+			}
+			return
+		}
+		if err != nil || !bytes.Equal(got, body) {
+			t.Fatalf("next read %q, %v; want %q", got, err, body)
+		}
+	})
+}

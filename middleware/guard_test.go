@@ -1,0 +1,359 @@
+package toolguard
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+)
+
+const knownCall = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_weather","arguments":{"city":"Oslo"}}}`
+
+func call(id, name string) string {
+	return `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":` + name + `,"arguments":{}}}`
+}
+
+func modernCall(id, name string) string {
+	return `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":` + name +
+		`,"arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`
+}
+
+func modernHeaders(name string) http.Header {
+	return http.Header{
+		"Mcp-Protocol-Version": {"2026-07-28"},
+		"Mcp-Method":           {"tools/call"},
+		"Mcp-Name":             {name},
+	}
+}
+
+var weatherTools = StaticTools("get_weather", "get_forecast", "search_docs")
+
+// recorder is a next handler that keeps what reached it.
+type recorder struct {
+	called bool
+	body   []byte
+	err    error
+}
+
+func (rec *recorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	rec.called = true
+	rec.body, rec.err = io.ReadAll(r.Body)
+	w.WriteHeader(299)
+}
+
+func newRequest(method, body string, h http.Header) *http.Request {
+	r := httptest.NewRequest(method, "/mcp", strings.NewReader(body))
+	r.Header.Set("Content-Type", "application/json")
+	r.Header.Set("Accept", "application/json, text/event-stream")
+	for k, vs := range h {
+		if vs == nil {
+			r.Header.Del(k)
+			continue
+		}
+		r.Header[k] = vs
+	}
+	return r
+}
+
+func mustGuard(t testing.TB, opts Options) *Guard {
+	t.Helper()
+	if opts.Tools == nil {
+		opts.Tools = weatherTools
+	}
+	g, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// unsureTools says "cannot tell" from Lookup, or fails List.
+type stubTools struct {
+	presence Presence
+	list     []string
+	err      error
+}
+
+func (s stubTools) Lookup(*http.Request, string) Presence { return s.presence }
+func (s stubTools) List(*http.Request) ([]string, error)  { return s.list, s.err }
+
+func TestPassThrough(t *testing.T) {
+	unknown := call("1", `"nope"`)
+	tests := []struct {
+		name   string
+		method string
+		body   string
+		header http.Header
+		opts   Options
+	}{
+		{"GET", http.MethodGet, unknown, nil, Options{}},
+		{"skip", "POST", unknown, nil, Options{Skip: func(*http.Request) bool { return true }}},
+		{"text/plain", "POST", unknown, http.Header{"Content-Type": {"text/plain"}}, Options{}},
+		{"no content type", "POST", unknown, http.Header{"Content-Type": nil}, Options{}},
+		{"application/jsonx", "POST", unknown, http.Header{"Content-Type": {"application/jsonx"}}, Options{}},
+		{"gzip", "POST", unknown, http.Header{"Content-Encoding": {"gzip"}}, Options{}},
+		{"over limit", "POST", unknown, nil, Options{MaxBodyBytes: 20}},
+		{"batch", "POST", "[" + unknown + "]", nil, Options{}},
+		{"jsonrpc 1.0", "POST", strings.Replace(unknown, `"2.0"`, `"1.0"`, 1), nil, Options{}},
+		{"jsonrpc number", "POST", strings.Replace(unknown, `"2.0"`, `2.0`, 1), nil, Options{}},
+		{"notification", "POST", `{"jsonrpc":"2.0","method":"tools/call","params":{"name":"nope"}}`, nil, Options{}},
+		{"null id", "POST", call("null", `"nope"`), nil, Options{}},
+		{"fractional id", "POST", call("1.5", `"nope"`), nil, Options{}},
+		{"huge id", "POST", call("18446744073709551617", `"nope"`), nil, Options{}},
+		{"object id", "POST", call("{}", `"nope"`), nil, Options{}},
+		{"tools/list", "POST", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, nil, Options{}},
+		{"Tools/Call", "POST", strings.Replace(unknown, "tools/call", "Tools/Call", 1), nil, Options{}},
+		{"no params", "POST", `{"jsonrpc":"2.0","id":1,"method":"tools/call"}`, nil, Options{}},
+		{"params null", "POST", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":null}`, nil, Options{}},
+		{"params array", "POST", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":["nope"]}`, nil, Options{}},
+		{"no name", "POST", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{}}`, nil, Options{}},
+		{"name 123", "POST", call("1", "123"), nil, Options{}},
+		{"ambiguous name", "POST", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"nope","Name":"get_weather"}}`, nil, Options{}},
+		{"known tool", "POST", knownCall, nil, Options{}},
+		{"unsure", "POST", unknown, nil, Options{Tools: stubTools{presence: Unsure}}},
+		{"list fails", "POST", unknown, nil, Options{Tools: stubTools{presence: Absent, err: errors.New("down")}}},
+		{"list has it", "POST", unknown, nil, Options{Tools: stubTools{presence: Absent, list: []string{"nope"}}}},
+		{"func set fails", "POST", unknown, nil, Options{Tools: ToolsFunc(func(*http.Request) ([]string, error) { return nil, errors.New("x") })}},
+		{"accept html only", "POST", unknown, http.Header{"Accept": {"text/html"}}, Options{}},
+		{"accept json q=0", "POST", unknown, http.Header{"Accept": {"application/json;q=0"}}, Options{}},
+		{"modern: Mcp-Name mismatch", "POST", modernCall("1", `"nope"`), modernHeaders("other"), Options{}},
+		{"modern: Mcp-Name missing", "POST", modernCall("1", `"nope"`), http.Header{"Mcp-Protocol-Version": {"2026-07-28"}, "Mcp-Method": {"tools/call"}}, Options{}},
+		{"modern: Mcp-Method missing", "POST", modernCall("1", `"nope"`), http.Header{"Mcp-Protocol-Version": {"2026-07-28"}, "Mcp-Name": {"nope"}}, Options{}},
+		{"modern: Mcp-Method wrong", "POST", modernCall("1", `"nope"`), http.Header{"Mcp-Protocol-Version": {"2026-07-28"}, "Mcp-Method": {"tools/list"}, "Mcp-Name": {"nope"}}, Options{}},
+		{"modern: Mcp-Name twice", "POST", modernCall("1", `"nope"`), http.Header{"Mcp-Protocol-Version": {"2026-07-28"}, "Mcp-Method": {"tools/call"}, "Mcp-Name": {"nope", "nope"}}, Options{AnswerHeaderMismatch: true}},
+		{"modern: bad base64", "POST", modernCall("1", `"nope"`), modernHeaders("=?base64?!!!?="), Options{}},
+		{"modern: header version only", "POST", call("1", `"nope"`), modernHeaders("nope"), Options{}},
+		{"modern: _meta version only", "POST", modernCall("1", `"nope"`), http.Header{"Mcp-Method": {"tools/call"}, "Mcp-Name": {"nope"}}, Options{}},
+		{"modern: versions differ", "POST", modernCall("1", `"nope"`), http.Header{"Mcp-Protocol-Version": {"2026-09-01"}, "Mcp-Method": {"tools/call"}, "Mcp-Name": {"nope"}}, Options{}},
+		{"modern: Last-Event-ID", "POST", modernCall("1", `"nope"`), func() http.Header {
+			h := modernHeaders("nope")
+			h["Last-Event-Id"] = []string{"1"}
+			return h
+		}(), Options{}},
+		{"two protocol version headers", "POST", call("1", `"nope"`), http.Header{"Mcp-Protocol-Version": {"2025-11-25", "2025-06-18"}}, Options{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := mustGuard(t, tt.opts)
+			rec := &recorder{}
+			w := httptest.NewRecorder()
+			g.Handler(rec).ServeHTTP(w, newRequest(tt.method, tt.body, tt.header))
+			if !rec.called {
+				t.Fatalf("next not called; answer %d %s", w.Code, w.Body)
+			}
+			if rec.err != nil || string(rec.body) != tt.body {
+				t.Errorf("next read %q, %v; want %q", rec.body, rec.err, tt.body)
+			}
+			if w.Code != 299 {
+				t.Errorf("status %d", w.Code)
+			}
+		})
+	}
+}
+
+// rejection runs one request through a guard and returns the answer.
+func rejection(t *testing.T, g *Guard, body string, h http.Header) (*httptest.ResponseRecorder, map[string]any) {
+	t.Helper()
+	rec := &recorder{}
+	w := httptest.NewRecorder()
+	g.Handler(rec).ServeHTTP(w, newRequest("POST", body, h))
+	if rec.called {
+		t.Fatal("request passed through")
+	}
+	payload := w.Body.Bytes()
+	if w.Header().Get("Content-Type") == "text/event-stream" {
+		s, ok := strings.CutPrefix(string(payload), "event: message\ndata: ")
+		if !ok || !strings.HasSuffix(s, "\n\n") || strings.Count(s, "\n") != 2 {
+			t.Fatalf("not one SSE event: %q", payload)
+		}
+		payload = []byte(strings.TrimSuffix(s, "\n\n"))
+	}
+	var msg map[string]any
+	if err := json.Unmarshal(payload, &msg); err != nil {
+		t.Fatalf("answer %q: %v", payload, err)
+	}
+	return w, msg
+}
+
+func errField(msg map[string]any) map[string]any {
+	e, _ := msg["error"].(map[string]any)
+	return e
+}
+
+func TestRejection(t *testing.T) {
+	g := mustGuard(t, Options{})
+
+	t.Run("wire bytes", func(t *testing.T) {
+		w, _ := rejection(t, g, call("1", `"get_wether"`), nil)
+		want := `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Unknown tool: get_wether","data":{"availableTools":["get_forecast","get_weather","search_docs"],"suggestions":["get_weather"]}}}`
+		if w.Code != 200 || w.Body.String() != want || w.Header().Get("Content-Type") != "application/json" {
+			t.Errorf("got %d %s %q\nwant 200 application/json %q", w.Code, w.Header().Get("Content-Type"), w.Body, want)
+		}
+		if w.Header().Get("Content-Length") != fmt.Sprint(len(want)) {
+			t.Errorf("Content-Length %q", w.Header().Get("Content-Length"))
+		}
+	})
+
+	for _, id := range []string{`"abc"`, `"a\"b\u00e9"`, `""`, `0`, `-7`, `9223372036854775807`, `-9223372036854775808`} {
+		t.Run("id "+id, func(t *testing.T) {
+			w, _ := rejection(t, g, call(id, `"nope"`), nil)
+			if want := `{"jsonrpc":"2.0","id":` + id + `,"error":`; !strings.HasPrefix(w.Body.String(), want) {
+				t.Errorf("answer %s does not start %s", w.Body, want)
+			}
+		})
+	}
+
+	t.Run("SSE when only event-stream is accepted", func(t *testing.T) {
+		w, msg := rejection(t, g, call("2", `"nope"`), http.Header{"Accept": {"text/event-stream"}})
+		if w.Header().Get("Content-Type") != "text/event-stream" || errField(msg)["code"] != -32602.0 {
+			t.Errorf("got %s %v", w.Header().Get("Content-Type"), msg)
+		}
+	})
+	for _, accept := range []string{"", "*/*", "application/json", "text/event-stream, application/json", "application/*;q=0.5, text/event-stream"} {
+		t.Run("JSON for Accept "+accept, func(t *testing.T) {
+			h := http.Header{"Accept": {accept}}
+			if accept == "" {
+				h["Accept"] = nil
+			}
+			w, _ := rejection(t, g, call("2", `"nope"`), h)
+			if ct := w.Header().Get("Content-Type"); ct != "application/json" {
+				t.Errorf("Content-Type %s", ct)
+			}
+		})
+	}
+
+	t.Run("modern request gets 400", func(t *testing.T) {
+		w, msg := rejection(t, g, modernCall(`"m"`, `"nope"`), modernHeaders("nope"))
+		if w.Code != 400 || errField(msg)["code"] != -32602.0 || msg["id"] != "m" {
+			t.Errorf("got %d %v", w.Code, msg)
+		}
+	})
+	t.Run("base64 Mcp-Name decoded", func(t *testing.T) {
+		name := "wetter ☀ \"x\""
+		enc := "=?base64?" + base64.StdEncoding.EncodeToString([]byte(name)) + "?="
+		body := modernCall("3", `"wetter ☀ \"x\""`)
+		w, msg := rejection(t, g, body, modernHeaders(enc))
+		if w.Code != 400 || errField(msg)["message"] != "Unknown tool: "+name {
+			t.Errorf("got %d %v", w.Code, msg)
+		}
+	})
+	t.Run("header mismatch answered when asked", func(t *testing.T) {
+		g := mustGuard(t, Options{AnswerHeaderMismatch: true})
+		w, msg := rejection(t, g, modernCall("4", `"get_weather"`), modernHeaders("other"))
+		if w.Code != 400 || errField(msg)["code"] != -32020.0 {
+			t.Errorf("got %d %v", w.Code, msg)
+		}
+	})
+
+	t.Run("list capped", func(t *testing.T) {
+		var names []string
+		for i := range 150 {
+			names = append(names, fmt.Sprintf("tool_%03d", i))
+		}
+		g := mustGuard(t, Options{Tools: StaticTools(names...), ToolListLimit: 10})
+		_, msg := rejection(t, g, call("1", `"nope"`), nil)
+		data := errField(msg)["data"].(map[string]any)
+		list := data["availableTools"].([]any)
+		if len(list) != 10 || list[0] != "tool_000" || list[9] != "tool_009" || data["availableToolsTruncated"] != true {
+			t.Errorf("data %v", data)
+		}
+	})
+	t.Run("default cap 100", func(t *testing.T) {
+		var names []string
+		for i := range 150 {
+			names = append(names, fmt.Sprintf("t%03d", i))
+		}
+		g := mustGuard(t, Options{Tools: StaticTools(names...)})
+		_, msg := rejection(t, g, call("1", `"nope"`), nil)
+		if n := len(errField(msg)["data"].(map[string]any)["availableTools"].([]any)); n != 100 {
+			t.Errorf("listed %d", n)
+		}
+	})
+	t.Run("list hidden", func(t *testing.T) {
+		g := mustGuard(t, Options{HideToolList: true})
+		_, msg := rejection(t, g, call("1", `"get_wether"`), nil)
+		data := errField(msg)["data"].(map[string]any)
+		if _, ok := data["availableTools"]; ok || len(data["suggestions"].([]any)) != 1 {
+			t.Errorf("data %v", data)
+		}
+	})
+	t.Run("nothing disclosed", func(t *testing.T) {
+		g := mustGuard(t, Options{HideToolList: true, HideSuggestions: true})
+		w, msg := rejection(t, g, call("1", `"get_wether"`), nil)
+		if _, ok := errField(msg)["data"]; ok || strings.Contains(w.Body.String(), "get_weather") {
+			t.Errorf("answer %s", w.Body)
+		}
+	})
+	t.Run("hostile name", func(t *testing.T) {
+		name := strings.Repeat("\"\\\n\x01</script>\u2028", 1<<20/16)
+		quoted, _ := json.Marshal(name)
+		var got *Rejection
+		g := mustGuard(t, Options{OnReject: func(_ *http.Request, rej *Rejection) { got = rej }})
+		w, msg := rejection(t, g, call("1", string(quoted)), nil)
+		m := errField(msg)["message"].(string)
+		if !strings.HasPrefix(m, "Unknown tool: \"\\\n\x01</script>") || len(m) > 200 || !strings.HasSuffix(m, "…") {
+			t.Errorf("message %q", m)
+		}
+		if w.Body.Len() > 1000 {
+			t.Errorf("answer is %d bytes", w.Body.Len())
+		}
+		if got == nil || got.Name != name || got.Code != CodeInvalidParams {
+			t.Error("observer not told the whole name")
+		}
+	})
+}
+
+func TestSuggestions(t *testing.T) {
+	names := []string{"get_weather", "get_forecast", "search_docs", "searchDocs2", "delete_all", "a"}
+	tests := []struct {
+		name string
+		want []string
+	}{
+		{"GetWeather", []string{"get_weather"}},
+		{"get-weather", []string{"get_weather"}},
+		{"get_wether", []string{"get_weather"}},
+		{"search_doc", []string{"search_docs", "searchDocs2"}},
+		{"send_email", nil},
+		{"b", []string{"a"}},
+		{strings.Repeat("x", 100), nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := suggest(tt.name, names); !slices.Equal(got, tt.want) {
+				t.Errorf("suggest(%q) = %q, want %q", tt.name, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestNewValidates(t *testing.T) {
+	for _, opts := range []Options{
+		{},
+		{Tools: weatherTools, MaxBodyBytes: -1},
+		{Tools: weatherTools, ToolListLimit: -1},
+	} {
+		if _, err := New(opts); err == nil || !strings.HasPrefix(err.Error(), "toolguard: ") {
+			t.Errorf("New(%+v) = %v", opts, err)
+		}
+	}
+}
+
+func TestCheckLeavesCallerRequest(t *testing.T) {
+	g := mustGuard(t, Options{})
+	r := newRequest("POST", knownCall, nil)
+	orig := r.Body
+	pass, rej := g.Check(r)
+	if rej != nil || pass == r || r.Body != orig {
+		t.Fatalf("Check changed the caller's request or rejected: %v", rej)
+	}
+	b, err := io.ReadAll(pass.Body)
+	if err != nil || string(b) != knownCall {
+		t.Errorf("read %q, %v", b, err)
+	}
+}
