@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"text/tabwriter"
 	"time"
 )
 
@@ -135,10 +134,13 @@ func Summarize(reports []Report) Summary {
 // WriteTable writes the summary as a table: each verdict with its count,
 // and under it each category, most common first.
 func (s Summary) WriteTable(w io.Writer) error {
-	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "%s\tservers\t\n", Check)
+	type row struct {
+		label string
+		n     int
+	}
+	rows := []row{}
 	for _, v := range []Verdict{Verified, ObservedRisk, Unverified} {
-		fmt.Fprintf(tw, "%s\t%d\t\n", v, s.ByVerdict[v])
+		rows = append(rows, row{string(v), s.ByVerdict[v]})
 		cats := make([]Category, 0, len(s.ByCategory[v]))
 		for c := range s.ByCategory[v] {
 			cats = append(cats, c)
@@ -150,9 +152,19 @@ func (s Summary) WriteTable(w io.Writer) error {
 			return strings.Compare(string(a), string(b))
 		})
 		for _, c := range cats {
-			fmt.Fprintf(tw, "  %s\t%d\t\n", c, s.ByCategory[v][c])
+			rows = append(rows, row{"  " + string(c), s.ByCategory[v][c]})
 		}
 	}
-	fmt.Fprintf(tw, "total\t%d\t\n", s.Total)
-	return tw.Flush()
+	rows = append(rows, row{"total", s.Total})
+	width := len(Check)
+	for _, r := range rows {
+		width = max(width, len(r.label))
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-*s  %7s\n", width, Check, "servers")
+	for _, r := range rows {
+		fmt.Fprintf(&b, "%-*s  %7d\n", width, r.label, r.n)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
 }

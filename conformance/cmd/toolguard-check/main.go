@@ -64,6 +64,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	opts.Header = http.Header{}
 	fs.StringVar(&opts.ProbeName, "name", conformance.DefaultProbeName, "the made-up tool `name` to call")
 	fs.DurationVar(&opts.Timeout, "timeout", 15*time.Second, "timeout of each request")
+	fs.IntVar(&opts.MaxPages, "max-pages", 20, "most tools/list pages to follow")
 	fs.StringVar(&opts.Era, "era", "", "force a protocol era: 2025-11-25 or 2026-07-28 (default: try 2026-07-28, fall back)")
 	fs.Func("header", "send `'Name: value'` with every request (repeatable), e.g. your own Authorization", func(s string) error {
 		k, v, ok := strings.Cut(s, ":")
