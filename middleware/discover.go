@@ -26,7 +26,7 @@ type DiscoverOptions struct {
 
 	// MinInterval is the least time between two fetches for one caller,
 	// so a flood of unknown calls cannot become a flood of tools/list.
-	// Default 100ms.
+	// Default 10ms.
 	MinInterval time.Duration
 
 	// MaxWait bounds how long a call waits for a fresh list; past it the
@@ -44,8 +44,7 @@ type DiscoverOptions struct {
 	MaxBodyBytes int64
 
 	// Key returns the cache key of the caller of r: requests with the same
-	// key share cached and fetched lists. The default is every request
-	// header the fetch forwards, except tracing headers, plus the URL.
+	// key share cached and fetched lists. The default is CallerKey.
 	// Return "" to share nothing for a request.
 	Key func(r *http.Request) string
 
@@ -76,7 +75,7 @@ func Discover(h http.Handler, opts DiscoverOptions) (*Discovery, error) {
 		}
 	}
 	def(&opts.TTL, 10*time.Second)
-	def(&opts.MinInterval, 100*time.Millisecond)
+	def(&opts.MinInterval, 10*time.Millisecond)
 	def(&opts.MaxWait, 2*time.Second)
 	def(&opts.Timeout, 5*time.Second)
 	if opts.MaxPages == 0 {
@@ -89,7 +88,7 @@ func Discover(h http.Handler, opts DiscoverOptions) (*Discovery, error) {
 		opts.MaxKeys = 10000
 	}
 	if opts.Key == nil {
-		opts.Key = defaultKey
+		opts.Key = CallerKey
 	}
 	return &Discovery{h: h, opts: opts, entries: map[string]*entry{}}, nil
 }
@@ -276,7 +275,10 @@ var volatile = map[string]bool{
 	"X-B3-Parentspanid": true, "X-B3-Sampled": true, "X-Cloud-Trace-Context": true,
 }
 
-func defaultKey(r *http.Request) string {
+// CallerKey identifies the caller of r for caching: the URL and every
+// request header a tools/list fetch forwards (session, authorization,
+// protocol version, cookies, custom headers), except tracing headers.
+func CallerKey(r *http.Request) string {
 	keys := make([]string, 0, len(r.Header))
 	for k := range r.Header {
 		if !notForwarded[k] && !volatile[k] {

@@ -241,8 +241,9 @@ func mismatchedHeader(h http.Header, name []byte) (header string, ok bool) {
 	if vs := h["Mcp-Method"]; len(vs) != 1 || vs[0] != "tools/call" {
 		return "Mcp-Method", len(vs) <= 1
 	}
+	// An empty value counts as missing, as servers read it.
 	vs := h["Mcp-Name"]
-	if len(vs) != 1 || !headerNameEquals(vs[0], name) {
+	if len(vs) != 1 || vs[0] == "" || !headerNameEquals(vs[0], name) {
 		return "Mcp-Name", len(vs) <= 1
 	}
 	return "", true
