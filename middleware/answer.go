@@ -71,8 +71,8 @@ func (g *Guard) newUnknownTool(id []byte, name string, names []string, modern, s
 	b = appendEscaped(b, cut(name, maxNameInMessage))
 	b = append(b, '"')
 
-	var sorted []string
-	if !g.opts.HideToolList || !g.opts.HideSuggestions {
+	sorted := names
+	if !sortedUnique(names) {
 		sorted = slices.Clone(names)
 		slices.Sort(sorted)
 		sorted = slices.Compact(sorted)
@@ -100,6 +100,17 @@ func (g *Guard) newUnknownTool(id []byte, name string, names []string, modern, s
 	}
 	b = append(b, "}}"...)
 	return &Rejection{Name: name, Code: CodeInvalidParams, Status: status(modern), SSE: sse, body: b}
+}
+
+// sortedUnique reports whether names is sorted without repeats, as tool
+// sets usually return it.
+func sortedUnique(names []string) bool {
+	for i := 1; i < len(names); i++ {
+		if names[i-1] >= names[i] {
+			return false
+		}
+	}
+	return true
 }
 
 func newHeaderMismatch(id []byte, name, header string, sse bool) *Rejection {
@@ -171,34 +182,37 @@ func cut(s string, n int) string {
 }
 
 // suggest returns up to maxSuggestions names near name: first those that
-// differ only in case and separators, then those a small edit away.
+// differ only in case and separators, then those a small edit away. names
+// is sorted.
 func suggest(name string, names []string) []string {
 	const maxLen = 64 // beyond this no name is "near"; it also bounds the work
 	if len(name) > maxLen || len(names) == 0 {
 		return nil
 	}
-	want := normalize(name)
+	var sc scratch
+	want := normalize(name, sc.want[:0])
 	if len(want) == 0 {
 		return nil
 	}
 	limit := max(1, min(3, len(want)/3))
+	var wantBag [256]int16
+	for _, c := range want {
+		wantBag[byte(c)]++
+	}
 	type cand struct {
 		name string
 		dist int
 	}
 	var cands []cand
-	var row []int
 	for _, n := range names {
-		if len(n) > 2*maxLen {
+		if len(n) > 2*maxLen || len(n) < len(want)-limit {
+			continue // normalizing never lengthens a name
+		}
+		got := normalize(n, sc.got[:0])
+		if abs(len(got)-len(want)) > limit || bagDistance(&wantBag, len(want), got) > limit {
 			continue
 		}
-		got := normalize(n)
-		if abs(len(got)-len(want)) > limit {
-			continue
-		}
-		var d int
-		d, row = distance(want, got, row)
-		if d <= limit {
+		if d := distance(want, got, sc.row[:0]); d <= limit {
 			cands = append(cands, cand{n, d})
 		}
 	}
@@ -210,22 +224,53 @@ func suggest(name string, names []string) []string {
 	return out
 }
 
-// normalize lower-cases s and drops separators, so get_user, getUser and
-// get-user compare equal.
-func normalize(s string) []rune {
-	out := make([]rune, 0, len(s))
+// scratch holds the buffers of one suggest call, on the stack.
+type scratch struct {
+	want, got [2 * 64]rune
+	row       [2*64 + 1]int
+}
+
+// normalize lower-cases s and drops separators into dst, so get_user,
+// getUser and get-user compare equal.
+func normalize(s string, dst []rune) []rune {
 	for _, r := range s {
 		switch r {
 		case '_', '-', '.', ' ', '/', ':':
 			continue
 		}
-		out = append(out, unicode.ToLower(r))
+		if r < utf8.RuneSelf {
+			if 'A' <= r && r <= 'Z' {
+				r += 'a' - 'A'
+			}
+		} else {
+			r = unicode.ToLower(r)
+		}
+		dst = append(dst, r)
 	}
-	return out
+	return dst
+}
+
+// bagDistance is a cheap lower bound of the edit distance between want and
+// got: how many runes one side has that the other lacks, counted by their
+// low byte. bag holds want's counts; it is restored before returning.
+func bagDistance(bag *[256]int16, wantLen int, got []rune) int {
+	var taken [2 * 64]byte // got is at most 128 runes long
+	n := 0
+	for _, r := range got {
+		if b := byte(r); bag[b] > 0 {
+			bag[b]--
+			taken[n] = b
+			n++
+		}
+	}
+	for _, b := range taken[:n] {
+		bag[b]++
+	}
+	return max(len(got)-n, wantLen-n)
 }
 
 // distance is the Levenshtein distance between a and b; row is scratch.
-func distance(a, b []rune, row []int) (int, []int) {
+func distance(a, b []rune, row []int) int {
 	row = slices.Grow(row[:0], len(b)+1)[:len(b)+1]
 	for j := range row {
 		row[j] = j
@@ -242,7 +287,7 @@ func distance(a, b []rune, row []int) (int, []int) {
 			prev, row[j] = row[j], cur
 		}
 	}
-	return row[len(b)], row
+	return row[len(b)]
 }
 
 func abs(x int) int {

@@ -287,7 +287,9 @@ func CallerKey(r *http.Request) string {
 	}
 	sort.Strings(keys)
 	var b strings.Builder
-	b.WriteString(r.URL.String())
+	b.WriteString(r.URL.Path)
+	b.WriteByte('?')
+	b.WriteString(r.URL.RawQuery)
 	for _, k := range keys {
 		b.WriteByte('\n')
 		b.WriteString(k)

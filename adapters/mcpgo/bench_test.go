@@ -1,0 +1,92 @@
+package toolguardmcpgo
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	toolguard "github.com/toolguard/toolguard/middleware"
+)
+
+// benchServer is a real mcp-go server with n tools, alone and guarded.
+func benchServer(b *testing.B, n int, opts ...server.StreamableHTTPOption) (alone, guarded http.Handler) {
+	s := server.NewMCPServer("bench", "1.0.0", server.WithToolCapabilities(true))
+	for i := range n {
+		s.AddTool(mcp.NewTool(fmt.Sprintf("tool_%04d", i), mcp.WithString("city"), mcp.WithString("detail")),
+			func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return mcp.NewToolResultText("ok"), nil
+			})
+	}
+	alone = server.NewStreamableHTTPServer(s, opts...)
+	// MinInterval is cut so that a rejection loop on one session measures
+	// the cost of a fresh list, not the flood bound.
+	tools, err := Tools(s, alone, Options{Discover: toolguard.DiscoverOptions{MinInterval: time.Nanosecond}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	g, err := toolguard.New(toolguard.Options{Tools: tools})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return alone, g.Handler(alone)
+}
+
+// call300 is a 300-byte tools/call.
+func call300(name string) string {
+	s := `{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"name":"` + name + `","arguments":{"city":"Oslo","detail":"%s"}}}`
+	return fmt.Sprintf(s, strings.Repeat("x", 300-len(s)+2))
+}
+
+func benchDo(b *testing.B, h http.Handler, body string, hdr http.Header, wantStatus int) {
+	b.ReportAllocs()
+	for b.Loop() {
+		r := httptest.NewRequest("POST", "/mcp", strings.NewReader(body))
+		r.Header = hdr.Clone()
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if w.Code != wantStatus {
+			b.Fatalf("%d %s", w.Code, w.Body)
+		}
+	}
+}
+
+func BenchmarkMCPGo(b *testing.B) {
+	hdr := http.Header{
+		"Content-Type":         {"application/json"},
+		"Accept":               {"application/json, text/event-stream"},
+		"Mcp-Protocol-Version": {"2025-11-25"},
+	}
+	for _, n := range []int{10, 1000} {
+		for _, mode := range []string{"stateless", "session"} {
+			var opts []server.StreamableHTTPOption
+			if mode == "stateless" {
+				opts = append(opts, server.WithStateLess(true))
+			}
+			alone, guarded := benchServer(b, n, opts...)
+			h := hdr.Clone()
+			if mode == "session" {
+				r := httptest.NewRequest("POST", "/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"b","version":"1"}}}`))
+				r.Header = hdr.Clone()
+				w := httptest.NewRecorder()
+				alone.ServeHTTP(w, r)
+				h.Set("Mcp-Session-Id", w.Header().Get("Mcp-Session-Id"))
+			}
+			known, unknown := call300("tool_0003"), call300("tool_9999")
+			if len(known) != 300 {
+				b.Fatalf("known call is %d bytes", len(known))
+			}
+			prefix := fmt.Sprintf("tools=%d/%s/", n, mode)
+			b.Run(prefix+"known/alone", func(b *testing.B) { benchDo(b, alone, known, h, 200) })
+			b.Run(prefix+"known/guard", func(b *testing.B) { benchDo(b, guarded, known, h, 200) })
+			b.Run(prefix+"unknown/alone", func(b *testing.B) { benchDo(b, alone, unknown, h, 200) })
+			b.Run(prefix+"unknown/guard", func(b *testing.B) { benchDo(b, guarded, unknown, h, 200) })
+		}
+	}
+}
