@@ -6,8 +6,8 @@ import (
 	"os"
 	"testing"
 
-	gosdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/mark3labs/mcp-go/server"
+	gosdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolguard/toolguard/conformance"
 	"github.com/toolguard/toolguard/internal/fixture"
@@ -121,4 +121,3 @@ func TestCheckerOnStdio(t *testing.T) {
 	}
 	want(t, rep, conformance.ObservedRisk, conformance.ResultIsError, conformance.Era2025)
 }
-

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"net/http"
 
-	gosdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+	gosdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // newMCPGo returns a real mcp-go server with the given tools, each echoing
