@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"errors"
+	"mime"
 	"net/http"
 	"strings"
 )
@@ -272,15 +273,14 @@ func single(h http.Header, key string) (string, bool) {
 }
 
 // isJSONMediaType reports whether a Content-Type is application/json, with
-// or without parameters.
+// or without parameters, parsed as the SDKs parse it (mime.ParseMediaType):
+// a malformed parameter list is not JSON to them, so not to the guard.
 func isJSONMediaType(ct string) bool {
-	ct = strings.TrimLeft(ct, " \t")
-	const want = "application/json"
-	if len(ct) < len(want) || !strings.EqualFold(ct[:len(want)], want) {
-		return false
+	if strings.EqualFold(ct, "application/json") {
+		return true // the common case, without allocating
 	}
-	rest := strings.TrimLeft(ct[len(want):], " \t")
-	return rest == "" || rest[0] == ';'
+	mt, _, err := mime.ParseMediaType(ct)
+	return err == nil && mt == "application/json"
 }
 
 // negotiate picks the media type of the answer from the Accept header

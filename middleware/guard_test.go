@@ -97,6 +97,7 @@ func TestPassThrough(t *testing.T) {
 		{"text/plain", "POST", unknown, http.Header{"Content-Type": {"text/plain"}}, Options{}},
 		{"no content type", "POST", unknown, http.Header{"Content-Type": nil}, Options{}},
 		{"application/jsonx", "POST", unknown, http.Header{"Content-Type": {"application/jsonx"}}, Options{}},
+		{"malformed parameters", "POST", unknown, http.Header{"Content-Type": {"application/json; charset"}}, Options{}},
 		{"gzip", "POST", unknown, http.Header{"Content-Encoding": {"gzip"}}, Options{}},
 		{"over limit", "POST", unknown, nil, Options{MaxBodyBytes: 20}},
 		{"batch", "POST", "[" + unknown + "]", nil, Options{}},

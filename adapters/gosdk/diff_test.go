@@ -1,0 +1,179 @@
+package toolguardgosdk
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolguard/toolguard/internal/fixture"
+	toolguard "github.com/toolguard/toolguard/middleware"
+)
+
+type harness struct {
+	fixture.Differential
+	server  *mcp.Server
+	session string
+	modern  bool
+}
+
+type textArgs struct {
+	Text string `json:"text,omitempty"`
+}
+
+func (h *harness) add(name string) {
+	mcp.AddTool(h.server, &mcp.Tool{Name: name}, func(ctx context.Context, req *mcp.CallToolRequest, in textArgs) (*mcp.CallToolResult, any, error) {
+		h.Ran(name)
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ran " + name}}}, nil, nil
+	})
+}
+
+// newHarness builds a real go-sdk server in one of its modes.
+func newHarness(t testing.TB, mode string) *harness {
+	h := &harness{modern: mode == "2026-07-28"}
+	h.UnknownTool = gosdkUnknownTool
+	h.server = mcp.NewServer(&mcp.Implementation{Name: "diff", Version: "1.0.0"}, nil)
+	for _, n := range []string{"echo", "get_weather", "admin_only", "Ünïcode"} {
+		h.add(n)
+	}
+	var opts mcp.StreamableHTTPOptions
+	switch mode {
+	case "json":
+		opts.JSONResponse = true
+	case "stateless", "2026-07-28":
+		opts.Stateless = true
+	}
+	h.Alone = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return h.server }, &opts)
+	tools, err := Tools(h.Alone, toolguard.DiscoverOptions{MinInterval: time.Microsecond, TTL: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := toolguard.New(toolguard.Options{Tools: tools, OnReject: func(r *http.Request, rej *toolguard.Rejection) { h.Rejected(rej.Name) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Guarded = g.Handler(h.Alone)
+	if !opts.Stateless {
+		w := fixture.Send(h.Alone, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"diff","version":"1"}}}`, nil)
+		h.session = w.Header().Get("Mcp-Session-Id")
+		if w.Code != 200 || h.session == "" {
+			t.Fatalf("initialize: %d %s", w.Code, w.Body)
+		}
+		fixture.Send(h.Alone, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, http.Header{"Mcp-Session-Id": {h.session}, "Mcp-Protocol-Version": {"2025-11-25"}})
+	}
+	return h
+}
+
+func (h *harness) headers(name string) http.Header {
+	hdr := http.Header{}
+	if h.session != "" {
+		hdr.Set("Mcp-Session-Id", h.session)
+	}
+	if h.modern {
+		hdr.Set("Mcp-Protocol-Version", "2026-07-28")
+		hdr.Set("Mcp-Method", "tools/call")
+		hdr.Set("Mcp-Name", fixture.HeaderName(name))
+	} else {
+		hdr.Set("Mcp-Protocol-Version", "2025-11-25")
+	}
+	return hdr
+}
+
+func (h *harness) meta() string {
+	if h.modern {
+		return fixture.ModernMeta
+	}
+	return ""
+}
+
+// gosdkUnknownTool reads go-sdk's own answer: -32602 `unknown tool "X"`.
+func gosdkUnknownTool(body string) (string, bool) {
+	code, msg, ok := fixture.ErrorMessage(body)
+	if !ok || code != -32602 {
+		return "", false
+	}
+	q, ok := strings.CutPrefix(msg, "unknown tool ")
+	if !ok {
+		return "", false
+	}
+	name, err := strconv.Unquote(q)
+	return name, err == nil
+}
+
+func TestDifferentialCorpus(t *testing.T) {
+	var total fixture.Tally
+	for _, mode := range []string{"stateful-sse", "json", "stateless", "2026-07-28"} {
+		t.Run(mode, func(t *testing.T) {
+			h := newHarness(t, mode)
+			var tl fixture.Tally
+			for _, name := range fixture.Names {
+				for _, body := range fixture.Corpus(name, h.meta()) {
+					h.Compare(t, body, h.headers(name), &tl)
+				}
+			}
+			// Accept without text/event-stream: go-sdk answers 400.
+			for _, body := range fixture.Corpus("nope", h.meta())[:3] {
+				hdr := h.headers("nope")
+				hdr.Set("Accept", "application/json")
+				h.Compare(t, body, hdr, &tl)
+			}
+			if tl.Rejected == 0 || tl.RanAlone == 0 {
+				t.Errorf("degenerate corpus: %+v", tl)
+			}
+			t.Logf("%s: %d cases, %d rejected by the guard, %d passed through, %d ran a tool on the server alone",
+				mode, tl.Cases, tl.Rejected, tl.Passed, tl.RanAlone)
+			total.Add(tl)
+		})
+	}
+	t.Logf("go-sdk, all modes: %d cases, %d rejected, %d passed through, %d ran a tool alone", total.Cases, total.Rejected, total.Passed, total.RanAlone)
+}
+
+var (
+	fuzzOnce    sync.Once
+	fuzzHarness *harness
+)
+
+func FuzzDifferential(f *testing.F) {
+	for _, name := range []string{"echo", "nope"} {
+		for _, b := range fixture.Corpus(name, "")[:25] {
+			f.Add(b)
+		}
+	}
+	f.Fuzz(func(t *testing.T, body string) {
+		fuzzOnce.Do(func() { fuzzHarness = newHarness(f, "stateful-sse") })
+		var tl fixture.Tally
+		fuzzHarness.Compare(t, body, fuzzHarness.headers("echo"), &tl)
+	})
+}
+
+// A tool added at runtime is never rejected; a removed one gets -32602.
+func TestRuntimeChanges(t *testing.T) {
+	for _, mode := range []string{"stateful-sse", "stateless"} {
+		t.Run(mode, func(t *testing.T) {
+			h := newHarness(t, mode)
+			callFor := func(name string) fixture.Outcome {
+				return h.Do(h.Guarded, fixture.Corpus(name, h.meta())[0], h.headers(name))
+			}
+			for i := range 20 {
+				name := "added_" + strconv.Itoa(i)
+				if o := callFor(name); len(o.Rejected) != 1 {
+					t.Fatalf("%s before it exists: %d %s", name, o.Status, o.Body)
+				}
+				h.add(name)
+				if o := callFor(name); len(o.Rejected) != 0 || len(o.Ran) != 1 {
+					t.Fatalf("%s right after it was added: rejected %v, ran %v", name, o.Rejected, o.Ran)
+				}
+			}
+			h.server.RemoveTools("added_0")
+			o := callFor("added_0")
+			if _, sdk := gosdkUnknownTool(o.Body); len(o.Ran) != 0 || len(o.Rejected) == 0 && !sdk {
+				t.Errorf("removed tool: %d %s", o.Status, o.Body)
+			}
+		})
+	}
+}
