@@ -8,6 +8,7 @@ require (
 	github.com/mark3labs/mcp-go v1.2.1
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/toolguard/toolguard v0.0.0-00010101000000-000000000000
+	github.com/toolguard/toolguard/adapters/mcpgo v0.0.0-00010101000000-000000000000
 )
 
 require (
@@ -24,3 +25,5 @@ require (
 	golang.org/x/text v0.14.0 // indirect
 	golang.org/x/time v0.15.0 // indirect
 )
+
+replace github.com/toolguard/toolguard/adapters/mcpgo => ../adapters/mcpgo

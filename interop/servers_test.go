@@ -7,6 +7,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	gosdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -42,3 +43,6 @@ func newGoSDK(names ...string) *gosdk.Server {
 func goSDKHandler(s *gosdk.Server, opts *gosdk.StreamableHTTPOptions) http.Handler {
 	return gosdk.NewStreamableHTTPHandler(func(*http.Request) *gosdk.Server { return s }, opts)
 }
+
+// gosdkError is the error go-sdk clients return for a JSON-RPC error.
+type gosdkError = jsonrpc.Error
