@@ -6,6 +6,7 @@ import (
 	"errors"
 	"mime"
 	"net/http"
+	"strconv"
 	"strings"
 )
 
@@ -49,6 +50,13 @@ type Options struct {
 	// asked for). Use it to log or count which names models invent. It runs
 	// before the answer is written and must not use the request body.
 	OnReject func(r *http.Request, rej *Rejection)
+
+	// SafeIntegerIDs passes through requests whose integer id lies outside
+	// ±(2^53−1), the range JavaScript numbers hold exactly. Turn it on in
+	// front of TypeScript (or other JavaScript) servers: their SDK refuses
+	// such an id as a parse error, where the guard would otherwise answer
+	// -32602 with the id echoed exactly.
+	SafeIntegerIDs bool
 
 	// AnswerHeaderMismatch makes the middleware answer a 2026-07-28
 	// tools/call whose Mcp-Method or Mcp-Name header is missing or does not
@@ -164,6 +172,9 @@ func (g *Guard) decide(r *http.Request, body []byte) *Rejection {
 		!m.paramsObject || m.name.kind != kString {
 		return nil
 	}
+	if g.opts.SafeIntegerIDs && m.id.kind == kInt && !jsSafeInteger(m.id.raw(body)) {
+		return nil
+	}
 	var scratch [128]byte
 	nameBytes := decoded(scratch[:0], body, m.name)
 
@@ -229,6 +240,15 @@ func (g *Guard) era(r *http.Request, body []byte, m message) (modern, ok bool) {
 		return true, false
 	}
 	return true, true
+}
+
+// jsSafeInteger reports whether an integer literal is within ±(2^53−1).
+func jsSafeInteger(b []byte) bool {
+	if len(b) < 16 {
+		return true
+	}
+	n, err := strconv.ParseInt(string(b), 10, 64)
+	return err == nil && n <= 1<<53-1 && n >= -(1<<53-1)
 }
 
 // isModernVersion reports whether v names protocol 2026-07-28 or later

@@ -137,6 +137,7 @@ func TestPassThrough(t *testing.T) {
 			h["Last-Event-Id"] = []string{"1"}
 			return h
 		}(), Options{}},
+		{"unsafe integer id, SafeIntegerIDs", "POST", call("9007199254740992", `"nope"`), nil, Options{SafeIntegerIDs: true}},
 		{"two protocol version headers", "POST", call("1", `"nope"`), http.Header{"Mcp-Protocol-Version": {"2025-11-25", "2025-06-18"}}, Options{}},
 	}
 	for _, tt := range tests {
@@ -209,6 +210,13 @@ func TestRejection(t *testing.T) {
 			}
 		})
 	}
+
+	t.Run("safe integer id with SafeIntegerIDs", func(t *testing.T) {
+		g := mustGuard(t, Options{SafeIntegerIDs: true})
+		for _, id := range []string{"9007199254740991", "-9007199254740991", "12"} {
+			rejection(t, g, call(id, `"nope"`), nil)
+		}
+	})
 
 	t.Run("SSE when only event-stream is accepted", func(t *testing.T) {
 		w, msg := rejection(t, g, call("2", `"nope"`), http.Header{"Accept": {"text/event-stream"}})

@@ -1,0 +1,239 @@
+package interop
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+	gosdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolguard/toolguard/internal/fixture"
+	toolguard "github.com/toolguard/toolguard/middleware"
+)
+
+// target is one real server behind a Discover tool set.
+type target struct {
+	name    string
+	handler http.Handler
+	add     func(t testing.TB, name string)
+	remove  func(t testing.TB, name string)
+	// unknown reads the server's own answer to an unknown tool.
+	unknown func(body string) bool
+}
+
+func mcpgoTarget() target {
+	s := newMCPGo("echo", "add")
+	return target{
+		name:    "mcp-go",
+		handler: server.NewStreamableHTTPServer(s, server.WithStateLess(true)),
+		add: func(t testing.TB, n string) {
+			s.AddTool(mcp.NewTool(n), func(ctx context.Context, r mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return mcp.NewToolResultText(n + ":"), nil
+			})
+		},
+		remove: func(t testing.TB, n string) { s.DeleteTools(n) },
+		unknown: func(body string) bool {
+			code, msg, ok := fixture.ErrorMessage(body)
+			return ok && code == -32602 && strings.Contains(msg, "not found")
+		},
+	}
+}
+
+func gosdkTarget() target {
+	s := newGoSDK("echo", "add")
+	return target{
+		name:    "go-sdk",
+		handler: goSDKHandler(s, &gosdk.StreamableHTTPOptions{Stateless: true}),
+		add: func(t testing.TB, n string) {
+			gosdk.AddTool(s, &gosdk.Tool{Name: n}, func(ctx context.Context, req *gosdk.CallToolRequest, in textArgs) (*gosdk.CallToolResult, any, error) {
+				return &gosdk.CallToolResult{Content: []gosdk.Content{&gosdk.TextContent{Text: n + ":"}}}, nil, nil
+			})
+		},
+		remove: func(t testing.TB, n string) { s.RemoveTools(n) },
+		unknown: func(body string) bool {
+			code, msg, ok := fixture.ErrorMessage(body)
+			return ok && code == -32602 && strings.HasPrefix(msg, "unknown tool")
+		},
+	}
+}
+
+// tsTarget fronts a real TypeScript SDK server with a reverse proxy, as a
+// Go gateway would.
+func tsTarget(t *testing.T) target {
+	ts := fixture.StartTS(t, "--mode=stateless", "--json=true")
+	u, err := url.Parse(ts.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Path = ""
+	return target{
+		name:    "typescript",
+		handler: httputil.NewSingleHostReverseProxy(u),
+		add:     ts.Add,
+		remove:  ts.Remove,
+		unknown: tsUnknownTool,
+	}
+}
+
+// tsUnknownTool reports whether a TypeScript SDK reply is its answer to an
+// unknown tool: a result with isError and "Tool X not found".
+func tsUnknownTool(body string) bool {
+	_, ok := tsUnknownName(body)
+	return ok
+}
+
+func tsUnknownName(body string) (string, bool) {
+	for _, m := range fixture.Messages(body) {
+		var msg struct {
+			Result *struct {
+				IsError bool `json:"isError"`
+				Content []struct {
+					Text string `json:"text"`
+				} `json:"content"`
+			} `json:"result"`
+		}
+		if json.Unmarshal([]byte(m), &msg) != nil || msg.Result == nil || !msg.Result.IsError || len(msg.Result.Content) == 0 {
+			continue
+		}
+		text := msg.Result.Content[0].Text
+		if name, ok := strings.CutPrefix(text, "MCP error -32602: Tool "); ok {
+			if name, ok = strings.CutSuffix(name, " not found"); ok {
+				return name, true
+			}
+		}
+	}
+	return "", false
+}
+
+func callBody(name string) string {
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 5, "method": "tools/call",
+		"params": map[string]any{"name": name, "arguments": map[string]any{}}})
+	return string(b)
+}
+
+var clientHeaders = http.Header{"Mcp-Protocol-Version": {"2025-11-25"}}
+
+// The discovery set against each real server: known tools pass, unknown
+// tools get -32602 with the list, a tool added at runtime is never
+// rejected, a removed one is.
+func TestDiscoveryOnRealServers(t *testing.T) {
+	for _, mk := range []func(*testing.T) target{
+		func(*testing.T) target { return mcpgoTarget() },
+		func(*testing.T) target { return gosdkTarget() },
+		tsTarget,
+	} {
+		tg := mk(t)
+		t.Run(tg.name, func(t *testing.T) {
+			d, err := toolguard.Discover(tg.handler, toolguard.DiscoverOptions{MinInterval: time.Millisecond, TTL: time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			g, err := toolguard.New(toolguard.Options{Tools: d})
+			if err != nil {
+				t.Fatal(err)
+			}
+			guarded := g.Handler(tg.handler)
+			rejected := func(name string) bool {
+				w := fixture.Send(guarded, callBody(name), clientHeaders)
+				code, msg, ok := fixture.ErrorMessage(w.Body.String())
+				return ok && code == -32602 && msg == "Unknown tool: "+name
+			}
+			if rejected("echo") {
+				t.Fatal("known tool rejected")
+			}
+			w := fixture.Send(guarded, callBody("ech0"), clientHeaders)
+			if !strings.Contains(w.Body.String(), `"availableTools":["add","echo"]`) || !strings.Contains(w.Body.String(), `"suggestions":["echo"]`) {
+				t.Fatalf("unknown tool: %d %s", w.Code, w.Body)
+			}
+			for i := range 10 {
+				name := fmt.Sprintf("fresh_%d", i)
+				if !rejected(name) {
+					t.Fatalf("%s not rejected before it exists", name)
+				}
+				tg.add(t, name)
+				if rejected(name) {
+					t.Fatalf("%s rejected right after it was added", name)
+				}
+				tg.remove(t, name)
+				time.Sleep(2 * time.Millisecond) // past the TTL of the cached list
+				if !rejected(name) {
+					t.Fatalf("%s not rejected after it was removed", name)
+				}
+			}
+			// Without the guard the same unknown call is the server's own answer.
+			if alone := fixture.Send(tg.handler, callBody("ech0"), clientHeaders); !tg.unknown(alone.Body.String()) {
+				t.Errorf("server alone: %d %s", alone.Code, alone.Body)
+			}
+			t.Logf("%s: %d tools/list fetches", tg.name, d.Fetches())
+		})
+	}
+}
+
+// The corpus against the TypeScript SDK through a reverse proxy: the guard
+// turns its isError answer into -32602, for the same name, and never stops
+// a call the server would run.
+func TestDifferentialTypeScript(t *testing.T) {
+	tg := tsTarget(t)
+	d, err := toolguard.Discover(tg.handler, toolguard.DiscoverOptions{MinInterval: time.Microsecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	diff := &fixture.Differential{Alone: tg.handler, UnknownTool: tsUnknownName}
+	g, err := toolguard.New(toolguard.Options{Tools: d, SafeIntegerIDs: true, OnReject: func(r *http.Request, rej *toolguard.Rejection) { diff.Rejected(rej.Name) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	diff.Guarded = g.Handler(tg.handler)
+	var tl fixture.Tally
+	names := []string{"echo", "add", "nope", "ECHO", "x\"y", "😀", ""}
+	for _, name := range names {
+		for _, body := range fixture.Corpus(name, "") {
+			// The server runs a tool in another process: a result that is not
+			// an error is a tool that ran.
+			alone := fixture.Send(tg.handler, body, clientHeaders)
+			if ranTS(alone.Body.String()) {
+				diff.Ran(name)
+			}
+			guarded := diff.Do(diff.Guarded, body, clientHeaders)
+			tl.Cases++
+			if len(guarded.Rejected) == 0 {
+				tl.Passed++
+				continue
+			}
+			tl.Rejected++
+			if ranTS(alone.Body.String()) {
+				t.Errorf("guard rejected %q, the server ran it\nbody %q", guarded.Rejected[0], body)
+			}
+			if sdkName, ok := tsUnknownName(alone.Body.String()); !ok || sdkName != guarded.Rejected[0] {
+				t.Errorf("guard rejected %q, the server answered %s\nbody %q", guarded.Rejected[0], alone.Body, body)
+			}
+		}
+	}
+	if tl.Rejected == 0 || tl.Passed == 0 {
+		t.Errorf("degenerate: %+v", tl)
+	}
+	t.Logf("typescript: %d cases, %d rejected by the guard (each an isError 'not found' from the server alone), %d passed through", tl.Cases, tl.Rejected, tl.Passed)
+}
+
+// ranTS reports whether a TypeScript SDK reply is a tool's own result.
+func ranTS(body string) bool {
+	for _, m := range fixture.Messages(body) {
+		var msg struct {
+			Result *struct {
+				IsError bool `json:"isError"`
+			} `json:"result"`
+		}
+		if json.Unmarshal([]byte(m), &msg) == nil && msg.Result != nil && !msg.Result.IsError {
+			return true
+		}
+	}
+	return false
+}
