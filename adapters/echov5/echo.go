@@ -1,0 +1,46 @@
+// Package toolguardechov5 adapts the toolguard middleware to echo v5, the
+// current major version on echo's main branch. toolguardecho is the same
+// for echo v4.
+//
+//	e := echo.New()
+//	guard, err := toolguardechov5.New(toolguard.Options{Tools: tools})
+//	if err != nil {
+//		log.Fatal(err)
+//	}
+//	e.POST("/mcp", echo.WrapHandler(mcpHandler), guard)
+//
+// The decision and every byte of a rejection come from the core, so a
+// request gets the same answer through echo v5 as through net/http. A
+// rejection is written once and the handler returns nil: echo's error
+// handler is not invoked for it.
+package toolguardechov5
+
+import (
+	"github.com/labstack/echo/v5"
+
+	toolguard "github.com/toolguard/toolguard/middleware"
+)
+
+// New validates opts, builds a Guard and returns it as echo middleware.
+func New(opts toolguard.Options) (echo.MiddlewareFunc, error) {
+	g, err := toolguard.New(opts)
+	if err != nil {
+		return nil, err
+	}
+	return Middleware(g), nil
+}
+
+// Middleware returns echo v5 middleware for an already built Guard.
+func Middleware(g *toolguard.Guard) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c *echo.Context) error {
+			pass, rej := g.Check(c.Request())
+			if rej != nil {
+				_ = rej.Write(c.Response()) // a write error means the client is gone
+				return nil
+			}
+			c.SetRequest(pass)
+			return next(c)
+		}
+	}
+}

@@ -1,0 +1,37 @@
+package toolguardechov5_test
+
+import (
+	"fmt"
+	"io"
+	"log"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+
+	"github.com/labstack/echo/v5"
+
+	toolguardechov5 "github.com/toolguard/toolguard/adapters/echov5"
+	toolguard "github.com/toolguard/toolguard/middleware"
+)
+
+func Example() {
+	guard, err := toolguardechov5.New(toolguard.Options{Tools: toolguard.StaticTools("get_weather")})
+	if err != nil {
+		log.Fatal(err)
+	}
+	e := echo.New()
+	e.POST("/mcp", func(c *echo.Context) error { return c.String(200, "the MCP server") }, guard)
+
+	srv := httptest.NewServer(e)
+	defer srv.Close()
+	resp, err := http.Post(srv.URL+"/mcp", "application/json",
+		strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_wheather"}}`))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	fmt.Println(resp.StatusCode, string(body))
+	// Output:
+	// 200 {"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Unknown tool: get_wheather","data":{"availableTools":["get_weather"],"suggestions":["get_weather"]}}}
+}

@@ -1,0 +1,10 @@
+module github.com/toolguard/toolguard/adapters/echov5
+
+go 1.25.0
+
+replace github.com/toolguard/toolguard => ../..
+
+require (
+	github.com/labstack/echo/v5 v5.4.4
+	github.com/toolguard/toolguard v0.0.0-00010101000000-000000000000
+)

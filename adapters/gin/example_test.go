@@ -1,0 +1,39 @@
+package toolguardgin_test
+
+import (
+	"fmt"
+	"io"
+	"log"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+
+	toolguardgin "github.com/toolguard/toolguard/adapters/gin"
+	toolguard "github.com/toolguard/toolguard/middleware"
+)
+
+func Example() {
+	gin.SetMode(gin.ReleaseMode)
+	guard, err := toolguardgin.New(toolguard.Options{Tools: toolguard.StaticTools("get_weather")})
+	if err != nil {
+		log.Fatal(err)
+	}
+	r := gin.New()
+	mcp := func(c *gin.Context) { c.String(200, "the MCP server") }
+	r.POST("/mcp", guard, mcp)
+
+	srv := httptest.NewServer(r)
+	defer srv.Close()
+	resp, err := http.Post(srv.URL+"/mcp", "application/json",
+		strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_wheather"}}`))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	fmt.Println(resp.StatusCode, string(body))
+	// Output:
+	// 200 {"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Unknown tool: get_wheather","data":{"availableTools":["get_weather"],"suggestions":["get_weather"]}}}
+}
