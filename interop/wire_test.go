@@ -1,0 +1,221 @@
+package interop
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	echov4 "github.com/labstack/echo/v4"
+	echov5 "github.com/labstack/echo/v5"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	toolguardecho "github.com/toolguard/toolguard/adapters/echo"
+	toolguardechov5 "github.com/toolguard/toolguard/adapters/echov5"
+	toolguardgin "github.com/toolguard/toolguard/adapters/gin"
+	toolguardmcpgo "github.com/toolguard/toolguard/adapters/mcpgo"
+	toolguard "github.com/toolguard/toolguard/middleware"
+)
+
+// bodyTap records the body each request carries into the SDK.
+type bodyTap struct {
+	next   http.Handler
+	mu     sync.Mutex
+	bodies []string
+}
+
+func (b *bodyTap) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	b.mu.Lock()
+	b.bodies = append(b.bodies, string(body))
+	b.mu.Unlock()
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	b.next.ServeHTTP(w, r)
+}
+
+func (b *bodyTap) last() (string, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.bodies) == 0 {
+		return "", false
+	}
+	s := b.bodies[len(b.bodies)-1]
+	b.bodies = nil
+	return s, true
+}
+
+// hosts serves one guard in front of one SDK handler through net/http,
+// echo v4, echo v5 and gin.
+func hosts(t *testing.T, g *toolguard.Guard, sdk http.Handler) map[string]*httptest.Server {
+	gin.SetMode(gin.ReleaseMode)
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", g.Handler(sdk))
+
+	e4 := echov4.New()
+	e4.Any("/mcp", echov4.WrapHandler(sdk), toolguardecho.Middleware(g))
+	e5 := echov5.New()
+	e5.Any("/mcp", echov5.WrapHandler(sdk), toolguardechov5.Middleware(g))
+	r := gin.New()
+	r.Any("/mcp", toolguardgin.Middleware(g), gin.WrapH(sdk))
+
+	out := map[string]*httptest.Server{}
+	for name, h := range map[string]http.Handler{"net/http": mux, "echo": e4, "echo/v5": e5, "gin": r} {
+		srv := httptest.NewServer(h)
+		t.Cleanup(srv.Close)
+		out[name] = srv
+	}
+	return out
+}
+
+type wireCase struct {
+	name   string
+	method string
+	body   string
+	header http.Header
+}
+
+// wireTable is the shared table: every request the hosts must answer alike.
+var wireTable = []wireCase{
+	{"unknown tool", "POST", callBody("ech0"), nil},
+	{"unknown tool, SSE only", "POST", callBody("ech0"), http.Header{"Accept": {"text/event-stream"}}},
+	{"unknown tool, string id", "POST", `{"jsonrpc":"2.0","id":"a\"b","method":"tools/call","params":{"name":"nope"}}`, nil},
+	{"unknown tool, 2^63-1 id", "POST", `{"jsonrpc":"2.0","id":9223372036854775807,"method":"tools/call","params":{"name":"nope"}}`, nil},
+	{"unknown tool, 2026-07-28", "POST", `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"nope","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`,
+		http.Header{"Mcp-Protocol-Version": {"2026-07-28"}, "Mcp-Method": {"tools/call"}, "Mcp-Name": {"nope"}}},
+	{"known tool", "POST", `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}`, nil},
+	{"tools/list", "POST", `{"jsonrpc":"2.0","id":6,"method":"tools/list"}`, nil},
+	{"ambiguous name", "POST", `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"nope","Name":"echo"}}`, nil},
+	{"batch", "POST", "[" + callBody("nope") + "]", nil},
+	{"notification", "POST", `{"jsonrpc":"2.0","method":"notifications/initialized"}`, nil},
+	{"not json", "POST", `{"jsonrpc":`, nil},
+	{"header mismatch", "POST", `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"nope","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`,
+		http.Header{"Mcp-Protocol-Version": {"2026-07-28"}, "Mcp-Method": {"tools/call"}, "Mcp-Name": {"other"}}},
+	{"DELETE", "DELETE", "", nil},
+}
+
+type wireAnswer struct {
+	status                    int
+	contentType, length, body string
+	sdkBody                   string
+	sdkReached                bool
+}
+
+func TestWireIdenticalAcrossHosts(t *testing.T) {
+	s := newMCPGo("echo", "add")
+	tap := &bodyTap{next: server.NewStreamableHTTPServer(s, server.WithStateLess(true))}
+	tools, err := toolguardmcpgo.Tools(s, tap, toolguardmcpgo.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := toolguard.New(toolguard.Options{Tools: tools})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srvs := hosts(t, g, tap)
+	for _, tc := range wireTable {
+		t.Run(tc.name, func(t *testing.T) {
+			answers := map[string]wireAnswer{}
+			for _, host := range []string{"net/http", "echo", "echo/v5", "gin"} {
+				req, _ := http.NewRequest(tc.method, srvs[host].URL+"/mcp", strings.NewReader(tc.body))
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("Accept", "application/json, text/event-stream")
+				req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+				for k, v := range tc.header {
+					req.Header[k] = v
+				}
+				tap.last() // forget the tools/list fetches of earlier requests
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				body, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				a := wireAnswer{status: resp.StatusCode, contentType: resp.Header.Get("Content-Type"),
+					length: resp.Header.Get("Content-Length"), body: string(body)}
+				a.sdkBody, a.sdkReached = tap.last()
+				if a.sdkReached && tc.method == "POST" && a.sdkBody != tc.body && !strings.Contains(a.sdkBody, "toolguard-list") {
+					t.Errorf("%s: the SDK read %q, the client sent %q", host, a.sdkBody, tc.body)
+				}
+				answers[host] = a
+			}
+			want := answers["net/http"]
+			if rejected := strings.HasPrefix(tc.name, "unknown tool"); rejected != strings.Contains(want.body, `"availableTools":["add","echo"]`) {
+				t.Errorf("rejected=%v, answer %d %s", rejected, want.status, want.body)
+			}
+			for host, a := range answers {
+				if a.status != want.status || a.contentType != want.contentType || a.length != want.length || a.body != want.body {
+					t.Errorf("%s answered %d %q %q %s\nnet/http      %d %q %q %s", host, a.status, a.contentType, a.length, a.body,
+						want.status, want.contentType, want.length, want.body)
+				}
+			}
+		})
+	}
+}
+
+// A long tools/call that sends progress notifications streams through every
+// host: each event arrives when the server flushes it, not at the end.
+func TestSSEStreamsThroughHosts(t *testing.T) {
+	s := newMCPGo("echo")
+	const steps, gap = 3, 150 * time.Millisecond
+	s.AddTool(mcp.NewTool("slow"), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		srv := server.ServerFromContext(ctx)
+		for i := 1; i <= steps; i++ {
+			srv.SendNotificationToClient(ctx, "notifications/progress", map[string]any{
+				"progressToken": req.Params.Meta.ProgressToken, "progress": i, "total": steps})
+			time.Sleep(gap)
+		}
+		return mcp.NewToolResultText("done"), nil
+	})
+	h := server.NewStreamableHTTPServer(s, server.WithStateLess(true))
+	tools, err := toolguardmcpgo.Tools(s, h, toolguardmcpgo.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := toolguard.New(toolguard.Options{Tools: tools})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for host, srv := range hosts(t, g, h) {
+		t.Run(host, func(t *testing.T) {
+			body := `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"slow","arguments":{},"_meta":{"progressToken":"p1"}}}`
+			req, _ := http.NewRequest("POST", srv.URL+"/mcp", strings.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+			start := time.Now()
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
+				t.Fatalf("Content-Type %q", ct)
+			}
+			var arrivals []time.Duration
+			var lines []string
+			sc := bufio.NewScanner(resp.Body)
+			for sc.Scan() {
+				if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+					arrivals = append(arrivals, time.Since(start))
+					lines = append(lines, data)
+				}
+			}
+			if len(arrivals) != steps+1 || !strings.Contains(lines[steps], `"done"`) {
+				t.Fatalf("events %q", lines)
+			}
+			// The first progress event must not wait for the tool to finish.
+			if total := time.Duration(steps) * gap; arrivals[0] > total/2 || arrivals[steps] < total {
+				t.Errorf("arrivals %v: not streamed", arrivals)
+			}
+			t.Logf("%s: events at %v", host, arrivals)
+		})
+	}
+}
