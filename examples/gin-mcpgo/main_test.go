@@ -1,0 +1,12 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/toolguard/toolguard/examples/internal/exampletest"
+)
+
+func TestExample(t *testing.T) {
+	url := exampletest.Start(t, run)
+	exampletest.Exercise(t, url, "add", map[string]any{"a": 2, "b": 3}, "5")
+}

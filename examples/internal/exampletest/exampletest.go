@@ -1,0 +1,78 @@
+// Package exampletest exercises a running example: one real tool call with a
+// real MCP client, and one rejection checked by the conformance checker.
+package exampletest
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/toolguard/toolguard/conformance"
+)
+
+// Start runs an example's run function on a free loopback port and returns
+// its MCP URL.
+func Start(t *testing.T, run func(addr string, ready func(url string)) error) string {
+	t.Helper()
+	urls := make(chan string, 1)
+	errs := make(chan error, 1)
+	go func() { errs <- run("127.0.0.1:0", func(u string) { urls <- u }) }()
+	select {
+	case u := <-urls:
+		return u
+	case err := <-errs:
+		t.Fatalf("the example did not start: %v", err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the example did not start")
+	}
+	return ""
+}
+
+// Exercise calls tool with args through a real mcp-go client and expects
+// want in its text; then calls a tool that does not exist and expects the
+// guard's -32602, and the checker to find the server VERIFIED.
+func Exercise(t *testing.T, url, tool string, args map[string]any, want string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	// 2025-11-25: mcp-go v1.2.1's client, speaking 2026-07-28, cannot call
+	// tools on a go-sdk v1.8.0 server (with or without the guard), so the
+	// examples are exercised in the era every SDK here speaks.
+	tr, err := transport.NewStreamableHTTP(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := client.NewClient(tr, client.WithLegacyProtocolOnly())
+	defer c.Close()
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	init := mcp.InitializeRequest{}
+	init.Params.ProtocolVersion = "2025-11-25"
+	init.Params.ClientInfo = mcp.Implementation{Name: "exampletest", Version: "1"}
+	if _, err := c.Initialize(ctx, init); err != nil {
+		t.Fatal(err)
+	}
+	call := mcp.CallToolRequest{}
+	call.Params.Name, call.Params.Arguments = tool, args
+	res, err := c.CallTool(ctx, call)
+	if err != nil || res.IsError || len(res.Content) == 0 || !strings.Contains(mcp.GetTextFromContent(res.Content[0]), want) {
+		t.Fatalf("calling %s: %v %+v", tool, err, res)
+	}
+	call.Params.Name = tool + "_typo"
+	if _, err := c.CallTool(ctx, call); err == nil || !strings.Contains(err.Error(), "Unknown tool: "+tool+"_typo") {
+		t.Fatalf("unknown tool: %v", err)
+	}
+	rep, err := conformance.CheckURL(ctx, url, conformance.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Verdict != conformance.Verified || rep.ErrorCode == nil || *rep.ErrorCode != -32602 {
+		t.Fatalf("checker: %s", rep)
+	}
+}
