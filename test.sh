@@ -12,9 +12,14 @@ fuzztime=${FUZZTIME:-10s}
 # Tests that run a real TypeScript SDK server or client find their npm
 # packages through this: installed once, from the npm registry.
 if [ -f testdata/node/package.json ]; then
-	if ! command -v node >/dev/null; then
-		echo "test.sh: node is needed for the TypeScript fixtures" >&2
-		exit 1
+	if ! command -v npm >/dev/null; then
+		if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+			echo "== apt-get install nodejs npm (for the TypeScript SDK fixtures)"
+			apt-get update -qq && apt-get install -y -qq nodejs npm >/dev/null
+		else
+			echo "test.sh: Node.js and npm are needed for the TypeScript SDK fixtures; install them and run again" >&2
+			exit 1
+		fi
 	fi
 	if [ ! -d testdata/node/node_modules ] || [ testdata/node/package-lock.json -nt testdata/node/node_modules ]; then
 		echo "== npm ci (testdata/node)"
