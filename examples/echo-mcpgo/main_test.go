@@ -8,5 +8,6 @@ import (
 
 func TestExample(t *testing.T) {
 	url := exampletest.Start(t, run)
+	exampletest.RealClients(t, url, "add_note", map[string]any{"text": "milk"}, "Saved: milk")
 	exampletest.Exercise(t, url, "add_note", map[string]any{"text": "buy milk"}, "Saved: buy milk")
 }

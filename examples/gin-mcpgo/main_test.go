@@ -8,5 +8,6 @@ import (
 
 func TestExample(t *testing.T) {
 	url := exampletest.Start(t, run)
+	exampletest.RealClients(t, url, "add", map[string]any{"a": 2, "b": 3}, "5")
 	exampletest.Exercise(t, url, "add", map[string]any{"a": 2, "b": 3}, "5")
 }

@@ -8,5 +8,6 @@ import (
 
 func TestExample(t *testing.T) {
 	url := exampletest.Start(t, run)
+	exampletest.RealClients(t, url, "greet", map[string]any{"name": "Ada"}, "Hello, Ada")
 	exampletest.Exercise(t, url, "greet", map[string]any{"name": "Ada"}, "Hello, Ada")
 }

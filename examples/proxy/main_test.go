@@ -39,8 +39,9 @@ func TestProxyInFrontOfTypeScript(t *testing.T) {
 			}
 			t.Logf("alone: %s %s; through the proxy: %s (code %d)", before.Verdict, before.Category, after.Verdict, *after.ErrorCode)
 
-			// A real mcp-go client: a tool call and a rejection.
+			// Real clients: mcp-go, go-sdk, TypeScript, inspector-cli.
 			exampletest.Exercise(t, url, "echo", map[string]any{"text": "hi"}, "echo:hi")
+			exampletest.RealClients(t, url, "echo", map[string]any{"text": "hi"}, "echo:hi")
 
 			// A real go-sdk client: list, call, and the -32602 with the list.
 			cs, err := mcp.NewClient(&mcp.Implementation{Name: "proxy-test", Version: "1"}, nil).

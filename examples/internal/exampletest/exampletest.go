@@ -4,6 +4,9 @@ package exampletest
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -11,8 +14,11 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	gosdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolguard/toolguard/conformance"
+	"github.com/toolguard/toolguard/internal/fixture"
 )
 
 // Start runs an example's run function on a free loopback port and returns
@@ -75,4 +81,76 @@ func Exercise(t *testing.T, url, tool string, args map[string]any, want string) 
 	if rep.Verdict != conformance.Verified || rep.ErrorCode == nil || *rep.ErrorCode != -32602 {
 		t.Fatalf("checker: %s", rep)
 	}
+}
+
+// RealClients exercises url with the clients nobody here wrote: the go-sdk
+// client, the TypeScript SDK client and @modelcontextprotocol/inspector-cli.
+// Each lists the tools, calls tool with args (expecting want in the text)
+// and calls a tool that does not exist, getting -32602 with
+// data.availableTools.
+func RealClients(t *testing.T, url, tool string, args map[string]any, want string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	t.Run("go-sdk client", func(t *testing.T) {
+		cs, err := gosdk.NewClient(&gosdk.Implementation{Name: "exampletest", Version: "1"}, nil).
+			Connect(ctx, &gosdk.StreamableClientTransport{Endpoint: url}, &gosdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cs.Close()
+		list, err := cs.ListTools(ctx, nil)
+		if err != nil || !hasTool(list, tool) {
+			t.Fatalf("list: %v %+v", err, list)
+		}
+		res, err := cs.CallTool(ctx, &gosdk.CallToolParams{Name: tool, Arguments: args})
+		if err != nil || res.IsError || !strings.Contains(res.Content[0].(*gosdk.TextContent).Text, want) {
+			t.Fatalf("call: %v %+v", err, res)
+		}
+		_, err = cs.CallTool(ctx, &gosdk.CallToolParams{Name: tool + "_typo", Arguments: map[string]any{}})
+		var werr *jsonrpc.Error
+		if !errors.As(err, &werr) || werr.Code != -32602 || !strings.Contains(string(werr.Data), `"availableTools":[`) {
+			t.Fatalf("unknown tool: %v", err)
+		}
+	})
+
+	t.Run("TypeScript SDK client", func(t *testing.T) {
+		res := fixture.TSClient(t, url, tool, args)
+		if !slices.Contains(res.Tools, tool) || res.Call.IsError || len(res.Call.Content) == 0 || !strings.Contains(res.Call.Content[0].Text, want) {
+			t.Fatalf("list or call: %+v", res)
+		}
+		if res.Unknown.Code != -32602 || !strings.Contains(string(res.Unknown.Data), `"availableTools":[`) {
+			t.Fatalf("unknown tool: %+v", res.Unknown)
+		}
+	})
+
+	t.Run("inspector-cli", func(t *testing.T) {
+		out, code := fixture.Inspector(t, url, "--method", "tools/list")
+		if code != 0 || !strings.Contains(out, `"name": "`+tool+`"`) {
+			t.Fatalf("tools/list: exit %d\n%s", code, out)
+		}
+		callArgs := []string{"--method", "tools/call", "--tool-name", tool}
+		for k, v := range args {
+			callArgs = append(callArgs, "--tool-arg", fmt.Sprintf("%s=%v", k, v))
+		}
+		out, code = fixture.Inspector(t, url, callArgs...)
+		if code != 0 || !strings.Contains(out, want) {
+			t.Fatalf("tools/call: exit %d\n%s", code, out)
+		}
+		// A -32602 makes the inspector exit non-zero; an isError result would not.
+		out, code = fixture.Inspector(t, url, "--method", "tools/call", "--tool-name", tool+"_typo")
+		if code == 0 || !strings.Contains(out, "MCP error -32602: Unknown tool: "+tool+"_typo") {
+			t.Fatalf("unknown tool: exit %d\n%s", code, out)
+		}
+	})
+}
+
+func hasTool(list *gosdk.ListToolsResult, name string) bool {
+	for _, t := range list.Tools {
+		if t.Name == name {
+			return true
+		}
+	}
+	return false
 }
