@@ -90,3 +90,44 @@ func BenchmarkMCPGo(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkMCPGoPaired alternates the same request through mcp-go alone and
+// through guard + mcp-go in every iteration and reports the ratio of their
+// times, so a noisy, shared machine slows both sides alike.
+func BenchmarkMCPGoPaired(b *testing.B) {
+	hdr := http.Header{
+		"Content-Type":         {"application/json"},
+		"Accept":               {"application/json, text/event-stream"},
+		"Mcp-Protocol-Version": {"2025-11-25"},
+	}
+	send := func(h http.Handler, body string) time.Duration {
+		r := httptest.NewRequest("POST", "/mcp", strings.NewReader(body))
+		r.Header = hdr.Clone()
+		w := httptest.NewRecorder()
+		start := time.Now()
+		h.ServeHTTP(w, r)
+		d := time.Since(start)
+		if w.Code != 200 {
+			b.Fatalf("%d %s", w.Code, w.Body)
+		}
+		return d
+	}
+	for _, n := range []int{10, 1000} {
+		alone, guarded := benchServer(b, n, server.WithStateLess(true))
+		for _, c := range []struct{ name, body string }{
+			{"known", call300("tool_0003")},
+			{"unknown", call300("tool_9999")},
+		} {
+			b.Run(fmt.Sprintf("tools=%d/%s", n, c.name), func(b *testing.B) {
+				var ta, tg time.Duration
+				for b.Loop() {
+					ta += send(alone, c.body)
+					tg += send(guarded, c.body)
+				}
+				b.ReportMetric(float64(ta.Nanoseconds())/float64(b.N), "alone-ns/op")
+				b.ReportMetric(float64(tg.Nanoseconds())/float64(b.N), "guard-ns/op")
+				b.ReportMetric(float64(tg)/float64(ta), "guard/alone")
+			})
+		}
+	}
+}

@@ -106,6 +106,10 @@ type ToolSet struct {
 
 	mu    sync.Mutex
 	cache map[string]*cached
+	// globals is the server's global tool names as of globalsVersion,
+	// kept while the server announces its changes.
+	globals        map[string]struct{}
+	globalsVersion int64
 }
 
 type cached struct {
@@ -119,7 +123,7 @@ const maxCached = 10000
 // Lookup reports a global tool Present at once; anything else is Present
 // only if the caller's current list has it.
 func (t *ToolSet) Lookup(r *http.Request, name string) toolguard.Presence {
-	if t.s.GetTool(name) != nil {
+	if t.isGlobal(name) {
 		return toolguard.Present
 	}
 	if c := t.reusable(r); c != nil {
@@ -129,6 +133,30 @@ func (t *ToolSet) Lookup(r *http.Request, name string) toolguard.Presence {
 		return toolguard.Absent
 	}
 	return t.d.Lookup(r, name)
+}
+
+// isGlobal reports whether name is a global tool of the server. While the
+// server announces list changes, the names are kept and refreshed after
+// each announcement, which spares a copy of the tool per call; otherwise
+// the registry is asked every time.
+func (t *ToolSet) isGlobal(name string) bool {
+	t.checkOnce.Do(func() { t.notifies = announcesListChanges(t.s) })
+	if !t.notifies {
+		return t.s.GetTool(name) != nil
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.drain()
+	if v := t.version.Load(); t.globals == nil || t.globalsVersion != v {
+		tools := t.s.ListTools()
+		t.globals = make(map[string]struct{}, len(tools))
+		for n := range tools {
+			t.globals[n] = struct{}{}
+		}
+		t.globalsVersion = v
+	}
+	_, ok := t.globals[name]
+	return ok
 }
 
 // List returns the caller's tools/list: reused while the server's tool list
