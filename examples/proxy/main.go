@@ -32,6 +32,9 @@ func newProxy(upstream string) (http.Handler, error) {
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.SetURL(u)
 			pr.Out.URL.Path, pr.Out.URL.RawPath = u.Path, u.RawPath
+			// Keep the caller's Host, so the server's own DNS-rebinding
+			// protection judges the caller, not the proxy.
+			pr.Out.Host = pr.In.Host
 			pr.SetXForwarded()
 		},
 		FlushInterval: -1, // stream event streams as they come
