@@ -106,10 +106,15 @@ type ToolSet struct {
 
 	mu    sync.Mutex
 	cache map[string]*cached
-	// globals is the server's global tool names as of globalsVersion,
-	// kept while the server announces its changes.
-	globals        map[string]struct{}
-	globalsVersion int64
+	// globals holds the server's global tool names as of a version, kept
+	// while the server announces its changes; read without locking.
+	globals  atomic.Pointer[globalNames]
+	draining atomic.Bool // a notification is being taken off the channel
+}
+
+type globalNames struct {
+	version int64
+	names   map[string]struct{}
 }
 
 type cached struct {
@@ -137,25 +142,32 @@ func (t *ToolSet) Lookup(r *http.Request, name string) toolguard.Presence {
 
 // isGlobal reports whether name is a global tool of the server. While the
 // server announces list changes, the names are kept and refreshed after
-// each announcement, which spares a copy of the tool per call; otherwise
-// the registry is asked every time.
+// each announcement, which spares a lock and a copy of the tool per call;
+// otherwise the registry is asked every time.
 func (t *ToolSet) isGlobal(name string) bool {
 	t.checkOnce.Do(func() { t.notifies = announcesListChanges(t.s) })
 	if !t.notifies {
 		return t.s.GetTool(name) != nil
 	}
+	// Fast path: nothing announced since the names were read. A pending
+	// or half-taken notification sends the call down the locked path.
+	if g := t.globals.Load(); g != nil && len(t.watch.ch) == 0 && !t.draining.Load() && g.version == t.version.Load() {
+		_, ok := g.names[name]
+		return ok
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.drain()
-	if v := t.version.Load(); t.globals == nil || t.globalsVersion != v {
+	g := t.globals.Load()
+	if v := t.version.Load(); g == nil || g.version != v {
 		tools := t.s.ListTools()
-		t.globals = make(map[string]struct{}, len(tools))
+		g = &globalNames{version: v, names: make(map[string]struct{}, len(tools))}
 		for n := range tools {
-			t.globals[n] = struct{}{}
+			g.names[n] = struct{}{}
 		}
-		t.globalsVersion = v
+		t.globals.Store(g)
 	}
-	_, ok := t.globals[name]
+	_, ok := g.names[name]
 	return ok
 }
 
@@ -238,6 +250,8 @@ func announcesListChanges(s *server.MCPServer) bool {
 // returns). A full channel loses later notifications, never the pending
 // ones that already invalidate. t.mu is held.
 func (t *ToolSet) drain() {
+	t.draining.Store(true)
+	defer t.draining.Store(false)
 	for {
 		select {
 		case n := <-t.watch.ch:

@@ -40,12 +40,17 @@ func main() {
 	slice := flag.Duration("slice", 10*time.Second, "length of one alternating slice")
 	workers := flag.Int("workers", 16, "concurrent clients")
 	unknownShare := flag.Int("unknown", 20, "percent of calls naming an unknown tool")
+	sides := flag.String("sides", "alone,guard", "the two servers to compare (alone or guard each): alone,alone measures the noise floor")
 	flag.Parse()
 	if *serve != "" {
 		mode, addr, _ := strings.Cut(*serve, "@")
 		log.Fatal(serveMCP(mode, addr))
 	}
-	if err := run(*duration, *slice, *workers, *unknownShare); err != nil {
+	a, b, ok := strings.Cut(*sides, ",")
+	if !ok {
+		log.Fatal("loadtest: -sides wants two modes, such as alone,guard")
+	}
+	if err := run(a, b, *duration, *slice, *workers, *unknownShare); err != nil {
 		log.Fatal(err)
 	}
 }
@@ -188,13 +193,13 @@ func load(s *side, d time.Duration, workers, unknownShare int) {
 	client.CloseIdleConnections()
 }
 
-func run(duration, slice time.Duration, workers, unknownShare int) error {
-	alone, err := start("alone")
+func run(modeA, modeB string, duration, slice time.Duration, workers, unknownShare int) error {
+	alone, err := start(modeA)
 	if err != nil {
 		return err
 	}
 	defer alone.cmd.Process.Kill()
-	guard, err := start("guard")
+	guard, err := start(modeB)
 	if err != nil {
 		return err
 	}
@@ -221,7 +226,7 @@ func run(duration, slice time.Duration, workers, unknownShare int) error {
 			float64(s.requests.Load())/s.elapsed.Seconds(), s.errors.Load(), s.rss[0], s.rss[len(s.rss)-1])
 	}
 	ratio := (float64(guard.requests.Load()) / guard.elapsed.Seconds()) / (float64(alone.requests.Load()) / alone.elapsed.Seconds())
-	fmt.Printf("\nthroughput guard/alone: %.3f\n", ratio)
+	fmt.Printf("\nthroughput %s/%s: %.3f\n", guard.name, alone.name, ratio)
 	if alone.errors.Load()+guard.errors.Load() > 0 {
 		return fmt.Errorf("loadtest: %d errors", alone.errors.Load()+guard.errors.Load())
 	}
