@@ -54,7 +54,7 @@ const metaVersionKey = "io.modelcontextprotocol/protocolVersion"
 // decoders disagree on which member they read.
 var (
 	topKeys    = []string{"jsonrpc", "id", "method", "params", "result", "error"}
-	paramsKeys = []string{"name", "_meta"}
+	paramsKeys = []string{"name", "_meta", "arguments"}
 	metaKeys   = []string{metaVersionKey}
 )
 
@@ -177,20 +177,26 @@ func (s *scanner) topObject(m *message) bool {
 	})
 }
 
+// paramsObject reads params. _meta and arguments, when present, must be
+// objects: SDKs disagree on other types (one runs the tool, another
+// answers invalid params), so anything else is outside the strict subset.
 func (s *scanner) paramsObject(m *message) bool {
 	return s.members(paramsKeys, func(k int) bool {
 		switch k {
 		case 0:
 			return s.capture(&m.name)
 		case 1:
-			if s.i < len(s.b) && s.b[s.i] == '{' {
-				return s.members(metaKeys, func(k int) bool {
-					if k == 0 {
-						return s.capture(&m.version)
-					}
-					return s.value()
-				})
+			if s.i >= len(s.b) || s.b[s.i] != '{' {
+				return false
 			}
+			return s.members(metaKeys, func(k int) bool {
+				if k == 0 {
+					return s.capture(&m.version)
+				}
+				return s.value()
+			})
+		case 2:
+			return s.i < len(s.b) && s.b[s.i] == '{' && s.value()
 		}
 		return s.value()
 	})
