@@ -208,6 +208,9 @@ func suggest(name string, names []string) []string {
 		if len(n) > 2*maxLen || len(n) < len(want)-limit {
 			continue // normalizing never lengthens a name
 		}
+		if d, ok := asciiBagDistance(&wantBag, len(want), n); ok && d > limit {
+			continue // most names stop here, without being normalized
+		}
 		got := normalize(n, sc.got[:0])
 		if abs(len(got)-len(want)) > limit || bagDistance(&wantBag, len(want), got) > limit {
 			continue
@@ -267,6 +270,37 @@ func bagDistance(bag *[256]int16, wantLen int, got []rune) int {
 		bag[b]++
 	}
 	return max(len(got)-n, wantLen-n)
+}
+
+// asciiBagDistance is bagDistance of normalize(s) for an ASCII s, computed
+// without normalizing it; ok is false for other names.
+func asciiBagDistance(bag *[256]int16, wantLen int, s string) (int, bool) {
+	var taken [2 * 64]byte // s is at most 128 bytes long
+	n, length := 0, 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= utf8.RuneSelf:
+			for _, b := range taken[:n] {
+				bag[b]++
+			}
+			return 0, false
+		case c == '_' || c == '-' || c == '.' || c == ' ' || c == '/' || c == ':':
+			continue
+		case 'A' <= c && c <= 'Z':
+			c += 'a' - 'A'
+		}
+		length++
+		if bag[c] > 0 {
+			bag[c]--
+			taken[n] = c
+			n++
+		}
+	}
+	for _, b := range taken[:n] {
+		bag[b]++
+	}
+	return max(length-n, wantLen-n), true
 }
 
 // distance is the Levenshtein distance between a and b; row is scratch.
