@@ -216,3 +216,18 @@ func peakRSS() string {
 	}
 	return "unknown"
 }
+
+// A stdio command that exits at once is unreachable, and the report says
+// what it wrote to stderr.
+func TestStdioServerThatExits(t *testing.T) {
+	rep, err := conformance.CheckCommand(context.Background(), []string{"sh", "-c", "echo 'cannot open config' >&2; exit 3"}, conformance.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Verdict != conformance.Unverified || rep.Category != conformance.Unreachable || !strings.Contains(rep.Detail, "cannot open config") {
+		t.Errorf("%s", rep)
+	}
+	if _, err := conformance.CheckCommand(context.Background(), []string{"/does/not/exist"}, conformance.Options{}); err == nil {
+		t.Error("a missing command was not an error")
+	}
+}

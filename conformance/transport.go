@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os/exec"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -182,7 +183,7 @@ type stdioConn struct {
 	stdin  io.WriteCloser
 	lines  chan []byte
 	done   chan struct{}
-	stderr bytes.Buffer
+	stderr limitedWriter // the first 64 KiB the server writes to stderr
 	once   sync.Once
 	limit  int64
 }
@@ -193,7 +194,8 @@ func startStdio(argv []string, opts *Options) (*stdioConn, error) {
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	c := &stdioConn{cmd: cmd, lines: make(chan []byte, 16), done: make(chan struct{}), limit: opts.MaxBodyBytes}
-	cmd.Stderr = &limitedWriter{w: &c.stderr, n: 64 << 10}
+	c.stderr.n = 64 << 10
+	cmd.Stderr = &c.stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err
@@ -255,7 +257,11 @@ func (c *stdioConn) roundTrip(ctx context.Context, r request) (reply, error) {
 			return reply{}, ctx.Err()
 		case line, ok := <-c.lines:
 			if !ok {
-				return reply{media: MediaNone}, nil // the server exited: an empty reply
+				msg := strings.TrimSpace(c.stderr.String())
+				if i := strings.LastIndexByte(msg, '\n'); i >= 0 {
+					msg = msg[i+1:] // the last line says most
+				}
+				return reply{}, fmt.Errorf("the server closed its output (stderr: %q)", msg)
 			}
 			var msg struct {
 				ID     json.RawMessage `json:"id"`
@@ -286,18 +292,28 @@ func (c *stdioConn) close() error {
 	}
 }
 
+// limitedWriter keeps the first n bytes written to it.
 type limitedWriter struct {
-	w io.Writer
-	n int64
+	mu  sync.Mutex
+	buf bytes.Buffer
+	n   int64
 }
 
 func (l *limitedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	if l.n > 0 {
 		k := min(int64(len(p)), l.n)
-		l.w.Write(p[:k])
+		l.buf.Write(p[:k])
 		l.n -= k
 	}
 	return len(p), nil
+}
+
+func (l *limitedWriter) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
 }
 
 // failure maps a transport error to an UNVERIFIED category.
