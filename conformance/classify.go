@@ -7,6 +7,8 @@ import (
 	"math"
 	"mime"
 	"strings"
+
+	"github.com/toolguard/toolguard/internal/sse"
 )
 
 // outcome is the classification of one reply.
@@ -131,7 +133,7 @@ func idMatches(raw json.RawMessage, id int64, nullOK bool) bool {
 // findInStream returns the data of the first SSE message event whose JSON
 // message answers request id, skipping notifications and server requests.
 func findInStream(body []byte, id int64) ([]byte, bool) {
-	for _, data := range sseData(body) {
+	for _, data := range sse.Messages(body) {
 		var msg struct {
 			ID     json.RawMessage `json:"id"`
 			Method *string         `json:"method"`
@@ -144,40 +146,4 @@ func findInStream(body []byte, id int64) ([]byte, bool) {
 		}
 	}
 	return nil, false
-}
-
-// sseData splits an event stream into the data of its message events.
-func sseData(body []byte) [][]byte {
-	body = bytes.ReplaceAll(body, []byte("\r\n"), []byte("\n"))
-	body = bytes.ReplaceAll(body, []byte("\r"), []byte("\n"))
-	var out [][]byte
-	var data []byte
-	var hasData bool
-	event := ""
-	flush := func() {
-		if hasData && (event == "" || event == "message") {
-			out = append(out, data)
-		}
-		data, hasData, event = nil, false, ""
-	}
-	for _, line := range bytes.Split(body, []byte("\n")) {
-		if len(line) == 0 {
-			flush()
-			continue
-		}
-		field, value, _ := bytes.Cut(line, []byte(":"))
-		value = bytes.TrimPrefix(value, []byte(" "))
-		switch string(field) {
-		case "data":
-			if hasData {
-				data = append(data, '\n')
-			}
-			data = append(data, value...)
-			hasData = true
-		case "event":
-			event = string(value)
-		}
-	}
-	flush()
-	return out
 }

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/toolguard/toolguard/internal/sse"
 )
 
 // DiscoverOptions configures [Discover]. Every zero field has a default.
@@ -428,22 +430,12 @@ func (d *Discovery) page(ctx context.Context, r *http.Request, id, cursor, versi
 
 // findSSEReply returns the data of the event stream message whose id is id.
 func findSSEReply(stream []byte, id string) []byte {
-	stream = bytes.ReplaceAll(stream, []byte("\r\n"), []byte("\n"))
 	want := strconv.Quote(id)
-	for _, ev := range bytes.Split(stream, []byte("\n\n")) {
-		var data []byte
-		for _, line := range bytes.Split(ev, []byte("\n")) {
-			if v, ok := bytes.CutPrefix(line, []byte("data:")); ok {
-				if data != nil {
-					data = append(data, '\n')
-				}
-				data = append(data, bytes.TrimPrefix(v, []byte(" "))...)
-			}
-		}
+	for _, data := range sse.Messages(stream) {
 		var m struct {
 			ID json.RawMessage `json:"id"`
 		}
-		if data != nil && json.Unmarshal(data, &m) == nil && string(m.ID) == want {
+		if json.Unmarshal(data, &m) == nil && string(m.ID) == want {
 			return data
 		}
 	}
