@@ -72,7 +72,8 @@ func classifyMessage(b []byte, id int64) outcome {
 
 	if hasErr {
 		var e map[string]json.RawMessage
-		code, codeOK := smallInt(nil)
+		var code int
+		var codeOK bool
 		if json.Unmarshal(rawErr, &e) == nil && e != nil {
 			code, codeOK = smallInt(e["code"])
 		}
