@@ -145,8 +145,7 @@ func (t *ToolSet) Lookup(r *http.Request, name string) toolguard.Presence {
 // each announcement, which spares a lock and a copy of the tool per call;
 // otherwise the registry is asked every time.
 func (t *ToolSet) isGlobal(name string) bool {
-	t.checkOnce.Do(func() { t.notifies = announcesListChanges(t.s) })
-	if !t.notifies {
+	if !t.announces() {
 		return t.s.GetTool(name) != nil
 	}
 	// Fast path: nothing announced since the names were read. A pending
@@ -217,6 +216,12 @@ func (t *ToolSet) cacheable(r *http.Request) bool {
 	if len(r.Header["Mcp-Session-Id"]) > 0 {
 		return false
 	}
+	return t.announces()
+}
+
+// announces reports, asking the server once, whether it sends
+// tools/list_changed, which every reuse of a list relies on.
+func (t *ToolSet) announces() bool {
 	t.checkOnce.Do(func() { t.notifies = announcesListChanges(t.s) })
 	return t.notifies
 }
