@@ -1,54 +1,115 @@
 #!/usr/bin/env bash
-# Tests every module of the repository: gofmt, go vet, go test -race, and a
-# short run of every fuzz target. This is the one test command; .ci/run runs it.
+# The one test command: every module of the repository (each go.mod), with
+# gofmt, go vet, go test -race and a short run of every fuzz target, then the
+# installability check (scripts/check-install.sh). .ci/run runs it.
 #
-#   ./test.sh            everything
-#   FUZZTIME=1m ./test.sh   longer fuzz runs (default 10s each)
-set -euo pipefail
-cd "$(dirname "$0")"
+#   ./test.sh                 everything
+#   FUZZTIME=1m ./test.sh     longer fuzz runs (default 10s each)
+#
+# It exits non-zero when any step of any module fails, when it finds no
+# module, or when a tool it needs is missing. Modules are found with find(1),
+# so a tarball or a "Download ZIP" tests the same as a git checkout.
+#
+# Every step is checked explicitly ("|| return 1"): bash ignores set -e inside
+# a function or subshell whose status is tested, so relying on it here would
+# let a failing step pass unnoticed (scripts/check-test-sh.sh proves it does
+# not).
+set -uo pipefail
+cd "$(dirname "$0")" || exit 1
 root=$(pwd)
 fuzztime=${FUZZTIME:-10s}
 
-# Tests that run a real TypeScript SDK server or client find their npm
-# packages through this: installed once, from the npm registry.
-if [ -f testdata/node/package.json ]; then
+die() {
+	echo "test.sh: $*" >&2
+	exit 1
+}
+
+command -v go >/dev/null || die "go is not on PATH"
+command -v gofmt >/dev/null || die "gofmt is not on PATH"
+
+# Tests that run a real TypeScript SDK server or client, or a published MCP
+# server from npm, find their packages through TOOLGUARD_NODE_MODULES:
+# installed once, from the npm registry, into testdata/node.
+# TOOLGUARD_NO_NPM=1 skips this (those tests then fail, they do not skip).
+if [ "${TOOLGUARD_NO_NPM:-}" != 1 ] && [ -f testdata/node/package.json ]; then
 	if ! command -v npm >/dev/null; then
 		if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-			echo "== apt-get install nodejs npm (for the TypeScript SDK fixtures)"
-			apt-get update -qq && apt-get install -y -qq nodejs npm >/dev/null
+			echo "== apt-get install nodejs npm (for the TypeScript fixtures)"
+			{ apt-get update -qq && apt-get install -y -qq nodejs npm >/dev/null; } || die "apt-get install nodejs npm failed"
 		else
-			echo "test.sh: Node.js and npm are needed for the TypeScript SDK fixtures; install them and run again" >&2
-			exit 1
+			die "Node.js and npm are needed for the TypeScript fixtures; install them and run again"
 		fi
 	fi
 	if [ ! -d testdata/node/node_modules ] || [ testdata/node/package-lock.json -nt testdata/node/node_modules ]; then
 		echo "== npm ci (testdata/node)"
-		(cd testdata/node && npm ci --no-audit --no-fund --loglevel=error)
+		(cd testdata/node && npm ci --no-audit --no-fund --loglevel=error) || die "npm ci failed in testdata/node"
+		touch testdata/node/node_modules
 	fi
 	export TOOLGUARD_NODE_MODULES="$root/testdata/node/node_modules"
 fi
 
-status=0
-for mod in $(git ls-files --cached --others --exclude-standard '*go.mod' | sort); do
-	dir=$(dirname "$mod")
-	echo "== $dir"
-	(
-		cd "$dir"
-		unformatted=$(gofmt -l .)
-		if [ -n "$unformatted" ]; then
-			echo "gofmt needed:" $unformatted >&2
-			exit 1
-		fi
-		go vet ./...
-		go test -race -count=1 -timeout 8m ./...
-		# Each fuzz target, briefly (the seed corpus already ran above).
-		for pkg in $(go list -f '{{if or .TestGoFiles .XTestGoFiles}}{{.Dir}}{{end}}' ./...); do
-			for target in $(grep -ho '^func Fuzz[A-Za-z0-9_]*' "$pkg"/*_test.go 2>/dev/null | sed 's/^func //'); do
-				echo "-- fuzz $target ($fuzztime)"
-				(cd "$pkg" && go test -run '^$' -fuzz "^$target\$" -fuzztime "$fuzztime" . >/tmp/toolguard-fuzz.log 2>&1) ||
-					{ cat /tmp/toolguard-fuzz.log >&2; exit 1; }
-			done
+# Every go.mod outside node_modules and testdata, root first.
+modules=$(find . -name go.mod -not -path '*/node_modules/*' -not -path './testdata/*' -not -path '*/.git/*' |
+	sed 's|/go.mod$||' | sort)
+[ -n "$modules" ] || die "no go.mod found under $root"
+
+fuzzlog=$(mktemp)
+trap 'rm -f "$fuzzlog"' EXIT
+
+# test_module runs every step in the current directory; on failure it prints
+# the step and returns 1.
+test_module() {
+	local unformatted pkgs pkg target
+	unformatted=$(gofmt -l .) || { echo "step failed: gofmt" >&2; return 1; }
+	if [ -n "$unformatted" ]; then
+		echo "step failed: gofmt needed:" $unformatted >&2
+		return 1
+	fi
+	go vet ./... || { echo "step failed: go vet" >&2; return 1; }
+	go test -race -count=1 -timeout 10m ./... || { echo "step failed: go test" >&2; return 1; }
+	# Each fuzz target, briefly (its seed corpus already ran above).
+	pkgs=$(go list -f '{{if or .TestGoFiles .XTestGoFiles}}{{.Dir}}{{end}}' ./...) ||
+		{ echo "step failed: go list" >&2; return 1; }
+	for pkg in $pkgs; do
+		for target in $(cat "$pkg"/*_test.go 2>/dev/null | grep -o '^func Fuzz[A-Za-z0-9_]*' | sed 's/^func //'); do
+			echo "-- fuzz $target ($fuzztime)"
+			if ! (cd "$pkg" && go test -run '^$' -fuzz "^$target\$" -fuzztime "$fuzztime" . >"$fuzzlog" 2>&1); then
+				cat "$fuzzlog" >&2
+				echo "step failed: fuzz $target" >&2
+				return 1
+			fi
 		done
-	) || status=1
+	done
+}
+
+passed=0
+failed=0
+summary=""
+for dir in $modules; do
+	echo "== $dir"
+	if (cd "$dir" && test_module); then
+		passed=$((passed + 1))
+		summary+="ok    $dir"$'\n'
+	else
+		failed=$((failed + 1))
+		summary+="FAIL  $dir"$'\n'
+	fi
 done
-exit $status
+
+# Installability: the modules at their release version, from a local
+# file-based module proxy, into a fresh consumer outside the repository.
+if [ "${TOOLGUARD_NO_INSTALL_CHECK:-}" != 1 ]; then
+	echo "== install check"
+	if scripts/check-install.sh; then
+		passed=$((passed + 1))
+		summary+="ok    install check (scripts/check-install.sh)"$'\n'
+	else
+		failed=$((failed + 1))
+		summary+="FAIL  install check (scripts/check-install.sh)"$'\n'
+	fi
+fi
+
+echo
+printf '%s' "$summary"
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
