@@ -17,11 +17,11 @@ require (
 	github.com/labstack/echo/v4 v4.16.0
 	github.com/mark3labs/mcp-go v1.2.1
 	github.com/modelcontextprotocol/go-sdk v1.8.0
-	github.com/toolguard/toolguard v0.0.0-00010101000000-000000000000
-	github.com/toolguard/toolguard/adapters/echo v0.0.0-00010101000000-000000000000
-	github.com/toolguard/toolguard/adapters/gin v0.0.0-00010101000000-000000000000
-	github.com/toolguard/toolguard/adapters/gosdk v0.0.0-00010101000000-000000000000
-	github.com/toolguard/toolguard/adapters/mcpgo v0.0.0-00010101000000-000000000000
+	github.com/toolguard/toolguard v0.1.0
+	github.com/toolguard/toolguard/adapters/echo v0.1.0
+	github.com/toolguard/toolguard/adapters/gin v0.1.0
+	github.com/toolguard/toolguard/adapters/gosdk v0.1.0
+	github.com/toolguard/toolguard/adapters/mcpgo v0.1.0
 )
 
 require (

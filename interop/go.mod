@@ -10,11 +10,11 @@ require (
 	github.com/labstack/echo/v5 v5.4.4
 	github.com/mark3labs/mcp-go v1.2.1
 	github.com/modelcontextprotocol/go-sdk v1.8.0
-	github.com/toolguard/toolguard v0.0.0-00010101000000-000000000000
-	github.com/toolguard/toolguard/adapters/echo v0.0.0-00010101000000-000000000000
-	github.com/toolguard/toolguard/adapters/echov5 v0.0.0-00010101000000-000000000000
-	github.com/toolguard/toolguard/adapters/gin v0.0.0-00010101000000-000000000000
-	github.com/toolguard/toolguard/adapters/mcpgo v0.0.0-00010101000000-000000000000
+	github.com/toolguard/toolguard v0.1.0
+	github.com/toolguard/toolguard/adapters/echo v0.1.0
+	github.com/toolguard/toolguard/adapters/echov5 v0.1.0
+	github.com/toolguard/toolguard/adapters/gin v0.1.0
+	github.com/toolguard/toolguard/adapters/mcpgo v0.1.0
 )
 
 require (

@@ -6,5 +6,5 @@ replace github.com/toolguard/toolguard => ../..
 
 require (
 	github.com/labstack/echo/v5 v5.4.4
-	github.com/toolguard/toolguard v0.0.0-00010101000000-000000000000
+	github.com/toolguard/toolguard v0.1.0
 )
