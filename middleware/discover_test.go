@@ -164,7 +164,7 @@ func TestDiscoveryForwardsCallerHeaders(t *testing.T) {
 func TestDiscoveryNeverRejectsAFreshTool(t *testing.T) {
 	s := &listServer{tools: []string{"a"}}
 	// A short TTL, so a removed tool is not answered from the cache.
-	_, d, h := discoveryGuard(t, s, DiscoverOptions{MinInterval: time.Millisecond, TTL: time.Millisecond})
+	_, _, h := discoveryGuard(t, s, DiscoverOptions{MinInterval: time.Millisecond, TTL: time.Millisecond})
 	if w := serve(h, call("1", `"a"`), nil); w.Code != 299 {
 		t.Fatal("known tool rejected")
 	}
@@ -181,14 +181,14 @@ func TestDiscoveryNeverRejectsAFreshTool(t *testing.T) {
 	if w := serve(h, call("1", `"new_19"`), nil); w.Code != 200 {
 		t.Errorf("removed tool passed through: %d", w.Code)
 	}
-	if d.Fetches() < 20 {
-		t.Errorf("%d fetches: lists were not fresh", d.Fetches())
+	if s.lists.Load() < 20 {
+		t.Errorf("%d fetches: lists were not fresh", s.lists.Load())
 	}
 }
 
 func TestDiscoveryCollapsesAFlood(t *testing.T) {
 	s := &listServer{tools: []string{"a"}, delay: 20 * time.Millisecond}
-	_, d, h := discoveryGuard(t, s, DiscoverOptions{MinInterval: 50 * time.Millisecond})
+	_, _, h := discoveryGuard(t, s, DiscoverOptions{MinInterval: 50 * time.Millisecond})
 	var wg sync.WaitGroup
 	var rejected atomic.Int32
 	for range 500 {
@@ -201,7 +201,7 @@ func TestDiscoveryCollapsesAFlood(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	if n := d.Fetches(); n > 4 {
+	if n := s.lists.Load(); n > 4 {
 		t.Errorf("500 concurrent unknown calls made %d tools/list fetches", n)
 	}
 	if rejected.Load() != 500 {
@@ -211,16 +211,16 @@ func TestDiscoveryCollapsesAFlood(t *testing.T) {
 
 func TestDiscoveryTTL(t *testing.T) {
 	s := &listServer{tools: []string{"a"}, ttlMs: 50}
-	_, d, h := discoveryGuard(t, s, DiscoverOptions{TTL: time.Hour})
+	_, _, h := discoveryGuard(t, s, DiscoverOptions{TTL: time.Hour})
 	serve(h, call("1", `"a"`), nil) // fills the cache
-	before := d.Fetches()
+	before := s.lists.Load()
 	serve(h, call("1", `"a"`), nil)
-	if d.Fetches() != before {
+	if s.lists.Load() != before {
 		t.Error("cached list not used")
 	}
 	time.Sleep(60 * time.Millisecond)
 	serve(h, call("1", `"a"`), nil)
-	if d.Fetches() == before {
+	if s.lists.Load() == before {
 		t.Error("ttlMs not honoured")
 	}
 }

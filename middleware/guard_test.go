@@ -21,7 +21,7 @@ func call(id, name string) string {
 
 func modernCall(id, name string) string {
 	return `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":` + name +
-		`,"arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`
+		`,"arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
 }
 
 func modernHeaders(name string) http.Header {

@@ -49,7 +49,7 @@ func newHarness(t testing.TB, mode string) *harness {
 		opts.Stateless = true
 	}
 	h.Alone = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return h.server }, &opts)
-	tools, err := Tools(h.Alone, toolguard.DiscoverOptions{MinInterval: time.Microsecond, TTL: time.Millisecond})
+	tools, err := Tools(h.Alone, Options{Discover: toolguard.DiscoverOptions{MinInterval: time.Microsecond, TTL: time.Millisecond}})
 	if err != nil {
 		t.Fatal(err)
 	}
