@@ -9,17 +9,18 @@ import (
 	"github.com/toolguard/toolguard/internal/mcpwire"
 )
 
-// A Call is the tools/call the guard is about to answer. [ToolSet.List]
-// finds it in its request's context ([CallFromContext]), so a tool set that
-// asks the server can ask exactly as the caller: with the call's own
-// params._meta.
+// A Call is the tools/call the guard is deciding on. [ToolSet.List] (and,
+// for a 2026-07-28 call, [ToolSet.Lookup]) finds it in its request's
+// context ([CallFromContext]), so a tool set that asks the server can ask
+// exactly as the caller: with the call's own params._meta.
 type Call struct {
 	// Name is the tool name the call asked for.
 	Name string
-	// Meta is the call's params._meta object as it came on the wire, or
-	// nil when the call has none. For a 2026-07-28 call it carries the
-	// protocol version, clientInfo and clientCapabilities, which servers
-	// read to decide what to list.
+	// Meta is the call's params._meta object as it came on the wire,
+	// without progressToken (which names the call's own request), or nil
+	// when the call has none. For a 2026-07-28 call it carries the protocol
+	// version, clientInfo and clientCapabilities, which servers read to
+	// decide what to list.
 	Meta json.RawMessage
 	// Modern reports a 2026-07-28 request.
 	Modern bool
@@ -43,27 +44,14 @@ func withCall(r *http.Request, c *Call) *http.Request {
 	return r.WithContext(context.WithValue(r.Context(), callKey{}, c))
 }
 
-// plainRequest returns the request the guard got, without the call, when
-// r is one the guard made with withCall; otherwise r.
-func plainRequest(r *http.Request) *http.Request {
-	if c, ok := CallFromContext(r.Context()); ok && c.plain != nil {
+// lookupRequest returns the request the guard gives Lookup for the call
+// of r: r itself for a 2026-07-28 call (Lookup sees the call too), the
+// request without the call otherwise.
+func lookupRequest(r *http.Request) *http.Request {
+	if c, ok := CallFromContext(r.Context()); ok && !c.Modern && c.plain != nil {
 		return c.plain
 	}
 	return r
-}
-
-// callMeta returns a copy of params._meta of a body inside the strict
-// subset (where encoding/json reads the same members as every SDK).
-func callMeta(body []byte) json.RawMessage {
-	var v struct {
-		Params struct {
-			Meta json.RawMessage `json:"_meta"`
-		} `json:"params"`
-	}
-	if json.Unmarshal(body, &v) != nil || len(v.Params.Meta) == 0 || v.Params.Meta[0] != '{' {
-		return nil
-	}
-	return v.Params.Meta
 }
 
 // acceptableClientMeta reports whether the _meta of a 2026-07-28 call is

@@ -28,9 +28,10 @@ type DiscoverOptions struct {
 	// arrived. Default 10s.
 	TTL time.Duration
 
-	// MinInterval is the least time between two fetches for one caller,
-	// so a flood of unknown calls cannot become a flood of tools/list.
-	// Default 10ms.
+	// MinInterval is the least time between the end of one fetch for a
+	// caller and the start of the next, so a flood of unknown calls cannot
+	// become a flood of tools/list: the server sees one caller's lists at
+	// least MinInterval apart. Default 10ms.
 	MinInterval time.Duration
 
 	// MaxWait bounds how long a call waits for a fresh list; past it the
@@ -132,8 +133,9 @@ type Discovery struct {
 
 	mu      sync.Mutex
 	entries map[string]*entry
-	// hints holds the last list per caller without the call's _meta,
-	// for Lookup only: a Present there only ever passes a call through.
+	// hints holds the last list per caller, for Lookup only (a Present
+	// there only ever passes a call through). A 2025-era call's _meta is
+	// not part of its key, as Lookup does not see it.
 	hints map[string]*hint
 }
 
@@ -152,7 +154,7 @@ type entry struct {
 	list      []string
 	listStart time.Time // when the fetch that produced list started
 	expires   time.Time
-	lastStart time.Time
+	lastEnd   time.Time // when the last fetch ended: the next starts MinInterval later
 	inflight  *fetch
 }
 
@@ -209,8 +211,8 @@ func (d *Discovery) setHint(key string, names []string, expires time.Time) {
 }
 
 // Lookup reports Present when the last list fetched for a caller with the
-// same key (without the call's _meta) has name and has not expired, and
-// Absent otherwise (List then confirms with a fresh list).
+// same key has name and has not expired, and Absent otherwise (List then
+// confirms with a fresh list).
 func (d *Discovery) Lookup(r *http.Request, name string) Presence {
 	key := d.opts.Key(r)
 	if key == "" {
@@ -258,7 +260,7 @@ func (d *Discovery) List(r *http.Request) ([]string, error) {
 			continue // that fetch began before this call: wait for a newer one
 		}
 		now := time.Now()
-		if next := e.lastStart.Add(d.opts.MinInterval); now.Before(next) {
+		if next := e.lastEnd.Add(d.opts.MinInterval); now.Before(next) {
 			e.mu.Unlock()
 			if next.After(deadline) {
 				return nil, errBusy
@@ -269,13 +271,13 @@ func (d *Discovery) List(r *http.Request) ([]string, error) {
 			continue
 		}
 		f := &fetch{start: now, done: make(chan struct{})}
-		e.inflight, e.lastStart = f, now
+		e.inflight = f
 		e.mu.Unlock()
 
 		list, ttl, err := d.fetch(r)
 		f.list, f.err = list, err
 		e.mu.Lock()
-		e.inflight = nil
+		e.inflight, e.lastEnd = nil, time.Now()
 		var expires time.Time
 		if err == nil {
 			e.list, e.listStart = list, f.start
@@ -288,7 +290,7 @@ func (d *Discovery) List(r *http.Request) ([]string, error) {
 		e.mu.Unlock()
 		close(f.done)
 		if err == nil {
-			if hk := d.opts.Key(plainRequest(r)); hk != "" {
+			if hk := d.opts.Key(lookupRequest(r)); hk != "" {
 				d.setHint(hk, list, expires)
 			}
 		}

@@ -233,3 +233,172 @@ func TestDiscoverValidates(t *testing.T) {
 		t.Error("negative TTL accepted")
 	}
 }
+
+// stampServer is a listServer that records when each tools/list arrived.
+type stampServer struct {
+	listServer
+	mu     sync.Mutex
+	stamps []time.Time
+}
+
+func (s *stampServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	s.stamps = append(s.stamps, time.Now())
+	s.mu.Unlock()
+	s.listServer.ServeHTTP(w, r)
+}
+
+// Amplification: unknown calls from callers who differ in anything
+// forwarded cost at most one upstream tools/list each, and one caller's
+// fetches stay MinInterval apart however many calls it makes.
+func TestDiscoveryAmplification(t *testing.T) {
+	const calls = 10000
+	for _, tc := range []struct {
+		name   string
+		header func(i int) http.Header
+	}{
+		{"distinct session ids", func(i int) http.Header { return http.Header{"Mcp-Session-Id": {"s-" + strconv.Itoa(i)}} }},
+		{"distinct Authorization", func(i int) http.Header { return http.Header{"Authorization": {"Bearer t" + strconv.Itoa(i)}} }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := &listServer{tools: []string{"a"}}
+			_, _, h := discoveryGuard(t, s, DiscoverOptions{})
+			var rejected atomic.Int32
+			var wg sync.WaitGroup
+			work := make(chan int)
+			for range 8 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for i := range work {
+						if w := serve(h, call("1", `"nope"`), tc.header(i)); w.Code == 200 {
+							rejected.Add(1)
+						}
+					}
+				}()
+			}
+			for i := range calls {
+				work <- i
+			}
+			close(work)
+			wg.Wait()
+			lists := s.lists.Load()
+			t.Logf("%s: %d unknown calls, %d rejected, %d upstream tools/list (%.3f per call)", tc.name, calls, rejected.Load(), lists, float64(lists)/calls)
+			if lists > calls {
+				t.Errorf("%d tools/list for %d unknown calls", lists, calls)
+			}
+			if rejected.Load() != calls {
+				t.Errorf("%d of %d rejected", rejected.Load(), calls)
+			}
+		})
+	}
+	t.Run("one caller", func(t *testing.T) {
+		const interval = 5 * time.Millisecond
+		s := &stampServer{listServer: listServer{tools: []string{"a"}}}
+		d, err := Discover(s, DiscoverOptions{MinInterval: interval})
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := mustGuard(t, Options{Tools: d}).Handler(s)
+		var wg sync.WaitGroup
+		for range 8 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for range 250 {
+					serve(h, call("1", `"nope"`), http.Header{"Mcp-Session-Id": {"same"}})
+				}
+			}()
+		}
+		wg.Wait()
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		minGap := time.Hour
+		for i := 1; i < len(s.stamps); i++ {
+			minGap = min(minGap, s.stamps[i].Sub(s.stamps[i-1]))
+		}
+		t.Logf("one caller: 2000 unknown calls, %d upstream tools/list, closest two %v apart (MinInterval %v)", len(s.stamps), minGap, interval)
+		if len(s.stamps) > 1 && minGap < interval {
+			t.Errorf("two fetches %v apart, under MinInterval %v", minGap, interval)
+		}
+	})
+}
+
+// capServer lists delete_repository only to a 2026-07-28 caller that
+// declares elicitation in the _meta of its request, and refuses any
+// request whose Host is not localhost, as servers do.
+type capServer struct {
+	lists atomic.Int32
+}
+
+func (s *capServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Host != "localhost" {
+		http.Error(w, "Forbidden: invalid Host header", http.StatusForbidden)
+		return
+	}
+	var m struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Params struct {
+			Meta struct {
+				Caps *struct {
+					Elicitation *struct{} `json:"elicitation"`
+				} `json:"io.modelcontextprotocol/clientCapabilities"`
+			} `json:"_meta"`
+		} `json:"params"`
+	}
+	if json.NewDecoder(r.Body).Decode(&m) != nil || m.Method != "tools/list" {
+		w.WriteHeader(299)
+		return
+	}
+	s.lists.Add(1)
+	tools := `[{"name":"get_repository"}`
+	if m.Params.Meta.Caps != nil && m.Params.Meta.Caps.Elicitation != nil {
+		tools += `,{"name":"delete_repository"}`
+	}
+	w.Header().Set("Content-Type", "application/json")
+	fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"tools":%s]}}`, m.ID, tools)
+}
+
+func capCall(name, caps string) string {
+	return `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + name + `","arguments":{},"_meta":{` +
+		`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"},` +
+		`"io.modelcontextprotocol/clientCapabilities":` + caps + `}}}`
+}
+
+func TestDiscoveryAsksAsTheCaller(t *testing.T) {
+	s := &capServer{}
+	d, err := Discover(s, DiscoverOptions{MinInterval: time.Microsecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := mustGuard(t, Options{Tools: d}).Handler(s)
+	send := func(body, host string) *httptest.ResponseRecorder {
+		r := newRequest("POST", body, modernHeaders(strings.Split(strings.Split(body, `"name":"`)[1], `"`)[0]))
+		r.Host = host
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		return w
+	}
+	// In every order, so no cached list leaks from one caller to the other.
+	for range 3 {
+		if w := send(capCall("delete_repository", `{"elicitation":{}}`), "localhost"); w.Code != 299 {
+			t.Fatalf("declaring elicitation: %d %s", w.Code, w.Body)
+		}
+		w := send(capCall("delete_repository", `{}`), "localhost")
+		if w.Code != 400 || !strings.Contains(w.Body.String(), `"availableTools":["get_repository"]`) {
+			t.Fatalf("not declaring it: %d %s", w.Code, w.Body)
+		}
+		// A foreign Host never gets a list, warm cache or not.
+		if w := send(capCall("nope", `{"elicitation":{}}`), "evil.example"); w.Code != 403 {
+			t.Fatalf("foreign Host: %d %s", w.Code, w.Body)
+		}
+	}
+	if k1, k2 := CallerKey(newRequest("POST", "", nil)), CallerKey(func() *http.Request {
+		r := newRequest("POST", "", nil)
+		r.Host = "evil.example"
+		return r
+	}()); k1 == k2 {
+		t.Error("the caller key leaves out Host")
+	}
+}

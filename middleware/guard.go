@@ -263,17 +263,28 @@ func (g *Guard) decide(r *http.Request, body []byte) (rej *Rejection, reason Rea
 
 	name := string(nameBytes)
 	tools := g.opts.Tools
-	switch tools.Lookup(r, name) {
+	// A 2026-07-28 caller is known by its _meta as much as by its headers:
+	// the tool set sees the call from Lookup on. A 2025-era call's _meta
+	// (rare, and never what servers list by) is added for List only.
+	var c *Call
+	lr := r
+	if modern {
+		c = &Call{Name: name, Meta: forwardedMeta(paramsMeta(body)), Modern: true}
+		lr = withCall(r, c)
+	}
+	switch tools.Lookup(lr, name) {
 	case Present:
 		return nil, ReasonKnown, name, nil
 	case Unsure:
 		return nil, ReasonUnsure, name, nil
 	}
-	c := &Call{Name: name, Meta: callMeta(body), Modern: modern}
-	if modern && (c.Meta == nil || !acceptableClientMeta(c.Meta)) {
+	if c == nil {
+		c = &Call{Name: name, Meta: forwardedMeta(paramsMeta(body))}
+		lr = withCall(r, c)
+	} else if c.Meta == nil || !acceptableClientMeta(c.Meta) {
 		return nil, ReasonClientMeta, name, nil
 	}
-	names, err := tools.List(withCall(r, c))
+	names, err := tools.List(lr)
 	if err != nil {
 		return nil, ReasonListFailed, name, err
 	}
