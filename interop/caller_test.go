@@ -178,9 +178,9 @@ func TestAskAsTheCaller(t *testing.T) {
 		tools   toolguard.ToolSet
 		unknown func(body string) (string, bool)
 	}{
-		{"mcp-go, toolguardmcpgo", mcpgoHandler, mcpgoTools, mcpgoUnknownName},
-		{"mcp-go, Discover", mcpgoHandler, discover(mcpgoHandler), mcpgoUnknownName},
-		{"go-sdk, Discover", gosdkHandler, discover(gosdkHandler), gosdkUnknownName},
+		{"mcp-go, toolguardmcpgo", mcpgoHandler, mcpgoTools, fixture.MCPGoUnknownTool},
+		{"mcp-go, Discover", mcpgoHandler, discover(mcpgoHandler), fixture.MCPGoUnknownTool},
+		{"go-sdk, Discover", gosdkHandler, discover(gosdkHandler), fixture.GoSDKUnknownTool},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			alone := httptest.NewServer(tc.handler)
@@ -238,30 +238,6 @@ func TestAskAsTheCaller(t *testing.T) {
 			}
 		})
 	}
-}
-
-func mcpgoUnknownName(body string) (string, bool) {
-	code, msg, ok := fixture.ErrorMessage(body)
-	if !ok || code != -32602 {
-		return "", false
-	}
-	name, ok := strings.CutPrefix(msg, "tool '")
-	if !ok {
-		return "", false
-	}
-	return strings.CutSuffix(name, "' not found: tool not found")
-}
-
-func gosdkUnknownName(body string) (string, bool) {
-	code, msg, ok := fixture.ErrorMessage(body)
-	if !ok || code != -32602 {
-		return "", false
-	}
-	name, ok := strings.CutPrefix(msg, `unknown tool "`)
-	if !ok {
-		return "", false
-	}
-	return strings.CutSuffix(name, `"`)
 }
 
 // The real TypeScript SDK v2 client against the mcp-go server through the

@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -93,19 +92,8 @@ func (h *harness) meta() string {
 	return ""
 }
 
-// gosdkUnknownTool reads go-sdk's own answer: -32602 `unknown tool "X"`.
-func gosdkUnknownTool(body string) (string, bool) {
-	code, msg, ok := fixture.ErrorMessage(body)
-	if !ok || code != -32602 {
-		return "", false
-	}
-	q, ok := strings.CutPrefix(msg, "unknown tool ")
-	if !ok {
-		return "", false
-	}
-	name, err := strconv.Unquote(q)
-	return name, err == nil
-}
+// gosdkUnknownTool reads go-sdk's own answer to an unknown tool.
+var gosdkUnknownTool = fixture.GoSDKUnknownTool
 
 func TestDifferentialCorpus(t *testing.T) {
 	var total fixture.Tally

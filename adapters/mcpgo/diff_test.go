@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -114,19 +113,8 @@ func (h *harness) headers(name string, extra http.Header) http.Header {
 	return hdr
 }
 
-// mcpgoUnknownTool reads mcp-go's own answer to an unknown tool:
-// -32602 "tool 'X' not found: tool not found".
-func mcpgoUnknownTool(body string) (string, bool) {
-	code, msg, ok := fixture.ErrorMessage(body)
-	if !ok || code != -32602 {
-		return "", false
-	}
-	name, ok := strings.CutPrefix(msg, "tool '")
-	if !ok {
-		return "", false
-	}
-	return strings.CutSuffix(name, "' not found: tool not found")
-}
+// mcpgoUnknownTool reads mcp-go's own answer to an unknown tool.
+var mcpgoUnknownTool = fixture.MCPGoUnknownTool
 
 func (h *harness) meta() string {
 	if h.modern {

@@ -108,37 +108,38 @@ func TestProxyAsksAsTheCaller(t *testing.T) {
 		through.Tools, through.Call.Result.Content[0].Text, throughNo.Tools, aloneNo.Call.Code, aloneNo.Call.Message,
 		throughNo.Call.Code, throughNo.Call.Message, throughNo.Call.Data)
 
-	// A foreign Host, after the lists above warmed every cache.
+	// A foreign Host, after the lists above warmed every cache, gets the
+	// server's own 403; a good one gets -32602 with the server's status.
+	for _, target := range []string{ts.URL, url} {
+		if status, body := postUnknown(t, target, "evil.example"); status != http.StatusForbidden || strings.Contains(body, "availableTools") {
+			t.Errorf("foreign Host at %s: %d %s", target, status, body)
+		}
+		if status, body := postUnknown(t, target, ""); status != http.StatusOK || !strings.Contains(body, "-32602") {
+			t.Errorf("unknown tool at %s: %d %s", target, status, body)
+		}
+	}
+}
+
+// postUnknown posts a 2026-07-28 call of an unknown tool to target, with
+// host as the Host header when not empty.
+func postUnknown(t *testing.T, target, host string) (int, string) {
+	t.Helper()
 	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"nope","arguments":{},"_meta":` +
 		`{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
-	for _, target := range []string{ts.URL, url} {
-		req, _ := http.NewRequest("POST", target, strings.NewReader(body))
-		req.Host = "evil.example"
-		req.Header = http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json, text/event-stream"},
-			"Mcp-Protocol-Version": {"2026-07-28"}, "Mcp-Method": {"tools/call"}, "Mcp-Name": {"nope"}}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusForbidden || strings.Contains(string(b), "availableTools") {
-			t.Errorf("foreign Host at %s: %d %s", target, resp.StatusCode, b)
-		}
+	req, err := http.NewRequest("POST", target, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
 	}
-	// The same status as the server for its own -32602 in 2026-07-28.
-	for _, target := range []string{ts.URL, url} {
-		req, _ := http.NewRequest("POST", target, strings.NewReader(body))
-		req.Header = http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json, text/event-stream"},
-			"Mcp-Protocol-Version": {"2026-07-28"}, "Mcp-Method": {"tools/call"}, "Mcp-Name": {"nope"}}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK || !strings.Contains(string(b), "-32602") {
-			t.Errorf("unknown tool at %s: %d %s", target, resp.StatusCode, b)
-		}
+	if host != "" {
+		req.Host = host
 	}
+	req.Header = http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json, text/event-stream"},
+		"Mcp-Protocol-Version": {"2026-07-28"}, "Mcp-Method": {"tools/call"}, "Mcp-Name": {"nope"}}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
 }
