@@ -82,7 +82,7 @@ type DiscoverOptions struct {
 // "cannot tell", reported as the List error.
 func Discover(h http.Handler, opts DiscoverOptions) (*Discovery, error) {
 	if h == nil {
-		return nil, errors.New("toolguard: Discover needs a handler")
+		return nil, errors.New("toolguard: Discover needs a handler (h is nil)")
 	}
 	for _, f := range []struct {
 		name     string

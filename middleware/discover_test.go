@@ -229,8 +229,22 @@ func TestDiscoverValidates(t *testing.T) {
 	if _, err := Discover(nil, DiscoverOptions{}); err == nil {
 		t.Error("nil handler accepted")
 	}
-	if _, err := Discover(&listServer{}, DiscoverOptions{TTL: -1}); err == nil {
-		t.Error("negative TTL accepted")
+	for _, tc := range []struct {
+		opts  DiscoverOptions
+		field string
+	}{
+		{DiscoverOptions{TTL: -1}, "TTL"},
+		{DiscoverOptions{MinInterval: -1}, "MinInterval"},
+		{DiscoverOptions{MaxWait: -1}, "MaxWait"},
+		{DiscoverOptions{Timeout: -1}, "Timeout"},
+		{DiscoverOptions{MaxPages: -1}, "MaxPages"},
+		{DiscoverOptions{MaxBodyBytes: -1}, "MaxBodyBytes"},
+		{DiscoverOptions{MaxKeys: -1}, "MaxKeys"},
+		{DiscoverOptions{ModernStatus: 1000}, "ModernStatus"},
+	} {
+		if _, err := Discover(&listServer{}, tc.opts); err == nil || !strings.HasPrefix(err.Error(), "toolguard: DiscoverOptions."+tc.field+" ") {
+			t.Errorf("Discover(%+v) = %v, want an error naming %s", tc.opts, err, tc.field)
+		}
 	}
 }
 
