@@ -24,14 +24,11 @@ const (
 type Rejection struct {
 	Name   string // the tool name the request asked for, whole
 	Code   int    // CodeInvalidParams or CodeHeaderMismatch
-	Status int    // HTTP status: 200, or 400 for 2026-07-28 requests
+	Status int    // HTTP status: 200, or Options.ModernStatus for 2026-07-28 requests
 	SSE    bool   // written as one text/event-stream event instead of JSON
 
-	body []byte // the JSON-RPC message
+	body []byte // the JSON-RPC message; Write is the one way to emit it
 }
-
-// Body returns the JSON-RPC error message the rejection carries.
-func (j *Rejection) Body() []byte { return slices.Clone(j.body) }
 
 // Write writes the rejection to w: status, Content-Type and the JSON-RPC
 // error, as JSON or as one SSE event (event: message). It is the only code
@@ -56,14 +53,7 @@ func (j *Rejection) Write(w http.ResponseWriter) error {
 	return err
 }
 
-func status(modern bool) int {
-	if modern {
-		return http.StatusBadRequest
-	}
-	return http.StatusOK
-}
-
-func (g *Guard) newUnknownTool(id []byte, name string, names []string, modern, sse bool) *Rejection {
+func (g *Guard) newUnknownTool(id []byte, name string, names []string, status int, sse bool) *Rejection {
 	b := make([]byte, 0, 128+len(id)+min(len(name), maxNameInMessage+8))
 	b = append(b, `{"jsonrpc":"2.0","id":`...)
 	b = append(b, id...)
@@ -99,7 +89,7 @@ func (g *Guard) newUnknownTool(id []byte, name string, names []string, modern, s
 		b = append(b, '}')
 	}
 	b = append(b, "}}"...)
-	return &Rejection{Name: name, Code: CodeInvalidParams, Status: status(modern), SSE: sse, body: b}
+	return &Rejection{Name: name, Code: CodeInvalidParams, Status: status, SSE: sse, body: b}
 }
 
 // sortedUnique reports whether names is sorted without repeats, as tool

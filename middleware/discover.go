@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"slices"
 	"sort"
@@ -15,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/toolguard/toolguard/internal/mcpwire"
 	"github.com/toolguard/toolguard/internal/sse"
 )
 
@@ -26,9 +28,10 @@ type DiscoverOptions struct {
 	// arrived. Default 10s.
 	TTL time.Duration
 
-	// MinInterval is the least time between two fetches for one caller,
-	// so a flood of unknown calls cannot become a flood of tools/list.
-	// Default 10ms.
+	// MinInterval is the least time between the end of one fetch for a
+	// caller and the start of the next, so a flood of unknown calls cannot
+	// become a flood of tools/list: the server sees one caller's lists at
+	// least MinInterval apart. Default 10ms.
 	MinInterval time.Duration
 
 	// MaxWait bounds how long a call waits for a fresh list; past it the
@@ -52,24 +55,52 @@ type DiscoverOptions struct {
 
 	// MaxKeys bounds how many callers are cached. Default 10000.
 	MaxKeys int
+
+	// ModernStatus is the HTTP status the server sends with its own
+	// -32602 for a 2026-07-28 request; the guard sends the same (see
+	// Options.ModernStatus). Default 400, what mcp-go and go-sdk send; set
+	// 200 in front of a TypeScript SDK v2 server.
+	ModernStatus int
 }
 
 // Discover returns a ToolSet that asks h, the MCP server behind the guard
-// (or a reverse proxy in front of any server), for tools/list, forwarding
-// the caller's headers (session, authorization, protocol version). It works
-// for any server in any language: 2025-era and 2026-07-28 requests, JSON
-// and SSE replies, nextCursor pages.
+// (or a reverse proxy in front of any server), for tools/list exactly as
+// the caller: with the caller's URL, Host, remote address, context and
+// headers (session, authorization, cookies, protocol version, Origin,
+// Accept, anything else but the few that describe the call's own body),
+// and with the call's own params._meta (clientInfo, clientCapabilities,
+// protocol version, any other key; see [CallFromContext]). If the server
+// refuses that list to this caller, the call passes through. It works for
+// any server in any language: 2025-era and 2026-07-28 requests, JSON and
+// SSE replies, nextCursor pages.
 //
-// Lookup answers from a cached list. List always returns a list fetched
-// after the call arrived; concurrent calls share one fetch, and fetches for
-// one caller are at least MinInterval apart. Any failure (an unknown
-// session, an error reply, a timeout) is "cannot tell".
+// Lookup answers from a cached list (a Present only ever passes a call
+// through). List always returns a list fetched after the call arrived, by
+// a caller identical in everything forwarded; concurrent calls share one
+// fetch, and fetches for one caller are at least MinInterval apart. Any
+// failure (an unknown session, a refusal, an error reply, a timeout) is
+// "cannot tell", reported as the List error.
 func Discover(h http.Handler, opts DiscoverOptions) (*Discovery, error) {
 	if h == nil {
-		return nil, errors.New("toolguard: Discover needs a handler")
+		return nil, errors.New("toolguard: Discover needs a handler (h is nil)")
 	}
-	if opts.TTL < 0 || opts.MinInterval < 0 || opts.MaxWait < 0 || opts.Timeout < 0 || opts.MaxPages < 0 || opts.MaxBodyBytes < 0 || opts.MaxKeys < 0 {
-		return nil, errors.New("toolguard: DiscoverOptions must not be negative")
+	for _, f := range []struct {
+		name     string
+		negative bool
+	}{
+		{"TTL", opts.TTL < 0}, {"MinInterval", opts.MinInterval < 0}, {"MaxWait", opts.MaxWait < 0},
+		{"Timeout", opts.Timeout < 0}, {"MaxPages", opts.MaxPages < 0}, {"MaxBodyBytes", opts.MaxBodyBytes < 0},
+		{"MaxKeys", opts.MaxKeys < 0}, {"ModernStatus", opts.ModernStatus < 0},
+	} {
+		if f.negative {
+			return nil, fmt.Errorf("toolguard: DiscoverOptions.%s must not be negative", f.name)
+		}
+	}
+	if opts.ModernStatus != 0 && (opts.ModernStatus < 200 || opts.ModernStatus > 599) {
+		return nil, errors.New("toolguard: DiscoverOptions.ModernStatus must be an HTTP status (200-599) or zero")
+	}
+	if opts.ModernStatus == 0 {
+		opts.ModernStatus = http.StatusBadRequest
 	}
 	def := func(d *time.Duration, v time.Duration) {
 		if *d == 0 {
@@ -92,30 +123,38 @@ func Discover(h http.Handler, opts DiscoverOptions) (*Discovery, error) {
 	if opts.Key == nil {
 		opts.Key = CallerKey
 	}
-	return &Discovery{h: h, opts: opts, entries: map[string]*entry{}}, nil
+	return &Discovery{h: h, opts: opts, entries: map[string]*entry{}, hints: map[string]*hint{}}, nil
 }
 
 // Discovery is the ToolSet returned by [Discover].
 type Discovery struct {
-	h       http.Handler
-	opts    DiscoverOptions
-	fetches atomic.Int64
+	h    http.Handler
+	opts DiscoverOptions
 
 	mu      sync.Mutex
 	entries map[string]*entry
+	// hints holds the last list per caller, for Lookup only (a Present
+	// there only ever passes a call through). A 2025-era call's _meta is
+	// not part of its key, as Lookup does not see it.
+	hints map[string]*hint
 }
 
-// Fetches reports how many tools/list fetches the set has made.
-func (d *Discovery) Fetches() int64 { return d.fetches.Load() }
+type hint struct {
+	names   map[string]struct{}
+	expires time.Time
+}
+
+// ModernStatus returns DiscoverOptions.ModernStatus, which the guard uses
+// for its 2026-07-28 rejections.
+func (d *Discovery) ModernStatus() int { return d.opts.ModernStatus }
 
 // entry is the cached state for one caller key.
 type entry struct {
 	mu        sync.Mutex
-	names     map[string]struct{}
 	list      []string
 	listStart time.Time // when the fetch that produced list started
 	expires   time.Time
-	lastStart time.Time
+	lastEnd   time.Time // when the last fetch ended: the next starts MinInterval later
 	inflight  *fetch
 }
 
@@ -156,22 +195,36 @@ func (d *Discovery) evict() {
 	}
 }
 
-// Lookup reports Present when the cached list for the caller has name, and
-// Absent otherwise (List then confirms with a fresh list).
+// setHint records names for Lookup under the key of the caller without
+// the call. d.mu is not held.
+func (d *Discovery) setHint(key string, names []string, expires time.Time) {
+	h := &hint{names: make(map[string]struct{}, len(names)), expires: expires}
+	for _, n := range names {
+		h.names[n] = struct{}{}
+	}
+	d.mu.Lock()
+	if len(d.hints) >= d.opts.MaxKeys {
+		clear(d.hints)
+	}
+	d.hints[key] = h
+	d.mu.Unlock()
+}
+
+// Lookup reports Present when the last list fetched for a caller with the
+// same key has name and has not expired, and Absent otherwise (List then
+// confirms with a fresh list).
 func (d *Discovery) Lookup(r *http.Request, name string) Presence {
 	key := d.opts.Key(r)
 	if key == "" {
 		return Absent
 	}
 	d.mu.Lock()
-	e := d.entries[key]
+	h := d.hints[key]
 	d.mu.Unlock()
-	if e == nil {
+	if h == nil {
 		return Absent
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if _, ok := e.names[name]; ok && time.Now().Before(e.expires) {
+	if _, ok := h.names[name]; ok && time.Now().Before(h.expires) {
 		return Present
 	}
 	return Absent
@@ -207,7 +260,7 @@ func (d *Discovery) List(r *http.Request) ([]string, error) {
 			continue // that fetch began before this call: wait for a newer one
 		}
 		now := time.Now()
-		if next := e.lastStart.Add(d.opts.MinInterval); now.Before(next) {
+		if next := e.lastEnd.Add(d.opts.MinInterval); now.Before(next) {
 			e.mu.Unlock()
 			if next.After(deadline) {
 				return nil, errBusy
@@ -218,26 +271,29 @@ func (d *Discovery) List(r *http.Request) ([]string, error) {
 			continue
 		}
 		f := &fetch{start: now, done: make(chan struct{})}
-		e.inflight, e.lastStart = f, now
+		e.inflight = f
 		e.mu.Unlock()
 
 		list, ttl, err := d.fetch(r)
 		f.list, f.err = list, err
 		e.mu.Lock()
-		e.inflight = nil
+		e.inflight, e.lastEnd = nil, time.Now()
+		var expires time.Time
 		if err == nil {
 			e.list, e.listStart = list, f.start
-			e.names = make(map[string]struct{}, len(list))
-			for _, n := range list {
-				e.names[n] = struct{}{}
-			}
 			if ttl <= 0 {
 				ttl = d.opts.TTL
 			}
-			e.expires = time.Now().Add(ttl)
+			expires = time.Now().Add(ttl)
+			e.expires = expires
 		}
 		e.mu.Unlock()
 		close(f.done)
+		if err == nil {
+			if hk := d.opts.Key(lookupRequest(r)); hk != "" {
+				d.setHint(hk, list, expires)
+			}
+		}
 		return list, err
 	}
 }
@@ -260,38 +316,71 @@ func waitUntil(ctx context.Context, done <-chan struct{}, t time.Time) error {
 	}
 }
 
-// Headers the fetch never forwards: they describe the caller's body or
-// connection, or the fetch sets its own.
+// Headers the fetch does not copy from the call: they describe the call's
+// own body or connection (Mcp-Name and Mcp-Param-* mirror its params), and
+// the fetch sets its own. Everything else is forwarded as is, Accept and
+// Last-Event-ID included, so the server judges the list request as it
+// judges the call.
 var notForwarded = map[string]bool{
-	"Accept": true, "Accept-Encoding": true, "Connection": true, "Content-Encoding": true,
-	"Content-Length": true, "Content-Type": true, "Expect": true, "Keep-Alive": true,
-	"Last-Event-Id": true, "Mcp-Method": true, "Mcp-Name": true, "Te": true,
+	"Accept-Encoding": true, "Connection": true, "Content-Encoding": true,
+	"Content-Length": true, "Expect": true, "Keep-Alive": true,
+	mcpwire.HeaderMethod: true, mcpwire.HeaderName: true, "Te": true,
 	"Trailer": true, "Transfer-Encoding": true, "Upgrade": true,
 }
 
+func forwarded(k string) bool {
+	return !notForwarded[k] && !strings.HasPrefix(k, mcpwire.HeaderParamPrefix)
+}
+
 // Tracing headers change with every request and grant nothing: they are
-// forwarded but not part of the default cache key.
+// forwarded, so the list shows up in the caller's trace, but are not part
+// of the default cache key. They are the only forwarded thing left out.
 var volatile = map[string]bool{
 	"Traceparent": true, "Tracestate": true, "Baggage": true, "X-Request-Id": true,
 	"X-Amzn-Trace-Id": true, "Sentry-Trace": true, "X-B3-Traceid": true, "X-B3-Spanid": true,
 	"X-B3-Parentspanid": true, "X-B3-Sampled": true, "X-Cloud-Trace-Context": true,
 }
 
-// CallerKey identifies the caller of r for caching: the URL and every
-// request header a tools/list fetch forwards (session, authorization,
-// protocol version, cookies, custom headers), except tracing headers.
+// CallerKey identifies the caller of r for caching: everything a
+// tools/list fetch forwards that a server could read to decide what to
+// list. That is the URL, Host, the remote IP address, the local address
+// the request arrived on, TLS or not, every forwarded request header but
+// tracing headers, and (in List) the call's params._meta. Two requests
+// with the same key get the same list from any server that decides by
+// what it is sent.
 func CallerKey(r *http.Request) string {
 	keys := make([]string, 0, len(r.Header))
-	for k := range r.Header {
-		if !notForwarded[k] && !volatile[k] {
+	size := len(r.URL.Path) + len(r.URL.RawQuery) + len(r.Host) + len(r.RemoteAddr) + 16
+	for k, vs := range r.Header {
+		if forwarded(k) && !volatile[k] {
 			keys = append(keys, k)
+			size += len(k) + 1
+			for _, v := range vs {
+				size += len(v) + 1
+			}
 		}
 	}
 	sort.Strings(keys)
 	var b strings.Builder
+	b.Grow(size)
 	b.WriteString(r.URL.Path)
 	b.WriteByte('?')
 	b.WriteString(r.URL.RawQuery)
+	b.WriteString("\nhost\x00")
+	b.WriteString(r.Host)
+	b.WriteString("\nremote\x00")
+	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+		b.WriteString(host)
+	} else {
+		b.WriteString(r.RemoteAddr)
+	}
+	if la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && la != nil {
+		b.WriteString("\nlocal\x00")
+		b.WriteString(la.String())
+	}
+	if r.TLS != nil {
+		b.WriteString("\ntls")
+	}
 	for _, k := range keys {
 		b.WriteByte('\n')
 		b.WriteString(k)
@@ -300,6 +389,10 @@ func CallerKey(r *http.Request) string {
 			b.WriteString(v)
 		}
 	}
+	if c, ok := CallFromContext(r.Context()); ok && c.Meta != nil {
+		b.WriteString("\n_meta\x00")
+		b.Write(c.Meta)
+	}
 	return b.String()
 }
 
@@ -307,76 +400,60 @@ var listIDs atomic.Int64
 
 // fetch asks the handler for the whole tool list, as the caller of r.
 func (d *Discovery) fetch(r *http.Request) ([]string, time.Duration, error) {
-	d.fetches.Add(1)
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), d.opts.Timeout)
 	defer cancel()
-	version, _ := single(r.Header, "Mcp-Protocol-Version")
-	modern := isModernVersion(version)
+	var meta []byte
+	v, _ := single(r.Header, mcpwire.HeaderProtocolVersion)
+	modern := mcpwire.IsModern(v)
+	if c, ok := CallFromContext(r.Context()); ok {
+		meta, modern = c.Meta, c.Modern
+	} else if modern {
+		// Asked without a call (not by the guard): a client of our own.
+		meta, _ = json.Marshal(mcpwire.Meta(v, "toolguard", "1"))
+	}
 	var names []string
 	var ttl time.Duration
 	cursor := ""
 	for page := 0; page < d.opts.MaxPages; page++ {
 		id := "toolguard-list-" + strconv.FormatInt(listIDs.Add(1), 10)
-		res, err := d.page(ctx, r, id, cursor, version, modern)
+		res, err := d.page(ctx, r, id, cursor, meta, modern)
 		if err != nil {
 			return nil, 0, err
 		}
-		for _, t := range res.Tools {
-			if t.Name == nil {
-				return nil, 0, errors.New("toolguard: tools/list: a tool has no name")
-			}
-			names = append(names, *t.Name)
-		}
+		names = append(names, res.Names...)
 		if res.TTLMs != nil && (page == 0 || time.Duration(*res.TTLMs)*time.Millisecond < ttl) {
 			ttl = time.Duration(*res.TTLMs) * time.Millisecond
 		}
-		if res.NextCursor == nil || *res.NextCursor == "" {
+		if res.NextCursor == "" {
 			slices.Sort(names)
 			return slices.Compact(names), ttl, nil
 		}
-		cursor = *res.NextCursor
+		cursor = res.NextCursor
 	}
 	return nil, 0, fmt.Errorf("toolguard: tools/list has more than %d pages", d.opts.MaxPages)
 }
 
-type listResult struct {
-	Tools []struct {
-		Name *string `json:"name"`
-	} `json:"tools"`
-	NextCursor *string `json:"nextCursor"`
-	TTLMs      *int64  `json:"ttlMs"`
-}
-
-func (d *Discovery) page(ctx context.Context, r *http.Request, id, cursor, version string, modern bool) (*listResult, error) {
-	params := map[string]any{}
-	if cursor != "" {
-		params["cursor"] = cursor
-	}
-	if modern {
-		params["_meta"] = map[string]any{
-			"io.modelcontextprotocol/protocolVersion":    version,
-			"io.modelcontextprotocol/clientInfo":         map[string]string{"name": "toolguard", "version": "1"},
-			"io.modelcontextprotocol/clientCapabilities": map[string]any{},
-		}
-	}
-	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": "tools/list", "params": params})
-	if err != nil {
-		return nil, err
-	}
+func (d *Discovery) page(ctx context.Context, r *http.Request, id, cursor string, meta []byte, modern bool) (mcpwire.Page, error) {
+	body := mcpwire.ListRequest(id, cursor, meta)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.URL.String(), bytes.NewReader(body))
 	if err != nil {
-		return nil, err
+		return mcpwire.Page{}, err
 	}
 	req.RemoteAddr, req.Host, req.TLS, req.RequestURI = r.RemoteAddr, r.Host, r.TLS, r.RequestURI
+	req.Proto, req.ProtoMajor, req.ProtoMinor = r.Proto, r.ProtoMajor, r.ProtoMinor
 	for k, vs := range r.Header {
-		if !notForwarded[k] {
+		if forwarded(k) {
 			req.Header[k] = vs
 		}
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	if modern {
-		req.Header.Set("Mcp-Method", "tools/list")
+	if ct, ok := single(r.Header, "Content-Type"); !ok || !mcpwire.IsJSON(ct) {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if len(req.Header["Accept"]) == 0 {
+		req.Header.Set("Accept", "application/json, text/event-stream")
+	}
+	if _, ok := r.Header[mcpwire.HeaderMethod]; ok || modern {
+		req.Header.Set(mcpwire.HeaderMethod, "tools/list")
 	}
 	w := &captureWriter{header: http.Header{}, limit: d.opts.MaxBodyBytes}
 	done := make(chan struct{})
@@ -384,7 +461,7 @@ func (d *Discovery) page(ctx context.Context, r *http.Request, id, cursor, versi
 		defer close(done)
 		defer func() {
 			if p := recover(); p != nil && p != http.ErrAbortHandler {
-				w.panicked = fmt.Sprint(p)
+				w.setPanic(fmt.Sprint(p))
 			}
 		}()
 		d.h.ServeHTTP(w, req)
@@ -392,40 +469,44 @@ func (d *Discovery) page(ctx context.Context, r *http.Request, id, cursor, versi
 	select {
 	case <-done:
 	case <-ctx.Done():
-		return nil, fmt.Errorf("toolguard: tools/list: %w", ctx.Err())
+		return mcpwire.Page{}, fmt.Errorf("toolguard: tools/list: %w", ctx.Err())
 	}
 	if w.panicked != "" {
-		return nil, fmt.Errorf("toolguard: tools/list: handler panicked: %s", w.panicked)
+		return mcpwire.Page{}, fmt.Errorf("toolguard: tools/list: handler panicked: %s", w.panicked)
 	}
 	if w.status != http.StatusOK {
-		return nil, fmt.Errorf("toolguard: tools/list: HTTP %d", w.status)
+		return mcpwire.Page{}, fmt.Errorf("toolguard: tools/list: HTTP %d%s", w.status, snippet(w.buf.Bytes()))
 	}
 	if w.over {
-		return nil, errors.New("toolguard: tools/list: reply too large")
+		return mcpwire.Page{}, fmt.Errorf("toolguard: tools/list: reply larger than MaxBodyBytes (%d)", d.opts.MaxBodyBytes)
 	}
 	msg := w.buf.Bytes()
-	if ct := w.header.Get("Content-Type"); strings.HasPrefix(strings.ToLower(strings.TrimSpace(ct)), "text/event-stream") {
+	if mcpwire.IsEventStream(w.header.Get("Content-Type")) {
 		if msg = findSSEReply(msg, id); msg == nil {
-			return nil, errors.New("toolguard: tools/list: no reply in the event stream")
+			return mcpwire.Page{}, errors.New("toolguard: tools/list: no reply in the event stream")
 		}
 	}
-	var reply struct {
-		ID     json.RawMessage `json:"id"`
-		Result *listResult     `json:"result"`
-		Error  *struct {
-			Code int `json:"code"`
-		} `json:"error"`
+	res, err := mcpwire.Result(msg, id)
+	if err != nil {
+		return mcpwire.Page{}, fmt.Errorf("toolguard: tools/list: %w", err)
 	}
-	if err := json.Unmarshal(msg, &reply); err != nil {
-		return nil, fmt.Errorf("toolguard: tools/list: %w", err)
+	p, err := mcpwire.DecodePage(res)
+	if err != nil {
+		return mcpwire.Page{}, fmt.Errorf("toolguard: tools/list: %w", err)
 	}
-	if reply.Error != nil {
-		return nil, fmt.Errorf("toolguard: tools/list: JSON-RPC error %d", reply.Error.Code)
+	return p, nil
+}
+
+// snippet quotes the start of a refusal's body for the List error.
+func snippet(b []byte) string {
+	b = bytes.TrimSpace(b)
+	if len(b) == 0 {
+		return ""
 	}
-	if string(reply.ID) != strconv.Quote(id) || reply.Result == nil || reply.Result.Tools == nil {
-		return nil, errors.New("toolguard: tools/list: no tool list in the reply")
+	if len(b) > 120 {
+		b = b[:120]
 	}
-	return reply.Result, nil
+	return ": " + strconv.Quote(string(b))
 }
 
 // findSSEReply returns the data of the event stream message whose id is id.
@@ -477,3 +558,9 @@ func (w *captureWriter) Write(p []byte) (int, error) {
 }
 
 func (w *captureWriter) Flush() {}
+
+func (w *captureWriter) setPanic(p string) {
+	w.mu.Lock()
+	w.panicked = p
+	w.mu.Unlock()
+}

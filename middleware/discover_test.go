@@ -164,7 +164,7 @@ func TestDiscoveryForwardsCallerHeaders(t *testing.T) {
 func TestDiscoveryNeverRejectsAFreshTool(t *testing.T) {
 	s := &listServer{tools: []string{"a"}}
 	// A short TTL, so a removed tool is not answered from the cache.
-	_, d, h := discoveryGuard(t, s, DiscoverOptions{MinInterval: time.Millisecond, TTL: time.Millisecond})
+	_, _, h := discoveryGuard(t, s, DiscoverOptions{MinInterval: time.Millisecond, TTL: time.Millisecond})
 	if w := serve(h, call("1", `"a"`), nil); w.Code != 299 {
 		t.Fatal("known tool rejected")
 	}
@@ -181,14 +181,14 @@ func TestDiscoveryNeverRejectsAFreshTool(t *testing.T) {
 	if w := serve(h, call("1", `"new_19"`), nil); w.Code != 200 {
 		t.Errorf("removed tool passed through: %d", w.Code)
 	}
-	if d.Fetches() < 20 {
-		t.Errorf("%d fetches: lists were not fresh", d.Fetches())
+	if s.lists.Load() < 20 {
+		t.Errorf("%d fetches: lists were not fresh", s.lists.Load())
 	}
 }
 
 func TestDiscoveryCollapsesAFlood(t *testing.T) {
 	s := &listServer{tools: []string{"a"}, delay: 20 * time.Millisecond}
-	_, d, h := discoveryGuard(t, s, DiscoverOptions{MinInterval: 50 * time.Millisecond})
+	_, _, h := discoveryGuard(t, s, DiscoverOptions{MinInterval: 50 * time.Millisecond})
 	var wg sync.WaitGroup
 	var rejected atomic.Int32
 	for range 500 {
@@ -201,7 +201,7 @@ func TestDiscoveryCollapsesAFlood(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	if n := d.Fetches(); n > 4 {
+	if n := s.lists.Load(); n > 4 {
 		t.Errorf("500 concurrent unknown calls made %d tools/list fetches", n)
 	}
 	if rejected.Load() != 500 {
@@ -211,16 +211,16 @@ func TestDiscoveryCollapsesAFlood(t *testing.T) {
 
 func TestDiscoveryTTL(t *testing.T) {
 	s := &listServer{tools: []string{"a"}, ttlMs: 50}
-	_, d, h := discoveryGuard(t, s, DiscoverOptions{TTL: time.Hour})
+	_, _, h := discoveryGuard(t, s, DiscoverOptions{TTL: time.Hour})
 	serve(h, call("1", `"a"`), nil) // fills the cache
-	before := d.Fetches()
+	before := s.lists.Load()
 	serve(h, call("1", `"a"`), nil)
-	if d.Fetches() != before {
+	if s.lists.Load() != before {
 		t.Error("cached list not used")
 	}
 	time.Sleep(60 * time.Millisecond)
 	serve(h, call("1", `"a"`), nil)
-	if d.Fetches() == before {
+	if s.lists.Load() == before {
 		t.Error("ttlMs not honoured")
 	}
 }
@@ -229,7 +229,190 @@ func TestDiscoverValidates(t *testing.T) {
 	if _, err := Discover(nil, DiscoverOptions{}); err == nil {
 		t.Error("nil handler accepted")
 	}
-	if _, err := Discover(&listServer{}, DiscoverOptions{TTL: -1}); err == nil {
-		t.Error("negative TTL accepted")
+	for _, tc := range []struct {
+		opts  DiscoverOptions
+		field string
+	}{
+		{DiscoverOptions{TTL: -1}, "TTL"},
+		{DiscoverOptions{MinInterval: -1}, "MinInterval"},
+		{DiscoverOptions{MaxWait: -1}, "MaxWait"},
+		{DiscoverOptions{Timeout: -1}, "Timeout"},
+		{DiscoverOptions{MaxPages: -1}, "MaxPages"},
+		{DiscoverOptions{MaxBodyBytes: -1}, "MaxBodyBytes"},
+		{DiscoverOptions{MaxKeys: -1}, "MaxKeys"},
+		{DiscoverOptions{ModernStatus: 1000}, "ModernStatus"},
+	} {
+		if _, err := Discover(&listServer{}, tc.opts); err == nil || !strings.HasPrefix(err.Error(), "toolguard: DiscoverOptions."+tc.field+" ") {
+			t.Errorf("Discover(%+v) = %v, want an error naming %s", tc.opts, err, tc.field)
+		}
+	}
+}
+
+// stampServer is a listServer that records when each tools/list arrived.
+type stampServer struct {
+	listServer
+	mu     sync.Mutex
+	stamps []time.Time
+}
+
+func (s *stampServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	s.stamps = append(s.stamps, time.Now())
+	s.mu.Unlock()
+	s.listServer.ServeHTTP(w, r)
+}
+
+// Amplification: unknown calls from callers who differ in anything
+// forwarded cost at most one upstream tools/list each, and one caller's
+// fetches stay MinInterval apart however many calls it makes.
+func TestDiscoveryAmplification(t *testing.T) {
+	const calls = 10000
+	for _, tc := range []struct {
+		name   string
+		header func(i int) http.Header
+	}{
+		{"distinct session ids", func(i int) http.Header { return http.Header{"Mcp-Session-Id": {"s-" + strconv.Itoa(i)}} }},
+		{"distinct Authorization", func(i int) http.Header { return http.Header{"Authorization": {"Bearer t" + strconv.Itoa(i)}} }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := &listServer{tools: []string{"a"}}
+			_, _, h := discoveryGuard(t, s, DiscoverOptions{})
+			var rejected atomic.Int32
+			var wg sync.WaitGroup
+			work := make(chan int)
+			for range 8 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for i := range work {
+						if w := serve(h, call("1", `"nope"`), tc.header(i)); w.Code == 200 {
+							rejected.Add(1)
+						}
+					}
+				}()
+			}
+			for i := range calls {
+				work <- i
+			}
+			close(work)
+			wg.Wait()
+			lists := s.lists.Load()
+			t.Logf("%s: %d unknown calls, %d rejected, %d upstream tools/list (%.3f per call)", tc.name, calls, rejected.Load(), lists, float64(lists)/calls)
+			if lists > calls {
+				t.Errorf("%d tools/list for %d unknown calls", lists, calls)
+			}
+			if rejected.Load() != calls {
+				t.Errorf("%d of %d rejected", rejected.Load(), calls)
+			}
+		})
+	}
+	t.Run("one caller", func(t *testing.T) {
+		const interval = 5 * time.Millisecond
+		s := &stampServer{listServer: listServer{tools: []string{"a"}}}
+		d, err := Discover(s, DiscoverOptions{MinInterval: interval})
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := mustGuard(t, Options{Tools: d}).Handler(s)
+		var wg sync.WaitGroup
+		for range 8 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for range 250 {
+					serve(h, call("1", `"nope"`), http.Header{"Mcp-Session-Id": {"same"}})
+				}
+			}()
+		}
+		wg.Wait()
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		minGap := time.Hour
+		for i := 1; i < len(s.stamps); i++ {
+			minGap = min(minGap, s.stamps[i].Sub(s.stamps[i-1]))
+		}
+		t.Logf("one caller: 2000 unknown calls, %d upstream tools/list, closest two %v apart (MinInterval %v)", len(s.stamps), minGap, interval)
+		if len(s.stamps) > 1 && minGap < interval {
+			t.Errorf("two fetches %v apart, under MinInterval %v", minGap, interval)
+		}
+	})
+}
+
+// capServer lists delete_repository only to a 2026-07-28 caller that
+// declares elicitation in the _meta of its request, and refuses any
+// request whose Host is not localhost, as servers do.
+type capServer struct {
+	lists atomic.Int32
+}
+
+func (s *capServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Host != "localhost" {
+		http.Error(w, "Forbidden: invalid Host header", http.StatusForbidden)
+		return
+	}
+	var m struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Params struct {
+			Meta struct {
+				Caps *struct {
+					Elicitation *struct{} `json:"elicitation"`
+				} `json:"io.modelcontextprotocol/clientCapabilities"`
+			} `json:"_meta"`
+		} `json:"params"`
+	}
+	if json.NewDecoder(r.Body).Decode(&m) != nil || m.Method != "tools/list" {
+		w.WriteHeader(299)
+		return
+	}
+	s.lists.Add(1)
+	tools := `[{"name":"get_repository"}`
+	if m.Params.Meta.Caps != nil && m.Params.Meta.Caps.Elicitation != nil {
+		tools += `,{"name":"delete_repository"}`
+	}
+	w.Header().Set("Content-Type", "application/json")
+	fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"tools":%s]}}`, m.ID, tools)
+}
+
+func capCall(name, caps string) string {
+	return `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + name + `","arguments":{},"_meta":{` +
+		`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"},` +
+		`"io.modelcontextprotocol/clientCapabilities":` + caps + `}}}`
+}
+
+func TestDiscoveryAsksAsTheCaller(t *testing.T) {
+	s := &capServer{}
+	d, err := Discover(s, DiscoverOptions{MinInterval: time.Microsecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := mustGuard(t, Options{Tools: d}).Handler(s)
+	send := func(body, host string) *httptest.ResponseRecorder {
+		r := newRequest("POST", body, modernHeaders(strings.Split(strings.Split(body, `"name":"`)[1], `"`)[0]))
+		r.Host = host
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		return w
+	}
+	// In every order, so no cached list leaks from one caller to the other.
+	for range 3 {
+		if w := send(capCall("delete_repository", `{"elicitation":{}}`), "localhost"); w.Code != 299 {
+			t.Fatalf("declaring elicitation: %d %s", w.Code, w.Body)
+		}
+		w := send(capCall("delete_repository", `{}`), "localhost")
+		if w.Code != 400 || !strings.Contains(w.Body.String(), `"availableTools":["get_repository"]`) {
+			t.Fatalf("not declaring it: %d %s", w.Code, w.Body)
+		}
+		// A foreign Host never gets a list, warm cache or not.
+		if w := send(capCall("nope", `{"elicitation":{}}`), "evil.example"); w.Code != 403 {
+			t.Fatalf("foreign Host: %d %s", w.Code, w.Body)
+		}
+	}
+	if k1, k2 := CallerKey(newRequest("POST", "", nil)), CallerKey(func() *http.Request {
+		r := newRequest("POST", "", nil)
+		r.Host = "evil.example"
+		return r
+	}()); k1 == k2 {
+		t.Error("the caller key leaves out Host")
 	}
 }

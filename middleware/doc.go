@@ -5,11 +5,16 @@
 // can turn the call into an ordinary result with isError.
 //
 // Everything else passes through untouched, body byte for byte: the
-// middleware answers only when it is certain. A body outside the strict
-// subset on which every JSON decoder agrees, a batch, a notification, an
-// unknown session or a tool set that cannot tell all reach the server as if
-// the middleware were not there. The ResponseWriter is never wrapped, so
-// streaming, flushing and hijacking behave as without it.
+// middleware answers only where the server itself would have looked the
+// tool up and not found it. A body outside the strict subset on which every
+// JSON decoder agrees, a batch, a notification, a protocol version or _meta
+// the server would refuse, a tool set that cannot tell, or a caller the
+// server will not list tools to (an unknown session, a foreign Host) all
+// reach the server as if the middleware were not there. Each pass-through
+// has a [Reason], in one ordered list, reported to Options.OnPass and
+// Options.Logger. The rules, and what mcp-go and go-sdk refuse before tool
+// lookup, are in docs/RULES.md in the repository. The ResponseWriter is
+// never wrapped, so streaming, flushing and hijacking behave as without it.
 //
 // The package lives in the folder middleware but is named toolguard, so it
 // can be imported next to echo's and chi's own middleware packages without
@@ -27,8 +32,11 @@
 // writes the same bytes.
 //
 // What "registered" means is asked per request of a [ToolSet]. This package
-// ships [StaticTools] and [ToolsFunc]; the adapters modules add tool sets
-// read from mark3labs/mcp-go and modelcontextprotocol/go-sdk servers.
+// ships [StaticTools], [ToolsFunc] and [Discover], which asks the server
+// itself for tools/list exactly as the caller (its Host, headers, context,
+// and the call's own _meta, found with [CallFromContext]); the adapters
+// modules add tool sets read from mark3labs/mcp-go and
+// modelcontextprotocol/go-sdk servers.
 //
 // Put the guard after authentication: a rejection lists the tools the
 // caller could call, which anonymous callers should not see. Options has

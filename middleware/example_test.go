@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 
 	toolguard "github.com/toolguard/toolguard/middleware"
@@ -92,4 +94,35 @@ func ExampleGuard_Check() {
 	// 200 text/event-stream
 	// event: message
 	// data: {"jsonrpc":"2.0","id":"a-1","error":{"code":-32602,"message":"Unknown tool: nope","data":{"availableTools":["get_weather"]}}}
+}
+
+// Options.Logger says why a tools/call passed through: here a Discover
+// pointed at an upstream that answers 404 to everything, so the guard
+// cannot tell and leaves the call to it.
+func ExampleOptions_logger() {
+	upstream := http.NotFoundHandler()
+	tools, err := toolguard.Discover(upstream, toolguard.DiscoverOptions{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	logger := slog.New(slog.NewTextHandler(os.Stdout, &slog.HandlerOptions{
+		ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+			if a.Key == slog.TimeKey {
+				return slog.Attr{} // stable output
+			}
+			return a
+		},
+	}))
+	guard, err := toolguard.New(toolguard.Options{Tools: tools, Logger: logger})
+	if err != nil {
+		log.Fatal(err)
+	}
+	srv := httptest.NewServer(guard.Handler(upstream))
+	defer srv.Close()
+
+	post(srv.URL, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"getWeather","arguments":{}}}`)
+	// Output:
+	// level=INFO msg="toolguard: passed through" reason=list-failed tool=getWeather err="toolguard: tools/list: HTTP 404: \"404 page not found\""
+	// 404 text/plain; charset=utf-8
+	// 404 page not found
 }

@@ -1,13 +1,13 @@
 package toolguard
 
 import (
-	"bytes"
-	"encoding/base64"
 	"errors"
-	"mime"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
+
+	"github.com/toolguard/toolguard/internal/mcpwire"
 )
 
 // Defaults for [Options].
@@ -64,13 +64,40 @@ type Options struct {
 	// of the server. By default such a request passes through and the server
 	// answers it.
 	AnswerHeaderMismatch bool
+
+	// ModernStatus is the HTTP status of a -32602 rejection of a 2026-07-28
+	// request. The released spec (2026-07-28, basic/transports/
+	// streamable-http) fixes 400 for -32020 and unsupported versions and
+	// 404 for -32601, but leaves -32602 to the server, so the guard sends
+	// what the server behind it sends: zero means the tool set's
+	// ModernStatus method when it has one (Discover, the mcp-go and go-sdk
+	// tool sets), else 400, as mcp-go and go-sdk send. The TypeScript SDK
+	// v2 sends 200. 2025-era rejections are always 200.
+	ModernStatus int
+
+	// OnPass, if set, is told of every request the guard passes through,
+	// with the reason (see [Reason]) and, once the body was read as a
+	// tools/call, the tool name and the tool set's error. It runs before
+	// the request reaches the next handler and must not use its body.
+	OnPass func(r *http.Request, p Pass)
+
+	// Logger, if set, logs every pass-through: at Info for a tools/call
+	// (reason, tool, and the tool set's error), at Debug for any other
+	// request. A Discover pointed at the wrong upstream shows up here as
+	// reason=list-failed with the HTTP status it got.
+	Logger *slog.Logger
 }
+
+// modernStatuser is implemented by tool sets that know the status their
+// server sends with -32602 for a 2026-07-28 request.
+type modernStatuser interface{ ModernStatus() int }
 
 // A Guard answers a tools/call naming a tool the server does not have with
 // a JSON-RPC -32602 error, and passes everything else through untouched.
 // It is safe for concurrent use.
 type Guard struct {
-	opts Options
+	opts         Options
+	modernStatus int
 }
 
 // New validates opts and returns a Guard.
@@ -82,6 +109,8 @@ func New(opts Options) (*Guard, error) {
 		return nil, errors.New("toolguard: Options.MaxBodyBytes must not be negative")
 	case opts.ToolListLimit < 0:
 		return nil, errors.New("toolguard: Options.ToolListLimit must not be negative (use HideToolList to leave the list out)")
+	case opts.ModernStatus != 0 && (opts.ModernStatus < 200 || opts.ModernStatus > 599):
+		return nil, errors.New("toolguard: Options.ModernStatus must be an HTTP status (200-599) or zero")
 	}
 	if opts.MaxBodyBytes == 0 {
 		opts.MaxBodyBytes = DefaultMaxBodyBytes
@@ -89,7 +118,16 @@ func New(opts Options) (*Guard, error) {
 	if opts.ToolListLimit == 0 {
 		opts.ToolListLimit = DefaultToolListLimit
 	}
-	return &Guard{opts: opts}, nil
+	g := &Guard{opts: opts, modernStatus: opts.ModernStatus}
+	if g.modernStatus == 0 {
+		g.modernStatus = http.StatusBadRequest
+		if ms, ok := opts.Tools.(modernStatuser); ok {
+			if st := ms.ModernStatus(); st >= 200 && st <= 599 {
+				g.modernStatus = st
+			}
+		}
+	}
+	return g, nil
 }
 
 // Handler returns next guarded: a tools/call for an unknown tool is answered
@@ -122,7 +160,10 @@ func (g *Guard) Check(r *http.Request) (*http.Request, *Rejection) {
 // check is Check, also returning the copy it made (if any) so that Handler
 // can recycle its buffer once the next handler is done.
 func (g *Guard) check(r *http.Request) (*http.Request, *passRequest, *Rejection) {
-	if !g.inspectable(r) {
+	if reason := g.inspectable(r); reason != 0 {
+		if g.reporting() {
+			g.pass(r, reason, "", nil)
+		}
 		return r, nil, nil
 	}
 	buf, eof, err := readBody(r.Body, g.opts.MaxBodyBytes, r.ContentLength)
@@ -130,10 +171,16 @@ func (g *Guard) check(r *http.Request) (*http.Request, *passRequest, *Rejection)
 	p.body = replayBody{buf: buf, data: buf.b, err: err, eof: eof, rest: r.Body}
 	p.req.Body = &p.body
 	if !eof || int64(len(buf.b)) > g.opts.MaxBodyBytes {
+		if g.reporting() {
+			g.pass(r, ReasonTooLarge, "", nil)
+		}
 		return &p.req, p, nil
 	}
-	rej := g.decide(r, buf.b)
+	rej, reason, tool, err := g.decide(r, buf.b)
 	if rej == nil {
+		if g.reporting() {
+			g.pass(r, reason, tool, err)
+		}
 		return &p.req, p, nil
 	}
 	putBuffer(buf)
@@ -143,103 +190,146 @@ func (g *Guard) check(r *http.Request) (*http.Request, *passRequest, *Rejection)
 	return nil, nil, rej
 }
 
-// inspectable reports whether the request is worth reading at all.
-func (g *Guard) inspectable(r *http.Request) bool {
+// inspectable returns why the request is not worth reading, or zero.
+func (g *Guard) inspectable(r *http.Request) Reason {
 	if r.Method != http.MethodPost || r.Body == nil || r.Body == http.NoBody {
-		return false
+		return ReasonNotPost
 	}
 	if g.opts.Skip != nil && g.opts.Skip(r) {
-		return false
+		return ReasonSkipped
 	}
-	if r.ContentLength > g.opts.MaxBodyBytes {
-		return false
-	}
-	if ct, ok := single(r.Header, "Content-Type"); !ok || !isJSONMediaType(ct) {
-		return false
+	if ct, ok := single(r.Header, "Content-Type"); !ok || !mcpwire.IsJSON(ct) {
+		return ReasonContentType
 	}
 	if ce := r.Header["Content-Encoding"]; len(ce) > 0 && (len(ce) > 1 || !strings.EqualFold(strings.TrimSpace(ce[0]), "identity")) {
-		return false
+		return ReasonContentEncoding
 	}
-	return true
+	if r.ContentLength > g.opts.MaxBodyBytes {
+		return ReasonTooLarge
+	}
+	return 0
 }
 
-// decide reads body and returns the rejection to write, or nil to pass.
-func (g *Guard) decide(r *http.Request, body []byte) *Rejection {
+// decide reads body and returns the rejection to write, or the reason to
+// pass (with the tool name and the tool set's error, when there are). The
+// checks run in the order of the Reason constants.
+func (g *Guard) decide(r *http.Request, body []byte) (rej *Rejection, reason Reason, tool string, err error) {
 	m := readMessage(body)
-	if !m.strict || m.jsonrpc.kind != kString || !strEquals(body, m.jsonrpc, "2.0") ||
-		(m.id.kind != kString && m.id.kind != kInt) ||
-		m.method.kind != kString || !strEquals(body, m.method, "tools/call") ||
-		!m.paramsObject || m.name.kind != kString {
-		return nil
+	if !m.strict {
+		return nil, ReasonNotStrict, "", nil
 	}
-	if g.opts.SafeIntegerIDs && m.id.kind == kInt && !jsSafeInteger(m.id.raw(body)) {
-		return nil
+	if m.jsonrpc.kind != kString || !strEquals(body, m.jsonrpc, "2.0") || (m.id.kind != kString && m.id.kind != kInt) {
+		return nil, ReasonNotRequest, "", nil
+	}
+	if m.method.kind != kString || !strEquals(body, m.method, "tools/call") || !m.paramsObject || m.name.kind != kString {
+		return nil, ReasonNotToolsCall, "", nil
 	}
 	var scratch [128]byte
 	nameBytes := decoded(scratch[:0], body, m.name)
-
-	modern, ok := g.era(r, body, m)
-	if !ok {
-		return nil
+	// The name is materialized only when someone listens or a tool set
+	// needs it, below.
+	named := func() string {
+		if g.reporting() {
+			return string(nameBytes)
+		}
+		return ""
 	}
-	accept, ok := negotiate(r.Header["Accept"])
+	if g.opts.SafeIntegerIDs && m.id.kind == kInt && !jsSafeInteger(m.id.raw(body)) {
+		return nil, ReasonUnsafeID, named(), nil
+	}
+	modern, ok := era(r.Header, body, m)
 	if !ok {
-		return nil
+		return nil, ReasonProtocolVersion, named(), nil
+	}
+	if len(r.Header[mcpwire.HeaderLastEventID]) > 0 {
+		return nil, ReasonLastEventID, named(), nil
 	}
 	if modern {
-		if hdr, ok := mismatchedHeader(r.Header, nameBytes); hdr != "" {
-			if !ok || !g.opts.AnswerHeaderMismatch {
-				return nil
+		if hdr, single := mismatchedHeader(r.Header, nameBytes); hdr != "" {
+			if !single || !g.opts.AnswerHeaderMismatch {
+				return nil, ReasonHeaderMismatch, named(), nil
 			}
-			return newHeaderMismatch(m.id.raw(body), string(nameBytes), hdr, accept)
+			json, stream := mcpwire.Accepts(r.Header["Accept"])
+			if !json && !stream {
+				return nil, ReasonAccept, named(), nil
+			}
+			return newHeaderMismatch(m.id.raw(body), string(nameBytes), hdr, stream && !json), 0, "", nil
 		}
+	}
+	json, stream := mcpwire.Accepts(r.Header["Accept"])
+	if !json && !stream {
+		return nil, ReasonAccept, named(), nil
 	}
 
 	name := string(nameBytes)
 	tools := g.opts.Tools
-	if tools.Lookup(r, name) != Absent {
-		return nil
+	// A 2026-07-28 caller is known by its _meta as much as by its headers:
+	// the tool set sees the call from Lookup on. A 2025-era call's _meta
+	// (rare, and never what servers list by) is added for List only.
+	var c *Call
+	lr := r
+	if modern {
+		c = &Call{Name: name, Meta: forwardedMeta(paramsMeta(body)), Modern: true}
+		lr = withCall(r, c)
 	}
-	names, err := tools.List(r)
+	switch tools.Lookup(lr, name) {
+	case Present:
+		return nil, ReasonKnown, name, nil
+	case Unsure:
+		return nil, ReasonUnsure, name, nil
+	}
+	if c == nil {
+		c = &Call{Name: name, Meta: forwardedMeta(paramsMeta(body))}
+		lr = withCall(r, c)
+	} else if c.Meta == nil || !acceptableClientMeta(c.Meta) {
+		return nil, ReasonClientMeta, name, nil
+	}
+	names, err := tools.List(lr)
 	if err != nil {
-		return nil
+		return nil, ReasonListFailed, name, err
 	}
 	for _, n := range names {
 		if n == name {
-			return nil // the authoritative list has it after all
+			return nil, ReasonListed, name, nil // the authoritative list has it after all
 		}
 	}
-	return g.newUnknownTool(m.id.raw(body), name, names, modern, accept)
+	status := http.StatusOK
+	if modern {
+		status = g.modernStatus
+	}
+	return g.newUnknownTool(m.id.raw(body), name, names, status, stream && !json), 0, "", nil
 }
 
-// era reports whether the request is a 2026-07-28 (or later) request, and
-// ok false when its protocol version is stated in a way the server will
-// refuse or that the kit cannot read with certainty.
-func (g *Guard) era(r *http.Request, body []byte, m message) (modern, ok bool) {
-	hv, ok := single(r.Header, "Mcp-Protocol-Version")
-	if !ok && len(r.Header["Mcp-Protocol-Version"]) > 0 {
-		return false, false
+// era reports whether the request is a 2026-07-28 request, and ok false
+// when its protocol version is stated in a way a server may refuse before
+// looking at the tool: a repeated, empty or unreleased header version, an
+// unreleased or non-string _meta version, a _meta version the header does
+// not repeat exactly, or a 2026-07-28 request without a _meta version.
+func era(h http.Header, body []byte, m message) (modern, ok bool) {
+	hv := ""
+	if vs := h[mcpwire.HeaderProtocolVersion]; len(vs) > 0 {
+		if len(vs) > 1 || !mcpwire.Known(vs[0]) {
+			return false, false
+		}
+		hv = vs[0]
 	}
-	var mv string
+	mv := ""
 	switch m.version.kind {
 	case kString:
 		var scratch [32]byte
 		mv = string(decoded(scratch[:0], body, m.version))
+		if !mcpwire.Known(mv) || mv != hv {
+			return false, false
+		}
 	case absent:
 	default:
 		return false, false
 	}
-	modern = isModernVersion(hv) || isModernVersion(mv)
-	if !modern {
-		return false, true
-	}
-	// A modern request states its version in the header and in _meta, and
-	// the two agree; Last-Event-ID has no meaning any more. Anything else is
-	// the server's to answer.
-	if hv != mv || len(r.Header["Last-Event-Id"]) > 0 {
+	modern = mcpwire.IsModern(hv) || mcpwire.IsModern(mv)
+	if modern && mv == "" {
 		return true, false
 	}
-	return true, true
+	return modern, true
 }
 
 // jsSafeInteger reports whether an integer literal is within ±(2^53−1).
@@ -251,35 +341,19 @@ func jsSafeInteger(b []byte) bool {
 	return err == nil && n <= 1<<53-1 && n >= -(1<<53-1)
 }
 
-// isModernVersion reports whether v names protocol 2026-07-28 or later
-// (versions are dates, so they compare as strings).
-func isModernVersion(v string) bool { return len(v) == 10 && v >= "2026-07-28" }
-
 // mismatchedHeader checks Mcp-Method and Mcp-Name against a tools/call for
 // name. It returns the header at fault, if any; ok is false when the header
 // is present more than once (ambiguous: never answered).
 func mismatchedHeader(h http.Header, name []byte) (header string, ok bool) {
-	if vs := h["Mcp-Method"]; len(vs) != 1 || vs[0] != "tools/call" {
+	if vs := h[mcpwire.HeaderMethod]; len(vs) != 1 || vs[0] != "tools/call" {
 		return "Mcp-Method", len(vs) <= 1
 	}
 	// An empty value counts as missing, as servers read it.
-	vs := h["Mcp-Name"]
-	if len(vs) != 1 || vs[0] == "" || !headerNameEquals(vs[0], name) {
+	vs := h[mcpwire.HeaderName]
+	if len(vs) != 1 || vs[0] == "" || !mcpwire.NameEquals(vs[0], name) {
 		return "Mcp-Name", len(vs) <= 1
 	}
 	return "", true
-}
-
-// headerNameEquals compares an Mcp-Name header with the body's name,
-// decoding the =?base64?...?= sentinel first.
-func headerNameEquals(v string, name []byte) bool {
-	if enc, ok := strings.CutPrefix(v, "=?base64?"); ok {
-		if enc, ok = strings.CutSuffix(enc, "?="); ok {
-			dec, err := base64.StdEncoding.DecodeString(enc)
-			return err == nil && bytes.Equal(dec, name)
-		}
-	}
-	return v == string(name)
 }
 
 // single returns the header's only value; ok is false when it is absent or
@@ -290,61 +364,6 @@ func single(h http.Header, key string) (string, bool) {
 		return "", false
 	}
 	return vs[0], true
-}
-
-// isJSONMediaType reports whether a Content-Type is application/json, with
-// or without parameters, parsed as the SDKs parse it (mime.ParseMediaType):
-// a malformed parameter list is not JSON to them, so not to the guard.
-func isJSONMediaType(ct string) bool {
-	if strings.EqualFold(ct, "application/json") {
-		return true // the common case, without allocating
-	}
-	mt, _, err := mime.ParseMediaType(ct)
-	return err == nil && mt == "application/json"
-}
-
-// negotiate picks the media type of the answer from the Accept header
-// values: JSON unless only an event stream is acceptable. ok is false when
-// neither is.
-func negotiate(accept []string) (sse, ok bool) {
-	if len(accept) == 0 {
-		return false, true
-	}
-	var json, stream bool
-	for _, v := range accept {
-		for v != "" {
-			var rng string
-			rng, v, _ = strings.Cut(v, ",")
-			mt, params, _ := strings.Cut(rng, ";")
-			mt = strings.ToLower(strings.TrimSpace(mt))
-			if zeroQuality(params) {
-				continue
-			}
-			switch mt {
-			case "*/*":
-				json, stream = true, true
-			case "application/json", "application/*":
-				json = true
-			case "text/event-stream", "text/*":
-				stream = true
-			}
-		}
-	}
-	return stream && !json, json || stream
-}
-
-// zeroQuality reports whether media-range parameters carry q=0.
-func zeroQuality(params string) bool {
-	for params != "" {
-		var p string
-		p, params, _ = strings.Cut(params, ";")
-		k, v, _ := strings.Cut(p, "=")
-		if strings.EqualFold(strings.TrimSpace(k), "q") {
-			v = strings.TrimSpace(v)
-			return strings.Trim(v, "0.") == "" && v != ""
-		}
-	}
-	return false
 }
 
 // strEquals reports whether the string at sp decodes to want.

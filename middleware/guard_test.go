@@ -21,7 +21,7 @@ func call(id, name string) string {
 
 func modernCall(id, name string) string {
 	return `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":` + name +
-		`,"arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`
+		`,"arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
 }
 
 func modernHeaders(name string) http.Header {
@@ -342,13 +342,17 @@ func TestSuggestions(t *testing.T) {
 }
 
 func TestNewValidates(t *testing.T) {
-	for _, opts := range []Options{
-		{},
-		{Tools: weatherTools, MaxBodyBytes: -1},
-		{Tools: weatherTools, ToolListLimit: -1},
+	for _, tc := range []struct {
+		opts  Options
+		field string
+	}{
+		{Options{}, "Options.Tools"},
+		{Options{Tools: weatherTools, MaxBodyBytes: -1}, "Options.MaxBodyBytes"},
+		{Options{Tools: weatherTools, ToolListLimit: -1}, "Options.ToolListLimit"},
+		{Options{Tools: weatherTools, ModernStatus: 42}, "Options.ModernStatus"},
 	} {
-		if _, err := New(opts); err == nil || !strings.HasPrefix(err.Error(), "toolguard: ") {
-			t.Errorf("New(%+v) = %v", opts, err)
+		if _, err := New(tc.opts); err == nil || !strings.HasPrefix(err.Error(), "toolguard: "+tc.field+" ") {
+			t.Errorf("New(%+v) = %v, want an error naming %s", tc.opts, err, tc.field)
 		}
 	}
 }

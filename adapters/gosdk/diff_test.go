@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -45,11 +44,13 @@ func newHarness(t testing.TB, mode string) *harness {
 	switch mode {
 	case "json":
 		opts.JSONResponse = true
+		// Origin checks too: a cross-site POST gets 403 before dispatch.
+		opts.CrossOriginProtection = http.NewCrossOriginProtection()
 	case "stateless", "2026-07-28":
 		opts.Stateless = true
 	}
 	h.Alone = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return h.server }, &opts)
-	tools, err := Tools(h.Alone, toolguard.DiscoverOptions{MinInterval: time.Microsecond, TTL: time.Millisecond})
+	tools, err := Tools(h.Alone, Options{Discover: toolguard.DiscoverOptions{MinInterval: time.Microsecond, TTL: time.Millisecond}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,19 +92,8 @@ func (h *harness) meta() string {
 	return ""
 }
 
-// gosdkUnknownTool reads go-sdk's own answer: -32602 `unknown tool "X"`.
-func gosdkUnknownTool(body string) (string, bool) {
-	code, msg, ok := fixture.ErrorMessage(body)
-	if !ok || code != -32602 {
-		return "", false
-	}
-	q, ok := strings.CutPrefix(msg, "unknown tool ")
-	if !ok {
-		return "", false
-	}
-	name, err := strconv.Unquote(q)
-	return name, err == nil
-}
+// gosdkUnknownTool reads go-sdk's own answer to an unknown tool.
+var gosdkUnknownTool = fixture.GoSDKUnknownTool
 
 func TestDifferentialCorpus(t *testing.T) {
 	var total fixture.Tally
@@ -122,15 +112,31 @@ func TestDifferentialCorpus(t *testing.T) {
 				hdr.Set("Accept", "application/json")
 				h.Compare(t, body, hdr, &tl)
 			}
+			// _meta and header variations: the server's refusals before
+			// dispatch stay the server's.
+			for _, name := range []string{"echo", "nope", "admin_only", "session_note"} {
+				for _, meta := range fixture.MetaVariants() {
+					for _, body := range fixture.Corpus(name, meta)[:2] {
+						h.Compare(t, body, h.headers(name), &tl)
+					}
+				}
+				for _, hdr := range fixture.HeaderVariants(h.headers(name)) {
+					for _, body := range fixture.Corpus(name, h.meta())[:2] {
+						h.Compare(t, body, hdr, &tl)
+					}
+				}
+			}
 			if tl.Rejected == 0 || tl.RanAlone == 0 {
 				t.Errorf("degenerate corpus: %+v", tl)
 			}
-			t.Logf("%s: %d cases, %d rejected by the guard, %d passed through, %d ran a tool on the server alone",
-				mode, tl.Cases, tl.Rejected, tl.Passed, tl.RanAlone)
+			t.Logf("%s: %v", mode, tl)
 			total.Add(tl)
 		})
 	}
-	t.Logf("go-sdk, all modes: %d cases, %d rejected, %d passed through, %d ran a tool alone", total.Cases, total.Rejected, total.Passed, total.RanAlone)
+	t.Logf("go-sdk, all modes: %v", total)
+	if n := total.Disagreements(); n != 0 {
+		t.Errorf("%d disagreements", n)
+	}
 }
 
 var (

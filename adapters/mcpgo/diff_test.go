@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -114,19 +113,8 @@ func (h *harness) headers(name string, extra http.Header) http.Header {
 	return hdr
 }
 
-// mcpgoUnknownTool reads mcp-go's own answer to an unknown tool:
-// -32602 "tool 'X' not found: tool not found".
-func mcpgoUnknownTool(body string) (string, bool) {
-	code, msg, ok := fixture.ErrorMessage(body)
-	if !ok || code != -32602 {
-		return "", false
-	}
-	name, ok := strings.CutPrefix(msg, "tool '")
-	if !ok {
-		return "", false
-	}
-	return strings.CutSuffix(name, "' not found: tool not found")
-}
+// mcpgoUnknownTool reads mcp-go's own answer to an unknown tool.
+var mcpgoUnknownTool = fixture.MCPGoUnknownTool
 
 func (h *harness) meta() string {
 	if h.modern {
@@ -154,15 +142,31 @@ func TestDifferentialCorpus(t *testing.T) {
 					h.Compare(t, body, h.headers("other", nil), &tl)
 				}
 			}
+			// _meta and header variations: the server's refusals before
+			// dispatch stay the server's.
+			for _, name := range []string{"echo", "nope", "admin_only", "session_note"} {
+				for _, meta := range fixture.MetaVariants() {
+					for _, body := range fixture.Corpus(name, meta)[:2] {
+						h.Compare(t, body, h.headers(name, nil), &tl)
+					}
+				}
+				for _, hdr := range fixture.HeaderVariants(h.headers(name, nil)) {
+					for _, body := range fixture.Corpus(name, h.meta())[:2] {
+						h.Compare(t, body, hdr, &tl)
+					}
+				}
+			}
 			if tl.Rejected == 0 || tl.RanAlone == 0 {
 				t.Errorf("degenerate corpus: %+v", tl)
 			}
-			t.Logf("%s: %d cases, %d rejected by the guard, %d passed through, %d ran a tool on the server alone",
-				mode, tl.Cases, tl.Rejected, tl.Passed, tl.RanAlone)
+			t.Logf("%s: %v", mode, tl)
 			total.Add(tl)
 		})
 	}
-	t.Logf("mcp-go, all modes: %d cases, %d rejected, %d passed through, %d ran a tool alone", total.Cases, total.Rejected, total.Passed, total.RanAlone)
+	t.Logf("mcp-go, all modes: %v", total)
+	if n := total.Disagreements(); n != 0 {
+		t.Errorf("%d disagreements", n)
+	}
 }
 
 var (

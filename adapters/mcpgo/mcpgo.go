@@ -67,10 +67,13 @@ type Options struct {
 // Call it after registering the server's tools. Close stops the watcher.
 func Tools(s *server.MCPServer, h http.Handler, opts Options) (*ToolSet, error) {
 	if s == nil {
-		return nil, errors.New("toolguardmcpgo: nil MCPServer")
+		return nil, errors.New("toolguardmcpgo: Tools needs the MCPServer (s is nil)")
+	}
+	if h == nil {
+		return nil, errors.New("toolguardmcpgo: Tools needs a handler (h is nil)")
 	}
 	if opts.MaxAge < 0 {
-		return nil, errors.New("toolguardmcpgo: negative MaxAge")
+		return nil, errors.New("toolguardmcpgo: Options.MaxAge must not be negative")
 	}
 	if opts.MaxAge == 0 {
 		opts.MaxAge = time.Second
@@ -268,6 +271,10 @@ func (t *ToolSet) drain() {
 		}
 	}
 }
+
+// ModernStatus is the HTTP status mcp-go sends with -32602 for a
+// 2026-07-28 request: 400.
+func (t *ToolSet) ModernStatus() int { return http.StatusBadRequest }
 
 // Close unregisters the watcher session.
 func (t *ToolSet) Close() error {

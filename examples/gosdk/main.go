@@ -34,7 +34,7 @@ func newHandler() (http.Handler, error) {
 		})
 	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)
 
-	tools, err := toolguardgosdk.Tools(mcpHandler, toolguard.DiscoverOptions{})
+	tools, err := toolguardgosdk.Tools(mcpHandler, toolguardgosdk.Options{})
 	if err != nil {
 		return nil, err
 	}

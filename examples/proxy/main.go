@@ -7,6 +7,14 @@
 // front of the guard so anonymous callers never see the tool list.
 //
 //	go run ./proxy -upstream http://127.0.0.1:3000/mcp -addr 127.0.0.1:8080
+//
+// The caller's Host reaches the upstream unchanged, so a server with a Host
+// allow-list (DNS-rebinding protection) judges the caller, not the proxy;
+// the tool set asks the upstream for tools/list with that same Host, so a
+// caller the upstream turns away never sees a tool list. -modern-status
+// sets the HTTP status of a 2026-07-28 rejection: 400 (mcp-go, go-sdk) by
+// default, 200 for a TypeScript SDK v2 upstream. Pass-throughs of a
+// tools/call are logged with their reason on standard error.
 package main
 
 import (
@@ -14,16 +22,27 @@ import (
 	"flag"
 	"fmt"
 	"log"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"os"
 
 	toolguard "github.com/toolguard/toolguard/middleware"
 )
 
+// config is what the flags set besides the addresses.
+type config struct {
+	// modernStatus is the status of a 2026-07-28 rejection; zero is
+	// Discover's default (400).
+	modernStatus int
+	// logger, if set, is told why a tools/call passed through.
+	logger *slog.Logger
+}
+
 // newProxy returns a guarded reverse proxy to the MCP endpoint upstream.
-func newProxy(upstream string) (http.Handler, error) {
+func newProxy(upstream string, cfg config) (http.Handler, error) {
 	u, err := url.Parse(upstream)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("proxy: -upstream %q is not an http(s) URL", upstream)
@@ -39,9 +58,9 @@ func newProxy(upstream string) (http.Handler, error) {
 		},
 		FlushInterval: -1, // stream event streams as they come
 	}
-	// The tool set asks the upstream itself, through the proxy, with the
-	// caller's session and credentials.
-	tools, err := toolguard.Discover(proxy, toolguard.DiscoverOptions{})
+	// The tool set asks the upstream itself, through the proxy, as the
+	// caller: same Host, session, credentials and _meta.
+	tools, err := toolguard.Discover(proxy, toolguard.DiscoverOptions{ModernStatus: cfg.modernStatus})
 	if err != nil {
 		return nil, err
 	}
@@ -50,6 +69,7 @@ func newProxy(upstream string) (http.Handler, error) {
 		// The upstream may be a JavaScript server, which refuses integer
 		// ids beyond 2^53: leave those to it.
 		SafeIntegerIDs: true,
+		Logger:         cfg.logger,
 	})
 	if err != nil {
 		return nil, err
@@ -62,18 +82,20 @@ func newProxy(upstream string) (http.Handler, error) {
 func main() {
 	upstream := flag.String("upstream", "", "the MCP endpoint to front, e.g. http://127.0.0.1:3000/mcp")
 	addr := flag.String("addr", "127.0.0.1:8080", "listen address")
+	modernStatus := flag.Int("modern-status", 0, "HTTP status of a 2026-07-28 rejection (0: 400, as mcp-go and go-sdk; 200 for a TypeScript SDK v2 upstream)")
 	flag.Parse()
 	if *upstream == "" {
 		log.Fatal("proxy: -upstream is required")
 	}
-	err := run(*upstream, *addr, func(url string) { fmt.Println("listening on", url, "->", *upstream) })
+	cfg := config{modernStatus: *modernStatus, logger: slog.New(slog.NewTextHandler(os.Stderr, nil))}
+	err := run(*upstream, *addr, cfg, func(url string) { fmt.Println("listening on", url, "->", *upstream) })
 	if err != nil && !errors.Is(err, http.ErrServerClosed) {
 		log.Fatal(err)
 	}
 }
 
-func run(upstream, addr string, ready func(url string)) error {
-	h, err := newProxy(upstream)
+func run(upstream, addr string, cfg config, ready func(url string)) error {
+	h, err := newProxy(upstream, cfg)
 	if err != nil {
 		return err
 	}

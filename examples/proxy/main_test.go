@@ -3,6 +3,10 @@ package main
 import (
 	"context"
 	"errors"
+	"io"
+	"net/http"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -29,7 +33,7 @@ func TestProxyInFrontOfTypeScript(t *testing.T) {
 			if before.Verdict != conformance.ObservedRisk || before.Category != conformance.ResultIsError {
 				t.Fatalf("the TypeScript server alone: %s", before)
 			}
-			url := exampletest.Start(t, func(addr string, ready func(string)) error { return run(ts.URL, addr, ready) })
+			url := exampletest.Start(t, func(addr string, ready func(string)) error { return run(ts.URL, addr, config{}, ready) })
 			after, err := conformance.CheckURL(ctx, url, conformance.Options{})
 			if err != nil {
 				t.Fatal(err)
@@ -69,8 +73,73 @@ func TestProxyInFrontOfTypeScript(t *testing.T) {
 
 func TestProxyRejectsBadUpstream(t *testing.T) {
 	for _, u := range []string{"", "ftp://x", "not a url", "http://"} {
-		if _, err := newProxy(u); err == nil {
+		if _, err := newProxy(u, config{}); err == nil {
 			t.Errorf("upstream %q accepted", u)
 		}
 	}
+}
+
+// A TypeScript SDK v2 server whose tool list depends on the caller, as
+// github-mcp-server's does: delete_repository is listed only to a client
+// that declares elicitation. Through the proxy, the real v2 client that
+// declares it lists and calls the tool exactly as without the proxy; one
+// that does not gets -32602, from the guard, with the list it may call. A
+// foreign Host gets the server's own 403, never a tool list.
+func TestProxyAsksAsTheCaller(t *testing.T) {
+	ts := fixture.StartNode(t, "v2-caps-server.mjs", "--host-check")
+	cfg := config{modernStatus: http.StatusOK}
+	url := exampletest.Start(t, func(addr string, ready func(string)) error { return run(ts.URL, addr, cfg, ready) })
+
+	alone := fixture.V2Client(t, ts.URL, "delete_repository", "elicitation")
+	through := fixture.V2Client(t, url, "delete_repository", "elicitation")
+	if !reflect.DeepEqual(alone, through) || through.Call.Result == nil || through.Call.Result.Content[0].Text != "deleted" ||
+		!slices.Equal(through.Tools, []string{"delete_repository", "get_repository"}) {
+		t.Fatalf("declaring elicitation: alone %+v, through the proxy %+v", alone, through)
+	}
+	aloneNo := fixture.V2Client(t, ts.URL, "delete_repository", "")
+	throughNo := fixture.V2Client(t, url, "delete_repository", "")
+	if aloneNo.Call.Code != -32602 || throughNo.Call.Code != -32602 ||
+		throughNo.Call.Message != "Unknown tool: delete_repository" ||
+		!strings.Contains(string(throughNo.Call.Data), `"availableTools":["get_repository"]`) ||
+		!slices.Equal(throughNo.Tools, []string{"get_repository"}) {
+		t.Fatalf("not declaring it: alone %+v, through the proxy %+v (data %s)", aloneNo, throughNo, throughNo.Call.Data)
+	}
+	t.Logf("declaring elicitation: %v, call %q; not declaring it: %v, alone %d %q, through the proxy %d %q %s",
+		through.Tools, through.Call.Result.Content[0].Text, throughNo.Tools, aloneNo.Call.Code, aloneNo.Call.Message,
+		throughNo.Call.Code, throughNo.Call.Message, throughNo.Call.Data)
+
+	// A foreign Host, after the lists above warmed every cache, gets the
+	// server's own 403; a good one gets -32602 with the server's status.
+	for _, target := range []string{ts.URL, url} {
+		if status, body := postUnknown(t, target, "evil.example"); status != http.StatusForbidden || strings.Contains(body, "availableTools") {
+			t.Errorf("foreign Host at %s: %d %s", target, status, body)
+		}
+		if status, body := postUnknown(t, target, ""); status != http.StatusOK || !strings.Contains(body, "-32602") {
+			t.Errorf("unknown tool at %s: %d %s", target, status, body)
+		}
+	}
+}
+
+// postUnknown posts a 2026-07-28 call of an unknown tool to target, with
+// host as the Host header when not empty.
+func postUnknown(t *testing.T, target, host string) (int, string) {
+	t.Helper()
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"nope","arguments":{},"_meta":` +
+		`{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
+	req, err := http.NewRequest("POST", target, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if host != "" {
+		req.Host = host
+	}
+	req.Header = http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json, text/event-stream"},
+		"Mcp-Protocol-Version": {"2026-07-28"}, "Mcp-Method": {"tools/call"}, "Mcp-Name": {"nope"}}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
 }

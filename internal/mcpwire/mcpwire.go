@@ -1,0 +1,284 @@
+// Package mcpwire is the MCP protocol vocabulary the kit shares: header
+// names, protocol versions, the 2026-07-28 _meta keys, the Mcp-Name value
+// codec, Accept and Content-Type parsing, and tools/list requests and
+// pages. The middleware, the tool sets and the checker use it, so each
+// detail is written once. Standard library only.
+//
+// It holds no policy: what the guard does with these facts is decided in
+// the middleware (see docs/RULES.md).
+package mcpwire
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"mime"
+	"strconv"
+	"strings"
+)
+
+// Header names, in the canonical form net/http stores them under.
+const (
+	HeaderProtocolVersion = "Mcp-Protocol-Version"
+	HeaderSessionID       = "Mcp-Session-Id"
+	HeaderMethod          = "Mcp-Method"
+	HeaderName            = "Mcp-Name"
+	HeaderParamPrefix     = "Mcp-Param-" // 2026-07-28 x-mcp-header mirrors of tool arguments
+	HeaderLastEventID     = "Last-Event-Id"
+)
+
+// Protocol versions, oldest first.
+const (
+	Version20241105 = "2024-11-05"
+	Version20250326 = "2025-03-26"
+	Version20250618 = "2025-06-18"
+	Version20251125 = "2025-11-25"
+	Version20260728 = "2026-07-28"
+
+	// LatestLegacy is the newest version negotiated with initialize.
+	LatestLegacy = Version20251125
+	// Modern is the first version without initialize and sessions, where
+	// every request carries its version in a header and in _meta.
+	Modern = Version20260728
+)
+
+// Versions lists every released protocol version, oldest first.
+var Versions = []string{Version20241105, Version20250326, Version20250618, Version20251125, Version20260728}
+
+// Known reports whether v is exactly a released protocol version.
+func Known(v string) bool {
+	switch v {
+	case Version20241105, Version20250326, Version20250618, Version20251125, Version20260728:
+		return true
+	}
+	return false
+}
+
+// IsModern reports whether the known version v is 2026-07-28 or later.
+// Versions are dates, so known versions compare as strings; an unknown
+// value is never modern here (the SDKs disagree about such values, see
+// docs/RULES.md).
+func IsModern(v string) bool { return Known(v) && v >= Modern }
+
+// The _meta keys of a 2026-07-28 request.
+const (
+	MetaProtocolVersion    = "io.modelcontextprotocol/protocolVersion"
+	MetaClientInfo         = "io.modelcontextprotocol/clientInfo"
+	MetaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
+)
+
+// Meta returns the _meta object a 2026-07-28 client sends with no optional
+// capability: the protocol version, clientInfo {name, version} and empty
+// clientCapabilities.
+func Meta(version, clientName, clientVersion string) map[string]any {
+	return map[string]any{
+		MetaProtocolVersion:    version,
+		MetaClientInfo:         map[string]string{"name": clientName, "version": clientVersion},
+		MetaClientCapabilities: map[string]any{},
+	}
+}
+
+// EncodeName encodes a value for the Mcp-Name (or an Mcp-Param-*) header:
+// as is when it is non-empty visible ASCII without surrounding spaces,
+// otherwise (and when it looks like the sentinel itself) as
+// =?base64?<base64 of UTF-8>?=.
+func EncodeName(s string) string {
+	plain := s != "" && s[0] != ' ' && s[len(s)-1] != ' ' && !hasSentinel(s)
+	for i := 0; plain && i < len(s); i++ {
+		plain = s[i] >= 0x20 && s[i] <= 0x7e
+	}
+	if plain {
+		return s
+	}
+	return sentinelPrefix + base64.StdEncoding.EncodeToString([]byte(s)) + sentinelSuffix
+}
+
+const sentinelPrefix, sentinelSuffix = "=?base64?", "?="
+
+func hasSentinel(v string) bool {
+	return len(v) >= len(sentinelPrefix)+len(sentinelSuffix) &&
+		strings.HasPrefix(v, sentinelPrefix) && strings.HasSuffix(v, sentinelSuffix)
+}
+
+// IsEncodedName reports whether a header value uses the base64 sentinel.
+func IsEncodedName(v string) bool { return hasSentinel(v) }
+
+// DecodeName decodes an Mcp-Name header value; ok is false when it uses
+// the sentinel with invalid base64.
+func DecodeName(v string) (name string, ok bool) {
+	if !hasSentinel(v) {
+		return v, true
+	}
+	dec, err := base64.StdEncoding.DecodeString(v[len(sentinelPrefix) : len(v)-len(sentinelSuffix)])
+	return string(dec), err == nil
+}
+
+// NameEquals reports whether the Mcp-Name header value v names name, the
+// decoded params.name of the body, after decoding the sentinel. It does not
+// allocate for plain values.
+func NameEquals(v string, name []byte) bool {
+	if !hasSentinel(v) {
+		return v == string(name)
+	}
+	dec, ok := DecodeName(v)
+	return ok && dec == string(name)
+}
+
+// Accepts reads Accept header values as a Streamable HTTP server does:
+// which of application/json and text/event-stream they admit. Wildcards
+// count, parameters are ignored except a quality of zero, which refuses
+// the range. No header at all admits both.
+func Accepts(values []string) (json, stream bool) {
+	if len(values) == 0 {
+		return true, true
+	}
+	for _, v := range values {
+		for v != "" {
+			var rng string
+			rng, v, _ = strings.Cut(v, ",")
+			mt, params, _ := strings.Cut(rng, ";")
+			if zeroQuality(params) {
+				continue
+			}
+			switch strings.ToLower(strings.TrimSpace(mt)) {
+			case "*/*":
+				json, stream = true, true
+			case "application/json", "application/*":
+				json = true
+			case "text/event-stream", "text/*":
+				stream = true
+			}
+		}
+	}
+	return json, stream
+}
+
+// zeroQuality reports whether media-range parameters carry q=0.
+func zeroQuality(params string) bool {
+	for params != "" {
+		var p string
+		p, params, _ = strings.Cut(params, ";")
+		k, v, _ := strings.Cut(p, "=")
+		if strings.EqualFold(strings.TrimSpace(k), "q") {
+			v = strings.TrimSpace(v)
+			return v != "" && strings.Trim(v, "0.") == ""
+		}
+	}
+	return false
+}
+
+// MediaType returns the lower-case media type of a Content-Type value,
+// parsed as the Go SDKs parse it (mime.ParseMediaType): "" when the value
+// is malformed, parameters included.
+func MediaType(ct string) string {
+	switch {
+	case strings.EqualFold(ct, "application/json"):
+		return "application/json" // the common case, without allocating
+	case strings.EqualFold(ct, "text/event-stream"):
+		return "text/event-stream"
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil {
+		return ""
+	}
+	return mt
+}
+
+// IsJSON reports whether a Content-Type is application/json.
+func IsJSON(ct string) bool { return MediaType(ct) == "application/json" }
+
+// IsEventStream reports whether a Content-Type is text/event-stream.
+func IsEventStream(ct string) bool { return MediaType(ct) == "text/event-stream" }
+
+// ListRequest returns the body of a tools/list request with the string id,
+// the cursor (omitted when empty) and meta, the raw params._meta object
+// (omitted when nil). meta is copied as is: it must be a JSON object.
+func ListRequest(id, cursor string, meta []byte) []byte {
+	b := make([]byte, 0, 96+len(cursor)+len(meta))
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = strconv.AppendQuote(b, id)
+	b = append(b, `,"method":"tools/list","params":{`...)
+	sep := ""
+	if cursor != "" {
+		b = append(b, `"cursor":`...)
+		c, _ := json.Marshal(cursor)
+		b = append(b, c...)
+		sep = ","
+	}
+	if meta != nil {
+		b = append(b, sep...)
+		b = append(b, `"_meta":`...)
+		b = append(b, meta...)
+	}
+	return append(b, "}}"...)
+}
+
+// A Page is one tools/list result.
+type Page struct {
+	Names      []string
+	NextCursor string // "" on the last page
+	TTLMs      *int64 // 2026-07-28 ttlMs, when given
+}
+
+// DecodePage reads a tools/list result object. Every tool must have a
+// string name, and tools must be an array.
+func DecodePage(result []byte) (Page, error) {
+	var res struct {
+		Tools []struct {
+			Name *string `json:"name"`
+		} `json:"tools"`
+		NextCursor *string `json:"nextCursor"`
+		TTLMs      *int64  `json:"ttlMs"`
+	}
+	if err := json.Unmarshal(result, &res); err != nil {
+		return Page{}, err
+	}
+	if res.Tools == nil {
+		return Page{}, errors.New("the result has no tools array")
+	}
+	p := Page{Names: make([]string, 0, len(res.Tools)), TTLMs: res.TTLMs}
+	for _, t := range res.Tools {
+		if t.Name == nil {
+			return Page{}, errors.New("a listed tool has no name")
+		}
+		p.Names = append(p.Names, *t.Name)
+	}
+	if res.NextCursor != nil {
+		p.NextCursor = *res.NextCursor
+	}
+	return p, nil
+}
+
+// A ReplyError is a JSON-RPC error object in a reply.
+type ReplyError struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+}
+
+func (e *ReplyError) Error() string {
+	return "JSON-RPC error " + strconv.Itoa(e.Code) + ": " + e.Message
+}
+
+// Result returns the result of msg, a JSON-RPC response that must answer
+// the string id: a *ReplyError when it is an error response.
+func Result(msg []byte, id string) (json.RawMessage, error) {
+	var reply struct {
+		ID     json.RawMessage `json:"id"`
+		Result json.RawMessage `json:"result"`
+		Error  *ReplyError     `json:"error"`
+	}
+	if err := json.Unmarshal(msg, &reply); err != nil {
+		return nil, err
+	}
+	if !bytes.Equal(reply.ID, []byte(strconv.Quote(id))) {
+		return nil, errors.New("the reply answers another id")
+	}
+	if reply.Error != nil {
+		return nil, reply.Error
+	}
+	if len(reply.Result) == 0 || string(reply.Result) == "null" {
+		return nil, errors.New("the reply has no result")
+	}
+	return reply.Result, nil
+}

@@ -1,0 +1,130 @@
+package mcpwire
+
+import (
+	"encoding/json"
+	"errors"
+	"slices"
+	"testing"
+)
+
+func TestVersions(t *testing.T) {
+	for _, v := range Versions {
+		if !Known(v) {
+			t.Errorf("%s not known", v)
+		}
+	}
+	for _, v := range []string{"", "2026-07-28x", "2026-07-2", "9999-01-01", "2025-11-25 ", "2026-07-28\x00"} {
+		if Known(v) || IsModern(v) {
+			t.Errorf("%q known or modern", v)
+		}
+	}
+	if !IsModern(Version20260728) || IsModern(LatestLegacy) || !slices.IsSorted(Versions) {
+		t.Error("era of the released versions")
+	}
+}
+
+func TestNameCodec(t *testing.T) {
+	for _, tc := range []struct{ name, header string }{
+		{"get_weather", "get_weather"},
+		{"Ünïcode", "=?base64?w5xuw69jb2Rl?="},
+		{" padded ", "=?base64?IHBhZGRlZCA=?="},
+		{"line1\nline2", "=?base64?bGluZTEKbGluZTI=?="},
+		{"=?base64?literal?=", "=?base64?PT9iYXNlNjQ/bGl0ZXJhbD89?="},
+		{"", "=?base64??="},
+	} {
+		if got := EncodeName(tc.name); got != tc.header {
+			t.Errorf("EncodeName(%q) = %q, want %q", tc.name, got, tc.header)
+		}
+		if got, ok := DecodeName(tc.header); !ok || got != tc.name {
+			t.Errorf("DecodeName(%q) = %q, %v", tc.header, got, ok)
+		}
+		if !NameEquals(tc.header, []byte(tc.name)) || NameEquals(tc.header, []byte(tc.name+"x")) {
+			t.Errorf("NameEquals(%q, %q)", tc.header, tc.name)
+		}
+	}
+	if _, ok := DecodeName("=?base64?!!!?="); ok || NameEquals("=?base64?!!!?=", []byte("!!!")) {
+		t.Error("invalid base64 decoded")
+	}
+}
+
+func TestAccepts(t *testing.T) {
+	for _, tc := range []struct {
+		values       []string
+		json, stream bool
+	}{
+		{nil, true, true},
+		{[]string{"application/json, text/event-stream"}, true, true},
+		{[]string{"application/json", "text/event-stream"}, true, true},
+		{[]string{"application/json"}, true, false},
+		{[]string{"TEXT/Event-Stream;charset=utf-8"}, false, true},
+		{[]string{"*/*"}, true, true},
+		{[]string{"application/*, text/*"}, true, true},
+		{[]string{"application/json;q=0, text/event-stream"}, false, true},
+		{[]string{"application/json;q=0.0"}, false, false},
+		{[]string{"application/json;q=0.5"}, true, false},
+		{[]string{"text/html"}, false, false},
+		{[]string{""}, false, false},
+	} {
+		if j, s := Accepts(tc.values); j != tc.json || s != tc.stream {
+			t.Errorf("Accepts(%q) = %v, %v", tc.values, j, s)
+		}
+	}
+}
+
+func TestMediaType(t *testing.T) {
+	for ct, want := range map[string]string{
+		"application/json":                "application/json",
+		"Application/JSON; charset=utf-8": "application/json",
+		"application/json; charset":       "",
+		"application/jsonx":               "application/jsonx",
+		"text/event-stream":               "text/event-stream",
+		"":                                "",
+	} {
+		if got := MediaType(ct); got != want {
+			t.Errorf("MediaType(%q) = %q, want %q", ct, got, want)
+		}
+	}
+	if !IsJSON("application/json;charset=utf-8") || IsJSON("text/plain") || !IsEventStream("text/event-stream; x=1") {
+		t.Error("IsJSON, IsEventStream")
+	}
+}
+
+func TestListRequestAndPage(t *testing.T) {
+	meta, _ := json.Marshal(Meta(Modern, "c", "1"))
+	b := ListRequest("id-1", `c"1`, meta)
+	var req struct {
+		JSONRPC, ID, Method string
+		Params              struct {
+			Cursor string
+			Meta   map[string]any `json:"_meta"`
+		}
+	}
+	if err := json.Unmarshal(b, &req); err != nil || req.ID != "id-1" || req.Method != "tools/list" || req.Params.Cursor != `c"1` ||
+		req.Params.Meta[MetaProtocolVersion] != Modern || req.Params.Meta[MetaClientCapabilities] == nil {
+		t.Fatalf("ListRequest: %s (%v)", b, err)
+	}
+	if string(ListRequest("x", "", nil)) != `{"jsonrpc":"2.0","id":"x","method":"tools/list","params":{}}` {
+		t.Errorf("bare ListRequest: %s", ListRequest("x", "", nil))
+	}
+
+	res, err := Result([]byte(`{"jsonrpc":"2.0","id":"x","result":{"tools":[{"name":"a","inputSchema":{}},{"name":"b"}],"nextCursor":"2","ttlMs":50}}`), "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := DecodePage(res)
+	if err != nil || !slices.Equal(p.Names, []string{"a", "b"}) || p.NextCursor != "2" || p.TTLMs == nil || *p.TTLMs != 50 {
+		t.Errorf("DecodePage: %+v %v", p, err)
+	}
+	for _, bad := range []string{`{}`, `{"tools":[{"title":"no name"}]}`, `{"tools":[{"name":5}]}`, `[]`} {
+		if _, err := DecodePage([]byte(bad)); err == nil {
+			t.Errorf("DecodePage(%s) accepted", bad)
+		}
+	}
+	var re *ReplyError
+	if _, err := Result([]byte(`{"jsonrpc":"2.0","id":"x","error":{"code":-32601,"message":"no"}}`), "x"); !errors.As(err, &re) || re.Code != -32601 {
+		t.Errorf("error reply: %v", err)
+	}
+	if _, err := Result([]byte(`{"jsonrpc":"2.0","id":"y","result":{}}`), "x"); err == nil {
+		t.Error("reply to another id accepted")
+	}
+}

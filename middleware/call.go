@@ -1,0 +1,153 @@
+package toolguard
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+
+	"github.com/toolguard/toolguard/internal/mcpwire"
+)
+
+// A Call is the tools/call the guard is deciding on. [ToolSet.List] (and,
+// for a 2026-07-28 call, [ToolSet.Lookup]) finds it in its request's
+// context ([CallFromContext]), so a tool set that asks the server can ask
+// exactly as the caller: with the call's own params._meta.
+type Call struct {
+	// Name is the tool name the call asked for.
+	Name string
+	// Meta is the call's params._meta object as it came on the wire,
+	// without progressToken (which names the call's own request), or nil
+	// when the call has none. For a 2026-07-28 call it carries the protocol
+	// version, clientInfo and clientCapabilities, which servers read to
+	// decide what to list.
+	Meta json.RawMessage
+	// Modern reports a 2026-07-28 request.
+	Modern bool
+
+	plain *http.Request // the request without the call in its context
+}
+
+type callKey struct{}
+
+// CallFromContext returns the call the guard put in the context of the
+// request it hands to [ToolSet.List].
+func CallFromContext(ctx context.Context) (*Call, bool) {
+	c, ok := ctx.Value(callKey{}).(*Call)
+	return c, ok
+}
+
+// withCall returns r with c in its context (a shallow copy; r is kept in
+// c as the plain request).
+func withCall(r *http.Request, c *Call) *http.Request {
+	c.plain = r
+	return r.WithContext(context.WithValue(r.Context(), callKey{}, c))
+}
+
+// lookupRequest returns the request the guard gives Lookup for the call
+// of r: r itself for a 2026-07-28 call (Lookup sees the call too), the
+// request without the call otherwise.
+func lookupRequest(r *http.Request) *http.Request {
+	if c, ok := CallFromContext(r.Context()); ok && !c.Modern && c.plain != nil {
+		return c.plain
+	}
+	return r
+}
+
+// acceptableClientMeta reports whether the _meta of a 2026-07-28 call is
+// one that mcp-go and go-sdk both accept before dispatch: no protocol key
+// twice, clientCapabilities an object of capability objects (booleans
+// only as listChanged), clientInfo absent or an object of strings. Both
+// SDKs refuse a call without valid clientCapabilities (-32602, 400), and
+// go-sdk one with a clientInfo it cannot decode; anything more unusual
+// than the shapes above is left to the server.
+func acceptableClientMeta(meta []byte) bool {
+	dec := json.NewDecoder(bytes.NewReader(meta))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return false
+	}
+	var caps, info json.RawMessage
+	var version bool
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		var raw json.RawMessage
+		if dec.Decode(&raw) != nil {
+			return false
+		}
+		switch t {
+		case mcpwire.MetaProtocolVersion:
+			if version {
+				return false
+			}
+			version = true
+		case mcpwire.MetaClientCapabilities:
+			if caps != nil {
+				return false
+			}
+			caps = raw
+		case mcpwire.MetaClientInfo:
+			if info != nil {
+				return false
+			}
+			info = raw
+		}
+	}
+	if caps == nil || !capabilities(json.NewDecoder(bytes.NewReader(caps)), "", 0) {
+		return false
+	}
+	return info == nil || stringObject(json.NewDecoder(bytes.NewReader(info)))
+}
+
+// capabilities reports whether the next value of dec is an object whose
+// members are capability objects, or booleans named listChanged, with no
+// key twice. key is the member name the value belongs to.
+func capabilities(dec *json.Decoder, key string, depth int) bool {
+	t, err := dec.Token()
+	if err != nil || depth > 8 {
+		return false
+	}
+	if _, ok := t.(bool); ok {
+		return key == "listChanged"
+	}
+	if t != json.Delim('{') {
+		return false
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		t, err := dec.Token()
+		k, ok := t.(string)
+		if err != nil || !ok || seen[k] || !capabilities(dec, k, depth+1) {
+			return false
+		}
+		seen[k] = true
+	}
+	_, err = dec.Token()
+	return err == nil
+}
+
+// stringObject reports whether the next value of dec is an object of
+// strings, with no key twice.
+func stringObject(dec *json.Decoder) bool {
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return false
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		t, err := dec.Token()
+		k, ok := t.(string)
+		if err != nil || !ok || seen[k] {
+			return false
+		}
+		seen[k] = true
+		if v, err := dec.Token(); err != nil {
+			return false
+		} else if _, ok := v.(string); !ok {
+			return false
+		}
+	}
+	_, err := dec.Token()
+	return err == nil
+}

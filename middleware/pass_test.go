@@ -1,0 +1,175 @@
+package toolguard
+
+import (
+	"bytes"
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+func modernWith(h http.Header, k string, v ...string) http.Header {
+	h[k] = v
+	return h
+}
+
+func modernCallMeta(meta string) string {
+	return `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"nope","arguments":{},"_meta":` + meta + `}}`
+}
+
+// Every reason to pass through, each with a request that gets it: the
+// reason reported is asserted, and the request reaches the next handler
+// byte for byte.
+func TestPassReasons(t *testing.T) {
+	unknown := call("1", `"nope"`)
+	down := errors.New("upstream down")
+	tests := []struct {
+		name   string
+		want   Reason
+		method string
+		body   string
+		header http.Header
+		opts   Options
+	}{
+		{"GET", ReasonNotPost, "GET", unknown, nil, Options{}},
+		{"skip", ReasonSkipped, "POST", unknown, nil, Options{Skip: func(*http.Request) bool { return true }}},
+		{"text/plain", ReasonContentType, "POST", unknown, http.Header{"Content-Type": {"text/plain"}}, Options{}},
+		{"two content types", ReasonContentType, "POST", unknown, http.Header{"Content-Type": {"application/json", "application/json"}}, Options{}},
+		{"gzip", ReasonContentEncoding, "POST", unknown, http.Header{"Content-Encoding": {"gzip"}}, Options{}},
+		{"over limit", ReasonTooLarge, "POST", unknown, nil, Options{MaxBodyBytes: 20}},
+		{"batch", ReasonNotStrict, "POST", "[" + unknown + "]", nil, Options{}},
+		{"Name and name", ReasonNotStrict, "POST", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"nope","Name":"x"}}`, nil, Options{}},
+		{"notification", ReasonNotRequest, "POST", `{"jsonrpc":"2.0","method":"tools/call","params":{"name":"nope"}}`, nil, Options{}},
+		{"null id", ReasonNotRequest, "POST", call("null", `"nope"`), nil, Options{}},
+		{"tools/list", ReasonNotToolsCall, "POST", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, nil, Options{}},
+		{"name 123", ReasonNotToolsCall, "POST", call("1", "123"), nil, Options{}},
+		{"unsafe id", ReasonUnsafeID, "POST", call("9007199254740992", `"nope"`), nil, Options{SafeIntegerIDs: true}},
+		{"two version headers", ReasonProtocolVersion, "POST", unknown, http.Header{"Mcp-Protocol-Version": {"2025-11-25", "2025-06-18"}}, Options{}},
+		{"unreleased header version", ReasonProtocolVersion, "POST", unknown, http.Header{"Mcp-Protocol-Version": {"2025-11-25x"}}, Options{}},
+		{"empty header version", ReasonProtocolVersion, "POST", unknown, http.Header{"Mcp-Protocol-Version": {""}}, Options{}},
+		{"_meta version not a date", ReasonProtocolVersion, "POST", modernCallMeta(`{"io.modelcontextprotocol/protocolVersion":"2026-07-28x","io.modelcontextprotocol/clientCapabilities":{}}`), modernHeaders("nope"), Options{}},
+		{"_meta version without header", ReasonProtocolVersion, "POST", modernCallMeta(`{"io.modelcontextprotocol/protocolVersion":"2025-11-25"}`), nil, Options{}},
+		{"_meta version and header differ", ReasonProtocolVersion, "POST", modernCallMeta(`{"io.modelcontextprotocol/protocolVersion":"2025-11-25"}`), http.Header{"Mcp-Protocol-Version": {"2025-06-18"}}, Options{}},
+		{"_meta version a number", ReasonProtocolVersion, "POST", modernCallMeta(`{"io.modelcontextprotocol/protocolVersion":20260728}`), modernHeaders("nope"), Options{}},
+		{"2026 header, no _meta version", ReasonProtocolVersion, "POST", unknown, modernHeaders("nope"), Options{}},
+		{"Last-Event-ID, 2025", ReasonLastEventID, "POST", unknown, http.Header{"Last-Event-Id": {"7"}}, Options{}},
+		{"Last-Event-ID, 2026", ReasonLastEventID, "POST", modernCall("1", `"nope"`), modernWith(modernHeaders("nope"), "Last-Event-Id", "7"), Options{}},
+		{"Mcp-Name mismatch", ReasonHeaderMismatch, "POST", modernCall("1", `"nope"`), modernHeaders("other"), Options{}},
+		{"Mcp-Name twice, answering mismatches", ReasonHeaderMismatch, "POST", modernCall("1", `"nope"`), modernWith(modernHeaders("nope"), "Mcp-Name", "nope", "nope"), Options{AnswerHeaderMismatch: true}},
+		{"accept html", ReasonAccept, "POST", unknown, http.Header{"Accept": {"text/html"}}, Options{}},
+		{"accept json q=0", ReasonAccept, "POST", unknown, http.Header{"Accept": {"application/json;q=0"}}, Options{}},
+		{"known", ReasonKnown, "POST", knownCall, nil, Options{}},
+		{"unsure", ReasonUnsure, "POST", unknown, nil, Options{Tools: stubTools{presence: Unsure}}},
+		{"no clientCapabilities", ReasonClientMeta, "POST", modernCallMeta(`{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}`), modernHeaders("nope"), Options{}},
+		{"clientCapabilities null", ReasonClientMeta, "POST", modernCallMeta(`{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":null}`), modernHeaders("nope"), Options{}},
+		{"clientCapabilities wrong type inside", ReasonClientMeta, "POST", modernCallMeta(`{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":true}}`), modernHeaders("nope"), Options{}},
+		{"clientCapabilities twice", ReasonClientMeta, "POST", modernCallMeta(`{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":5,"io.modelcontextprotocol/clientCapabilities":{}}`), modernHeaders("nope"), Options{}},
+		{"clientInfo not strings", ReasonClientMeta, "POST", modernCallMeta(`{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":5}}`), modernHeaders("nope"), Options{}},
+		{"list fails", ReasonListFailed, "POST", unknown, nil, Options{Tools: stubTools{presence: Absent, err: down}}},
+		{"listed", ReasonListed, "POST", unknown, nil, Options{Tools: stubTools{presence: Absent, list: []string{"nope"}}}},
+	}
+	covered := map[Reason]bool{}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []Pass
+			opts := tt.opts
+			opts.OnPass = func(r *http.Request, p Pass) { got = append(got, p) }
+			g := mustGuard(t, opts)
+			rec := &recorder{}
+			w := httptest.NewRecorder()
+			g.Handler(rec).ServeHTTP(w, newRequest(tt.method, tt.body, tt.header))
+			if !rec.called || string(rec.body) != tt.body {
+				t.Fatalf("not passed through byte for byte: answer %d %s", w.Code, w.Body)
+			}
+			if len(got) != 1 || got[0].Reason != tt.want {
+				t.Fatalf("reported %+v, want one %v", got, tt.want)
+			}
+			if tt.want.toolsCall() != (got[0].Tool != "") {
+				t.Errorf("tool %q reported with %v", got[0].Tool, tt.want)
+			}
+			if (tt.want == ReasonListFailed) != (got[0].Err != nil) {
+				t.Errorf("error %v reported with %v", got[0].Err, tt.want)
+			}
+		})
+		covered[tt.want] = true
+	}
+	for r := Reason(1); r < reasonEnd; r++ {
+		if !covered[r] {
+			t.Errorf("reason %v has no case", r)
+		}
+	}
+}
+
+// A rejection is not a pass: OnPass is not told.
+func TestRejectionIsNotAPass(t *testing.T) {
+	var passes int
+	g := mustGuard(t, Options{OnPass: func(*http.Request, Pass) { passes++ }})
+	w, _ := rejection(t, g, modernCall("1", `"nope"`), modernHeaders("nope"))
+	if w.Code != 400 || passes != 0 {
+		t.Errorf("status %d, %d passes", w.Code, passes)
+	}
+}
+
+// A Discover pointed at the wrong upstream says why it does nothing.
+func TestLoggerSaysWhy(t *testing.T) {
+	upstream := http.NotFoundHandler()
+	d, err := Discover(upstream, DiscoverOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	g := mustGuard(t, Options{Tools: d, Logger: slog.New(slog.NewTextHandler(&out, nil))})
+	w := httptest.NewRecorder()
+	g.Handler(upstream).ServeHTTP(w, newRequest("POST", call("1", `"nope"`), nil))
+	if w.Code != 404 {
+		t.Fatalf("status %d", w.Code)
+	}
+	line := out.String()
+	for _, want := range []string{"level=INFO", `msg="toolguard: passed through"`, "reason=list-failed", "tool=nope", "HTTP 404", "404 page not found"} {
+		if !strings.Contains(line, want) {
+			t.Errorf("log %q lacks %q", line, want)
+		}
+	}
+	// Other traffic is logged at Debug only.
+	out.Reset()
+	g.Handler(upstream).ServeHTTP(httptest.NewRecorder(), newRequest("GET", "", nil))
+	if out.Len() != 0 {
+		t.Errorf("GET logged at Info: %q", out.String())
+	}
+}
+
+func TestReasonNames(t *testing.T) {
+	seen := map[string]bool{}
+	for r := Reason(1); r < reasonEnd; r++ {
+		n := r.String()
+		if n == "" || n == "unknown" || seen[n] {
+			t.Errorf("reason %d named %q", int(r), n)
+		}
+		seen[n] = true
+	}
+	if Reason(0).String() != "unknown" || reasonEnd.String() != "unknown" {
+		t.Error("out of range reasons have names")
+	}
+}
+
+func TestParamsMeta(t *testing.T) {
+	for _, tc := range []struct{ body, want, forwarded string }{
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"}}`, "", ""},
+		{`{"params":{"name":"x","_meta":{"a":1}}}`, `{"a":1}`, `{"a":1}`},
+		{`{"id":"}{","params":{"arguments":{"_meta":{"no":1},"s":"\"]"},"_meta":{"k":[1,{"x":"y"}], "progressToken":"p-1"}}}`,
+			`{"k":[1,{"x":"y"}], "progressToken":"p-1"}`, `{"k":[1,{"x":"y"}]}`},
+		{`{ "params" : { "\u005fmeta" : { "progressToken" : 5 , "io.modelcontextprotocol/protocolVersion" : "2026-07-28" } } }`,
+			`{ "progressToken" : 5 , "io.modelcontextprotocol/protocolVersion" : "2026-07-28" }`, `{"io.modelcontextprotocol/protocolVersion" : "2026-07-28"}`},
+		{`{"params":{"_meta":"x"}}`, "", ""},
+	} {
+		got := paramsMeta([]byte(tc.body))
+		if string(got) != tc.want {
+			t.Errorf("paramsMeta(%s) = %s, want %s", tc.body, got, tc.want)
+		}
+		if f := forwardedMeta(got); string(f) != tc.forwarded {
+			t.Errorf("forwardedMeta(%s) = %s, want %s", got, f, tc.forwarded)
+		}
+	}
+}
