@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 )
 
 // reusableBody lets a benchmark send the same body many times without
@@ -142,4 +143,37 @@ func BenchmarkReader1MiB(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkReader1MiBPaired reads the same 1 MiB body with the strict reader
+// and with encoding/json in every iteration and reports the ratio of their
+// times, so a noisy, shared machine slows both sides alike.
+//
+//	go test -run '^$' -bench Reader1MiBPaired -count 6 .
+func BenchmarkReader1MiBPaired(b *testing.B) {
+	type minimal struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Method  string          `json:"method"`
+		Params  struct {
+			Name string `json:"name"`
+		} `json:"params"`
+	}
+	var tr, tj time.Duration
+	for b.Loop() {
+		start := time.Now()
+		m := readMessage(bigCall)
+		mid := time.Now()
+		var v minimal
+		err := json.Unmarshal(bigCall, &v)
+		end := time.Now()
+		if !m.strict || m.name.kind != kString || err != nil || v.Params.Name != "ingest" {
+			b.Fatal("not read", err)
+		}
+		tr += mid.Sub(start)
+		tj += end.Sub(mid)
+	}
+	b.ReportMetric(float64(tr.Nanoseconds())/float64(b.N), "reader-ns/op")
+	b.ReportMetric(float64(tj.Nanoseconds())/float64(b.N), "json-ns/op")
+	b.ReportMetric(float64(tj)/float64(tr), "json/reader")
 }

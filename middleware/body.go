@@ -64,18 +64,31 @@ func readBody(body io.Reader, limit, hint int64) (buf *buffer, eof bool, err err
 
 // replayBody gives the next handler the bytes the middleware read, then the
 // read error it met (if any), then the rest of the original body.
+//
+// The buffer goes back as soon as it is no longer needed: when the next
+// handler has read the last byte of it, or closes the body. A server that
+// reads the whole body first (as the SDKs do) thus holds the body once, in
+// its own copy, for the rest of the request, not twice.
 type replayBody struct {
 	buf  *buffer
 	data []byte
 	err  error // a read error met by the middleware, returned after data
 	eof  bool  // the original body is exhausted
 	rest io.ReadCloser
+
+	closed bool
 }
 
 func (b *replayBody) Read(p []byte) (int, error) {
+	if b.closed {
+		return b.rest.Read(p) // whatever the original body says after Close
+	}
 	if len(b.data) > 0 {
 		n := copy(p, b.data)
 		b.data = b.data[n:]
+		if len(b.data) == 0 {
+			b.release()
+		}
 		return n, nil
 	}
 	switch {
@@ -87,9 +100,15 @@ func (b *replayBody) Read(p []byte) (int, error) {
 	return b.rest.Read(p)
 }
 
-func (b *replayBody) Close() error { return b.rest.Close() }
+func (b *replayBody) Close() error {
+	b.closed = true
+	b.release()
+	return b.rest.Close()
+}
 
-// release returns the buffer to the pool once the next handler is done.
+// release gives the buffer back (to the pool, or to the garbage collector
+// when it is too large to keep) and drops every reference to it. Reads
+// after it see no more buffered bytes. It is idempotent.
 func (b *replayBody) release() {
 	if b.buf != nil {
 		b.data = nil

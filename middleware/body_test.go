@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"testing/iotest"
 )
@@ -164,4 +165,90 @@ func FuzzBodyIntegrity(f *testing.F) {
 			t.Fatalf("next read %q, %v; want %q", got, err, body)
 		}
 	})
+}
+
+func readAll(r io.ReadCloser) ([]byte, error) { return io.ReadAll(r) }
+
+// TestBodyBufferReleasedEarly checks that the guard's copy of the body is
+// given back as soon as the next handler has read it to the end or closed
+// it, while the handler still runs, and that what the handler reads does not
+// change.
+func TestBodyBufferReleasedEarly(t *testing.T) {
+	body := []byte(knownCall)
+	big := append([]byte(knownCall), bytes.Repeat([]byte(" "), maxPooled+10)...)
+	tests := []struct {
+		name string
+		body []byte
+		use  func(r io.ReadCloser) ([]byte, error)
+	}{
+		{"read all", body, readAll},
+		{"read all, larger than the pool keeps", big, readAll},
+		{"one byte at a time", body, func(r io.ReadCloser) ([]byte, error) { return io.ReadAll(iotest.OneByteReader(r)) }},
+		{"exact length then stop", body, func(r io.ReadCloser) ([]byte, error) {
+			p := make([]byte, len(body))
+			_, err := io.ReadFull(r, p)
+			return p, err
+		}},
+		{"close unread", body, func(r io.ReadCloser) ([]byte, error) { return body, r.Close() }},
+		{"half then close", body, func(r io.ReadCloser) ([]byte, error) {
+			p := make([]byte, len(body)/2)
+			_, err := io.ReadFull(r, p)
+			if err == nil {
+				err = r.Close()
+			}
+			return body, err
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := mustGuard(t, Options{})
+			r := httptest.NewRequest("POST", "/mcp", bytes.NewReader(tt.body))
+			r.Header.Set("Content-Type", "application/json")
+			called := false
+			next := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				called = true
+				rb, ok := r.Body.(*replayBody)
+				if !ok {
+					t.Fatalf("body is %T", r.Body)
+				}
+				if rb.buf == nil {
+					t.Fatal("buffer released before the body was read")
+				}
+				got, err := tt.use(r.Body)
+				if err != nil || !bytes.Equal(got, tt.body) {
+					t.Fatalf("read %d bytes, %v", len(got), err)
+				}
+				if rb.buf != nil || rb.data != nil {
+					t.Error("buffer still held after the body was read to the end or closed")
+				}
+				// Reading on sees the end (or the original body's answer
+				// after Close), never old buffered bytes.
+				if n, _ := r.Body.Read(make([]byte, 8)); n != 0 {
+					t.Errorf("read %d more bytes", n)
+				}
+			})
+			g.Handler(next).ServeHTTP(httptest.NewRecorder(), r)
+			if !called {
+				t.Fatal("next not called")
+			}
+		})
+	}
+}
+
+// TestBodyReadAfterCloseLikeOriginal checks that after Close the next
+// handler gets what the original body answers, as without the guard.
+func TestBodyReadAfterCloseLikeOriginal(t *testing.T) {
+	srv := httptest.NewServer(mustGuard(t, Options{}).Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Body.Close()
+		_, err := r.Body.Read(make([]byte, 8))
+		if err == nil || err == io.EOF {
+			t.Errorf("read after close: %v, want the server's error", err)
+		}
+	})))
+	defer srv.Close()
+	resp, err := http.Post(srv.URL, "application/json", strings.NewReader(knownCall))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
 }

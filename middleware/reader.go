@@ -1,6 +1,8 @@
 package toolguard
 
 import (
+	"encoding/binary"
+	"math/bits"
 	"strconv"
 	"unicode"
 	"unicode/utf8"
@@ -84,15 +86,20 @@ type scanner struct {
 	depth int
 }
 
-func (s *scanner) ws() {
-	for s.i < len(s.b) {
-		switch s.b[s.i] {
+func (s *scanner) ws() { s.i = skipWS(s.b, s.i) }
+
+// skipWS returns the index of the first byte at or after i that is not JSON
+// whitespace.
+func skipWS(b []byte, i int) int {
+	for i < len(b) {
+		switch b[i] {
 		case ' ', '\t', '\n', '\r':
-			s.i++
+			i++
 		default:
-			return
+			return i
 		}
 	}
+	return i
 }
 
 // members walks an object whose '{' is at s.i. For each key it calls visit
@@ -214,10 +221,11 @@ func (s *scanner) capture(sp *span) bool {
 		*sp = v
 		return ok
 	case c == '-' || (c >= '0' && c <= '9'):
-		isInt, ok := s.number()
+		end, isInt, ok := scanNumber(s.b, s.i)
 		if !ok {
 			return false
 		}
+		s.i = end
 		*sp = span{kind: kOther, start: start, end: s.i}
 		if isInt && fitsInt64(s.b[start:s.i]) {
 			sp.kind = kInt
@@ -238,72 +246,224 @@ func (s *scanner) enter() bool {
 
 // value scans any JSON value at s.i.
 func (s *scanner) value() bool {
-	if s.i >= len(s.b) {
-		return false
+	end, ok := skipValue(s.b, s.i, s.depth)
+	s.i = end
+	return ok
+}
+
+// str scans a string token at s.i (which holds '"').
+func (s *scanner) str() (span, bool) {
+	start := s.i
+	end, escaped, ok := scanString(s.b, s.i)
+	s.i = end
+	return span{kind: kString, start: start, end: end, escaped: escaped}, ok
+}
+
+// skipValue scans the JSON value at i, which lies inside depth arrays and
+// objects, and returns the index after it. It applies every rule of the
+// strict subset: maxDepth, strings (escapes, surrogates, UTF-8, control
+// bytes) and numbers in the float64 range.
+//
+// It is the reader's hot loop (arguments can be megabytes), written as one
+// flat state machine: nested values are walked without recursion, keeping one
+// bit per open container (object or array), and strings are scanned in line,
+// eight bytes at a time.
+func skipValue(b []byte, i, depth int) (int, bool) {
+	var (
+		isObj [maxDepth/64 + 1]uint64 // bit d: the container at depth base+d+1 is an object
+		base  = depth
+		obj   bool // the innermost open container is an object
+		isKey bool // the string being scanned is an object key
+		c     byte
+		d     int
+		ok    bool
+	)
+
+value: // a value starts at i (whitespace skipped)
+	if i >= len(b) {
+		return i, false
 	}
-	switch c := s.b[s.i]; c {
-	case '{':
-		return s.members(nil, func(int) bool { return s.value() })
-	case '[':
-		if !s.enter() {
-			return false
-		}
-		s.i++
-		s.ws()
-		if s.i < len(s.b) && s.b[s.i] == ']' {
-			s.i++
-			s.depth--
-			return true
-		}
-		for {
-			if !s.value() {
-				return false
-			}
-			s.ws()
-			if s.i >= len(s.b) {
-				return false
-			}
-			switch s.b[s.i] {
-			case ',':
-				s.i++
-				s.ws()
-			case ']':
-				s.i++
-				s.depth--
-				return true
-			default:
-				return false
-			}
-		}
+	c = b[i]
+	switch c {
 	case '"':
-		_, ok := s.str()
-		return ok
+		isKey = false
+		goto str
+	case '{', '[':
+		depth++
+		if depth > maxDepth {
+			return i, false
+		}
+		d = depth - base - 1
+		obj = c == '{'
+		if obj {
+			isObj[d>>6] |= 1 << (d & 63)
+		} else {
+			isObj[d>>6] &^= 1 << (d & 63)
+		}
+		i++
+		for i < len(b) && isSpace[b[i]] {
+			i++
+		}
+		if i < len(b) && b[i] == c+2 { // '}' or ']'
+			i++
+			goto pop
+		}
+		if obj {
+			goto key
+		}
+		goto value
 	case 't':
-		return s.literal("true")
+		if len(b)-i < 4 || b[i+1] != 'r' || b[i+2] != 'u' || b[i+3] != 'e' {
+			return i, false
+		}
+		i += 4
+		goto end
 	case 'f':
-		return s.literal("false")
+		if len(b)-i < 5 || b[i+1] != 'a' || b[i+2] != 'l' || b[i+3] != 's' || b[i+4] != 'e' {
+			return i, false
+		}
+		i += 5
+		goto end
 	case 'n':
-		return s.literal("null")
-	default:
-		_, ok := s.number()
-		return ok
+		if len(b)-i < 4 || b[i+1] != 'u' || b[i+2] != 'l' || b[i+3] != 'l' {
+			return i, false
+		}
+		i += 4
+		goto end
 	}
+	if i, _, ok = scanNumber(b, i); !ok {
+		return i, false
+	}
+	goto end
+
+key: // an object key starts at i
+	if i >= len(b) || b[i] != '"' {
+		return i, false
+	}
+	isKey = true
+
+str: // a string starts at i
+	i++
+	for {
+		// Plain ASCII eight bytes at a time; c is the byte to look at.
+		rest := b[i:]
+		var x, m uint64
+		for len(rest) >= 8 {
+			x = binary.LittleEndian.Uint64(rest)
+			if m = special(x); m != 0 {
+				break
+			}
+			rest = rest[8:]
+		}
+		i = len(b) - len(rest)
+		if m == 0 {
+			for i < len(b) && strSafe[b[i]] {
+				i++
+			}
+			if i >= len(b) {
+				return i, false
+			}
+			c = b[i]
+		} else {
+			n := bits.TrailingZeros64(m)
+			c = byte(x >> (n &^ 7))
+			i += n >> 3
+		}
+		if c == '"' {
+			i++
+			break
+		}
+		if c == '\\' {
+			if i+1 < len(b) && simpleEscape[b[i+1]] {
+				i += 2
+				continue
+			}
+			if i, ok = escape(b, i); !ok {
+				return i, false
+			}
+			continue
+		}
+		if c < 0x20 {
+			return i, false
+		}
+		r, size := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && size == 1 {
+			return i, false
+		}
+		i += size
+	}
+	if !isKey {
+		goto end
+	}
+	if i < len(b) && b[i] == ':' {
+		i++
+	} else {
+		for i < len(b) && isSpace[b[i]] {
+			i++
+		}
+		if i >= len(b) || b[i] != ':' {
+			return i, false
+		}
+		i++
+	}
+	if i < len(b) && b[i] <= ' ' {
+		for i < len(b) && isSpace[b[i]] {
+			i++
+		}
+	}
+	goto value
+
+pop: // the container at depth closed
+	depth--
+	if depth > base {
+		d = depth - base - 1
+		obj = isObj[d>>6]&(1<<(d&63)) != 0
+	}
+
+end: // a value ended at i
+	if depth == base {
+		return i, true
+	}
+	if i >= len(b) {
+		return i, false
+	}
+	c = b[i]
+	if c <= ' ' {
+		for i < len(b) && isSpace[b[i]] {
+			i++
+		}
+		if i >= len(b) {
+			return i, false
+		}
+		c = b[i]
+	}
+	switch {
+	case c == ',':
+		i++
+		if i < len(b) && b[i] <= ' ' {
+			for i < len(b) && isSpace[b[i]] {
+				i++
+			}
+		}
+		if obj {
+			goto key
+		}
+		goto value
+	case obj && c == '}', !obj && c == ']':
+		i++
+		goto pop
+	}
+	return i, false
 }
 
-func (s *scanner) literal(lit string) bool {
-	if len(s.b)-s.i < len(lit) || string(s.b[s.i:s.i+len(lit)]) != lit {
-		return false
-	}
-	s.i += len(lit)
-	return true
-}
+// isSpace marks JSON whitespace.
+var isSpace = [256]bool{' ': true, '\t': true, '\n': true, '\r': true}
 
-// number scans a JSON number and reports whether it is an integer literal.
-// A number outside the float64 range is outside the strict subset: the
-// decoders behind the kit fail on it.
-func (s *scanner) number() (isInt, ok bool) {
-	b, start := s.b, s.i
-	i := s.i
+// scanNumber scans a JSON number at i and reports whether it is an integer
+// literal. A number outside the float64 range is outside the strict subset:
+// the decoders behind the kit fail on it.
+func scanNumber(b []byte, i int) (end int, isInt, ok bool) {
+	start := i
 	if i < len(b) && b[i] == '-' {
 		i++
 	}
@@ -315,7 +475,7 @@ func (s *scanner) number() (isInt, ok bool) {
 			i++
 		}
 	default:
-		return false, false
+		return i, false, false
 	}
 	isInt = true
 	if i < len(b) && b[i] == '.' {
@@ -326,11 +486,12 @@ func (s *scanner) number() (isInt, ok bool) {
 			i++
 		}
 		if i == d {
-			return false, false
+			return i, false, false
 		}
 	}
+	exp := false
 	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
-		isInt = false
+		isInt, exp = false, true
 		i++
 		if i < len(b) && (b[i] == '+' || b[i] == '-') {
 			i++
@@ -340,26 +501,16 @@ func (s *scanner) number() (isInt, ok bool) {
 			i++
 		}
 		if i == d {
-			return false, false
+			return i, false, false
 		}
 	}
-	s.i = i
 	// Short integer and decimal literals are always in range.
-	if i-start > 15 || !isInt && hasExponent(b[start:i]) {
+	if exp || i-start > 15 {
 		if _, err := strconv.ParseFloat(string(b[start:i]), 64); err != nil {
-			return false, false
+			return i, false, false
 		}
 	}
-	return isInt, true
-}
-
-func hasExponent(b []byte) bool {
-	for _, c := range b {
-		if c == 'e' || c == 'E' {
-			return true
-		}
-	}
-	return false
+	return i, isInt, true
 }
 
 func fitsInt64(b []byte) bool {
@@ -378,42 +529,75 @@ var strSafe = func() (t [256]bool) {
 	return t
 }()
 
-// str scans a string token at s.i (which holds '"'), checking escapes,
-// UTF-8 and surrogate pairs.
-func (s *scanner) str() (span, bool) {
-	b := s.b
-	sp := span{kind: kString, start: s.i}
-	i := s.i + 1
+const (
+	lsb = 0x0101010101010101
+	msb = 0x8080808080808080
+)
+
+// special flags, in the top bit of each byte of the little-endian word x,
+// the bytes a string scan must stop at: '"', '\\', control bytes below
+// 0x20 and non-ASCII bytes. Each byte is tested on its low seven bits, so
+// no carry crosses into the next byte and every flag is exact.
+func special(x uint64) uint64 {
+	lo := x &^ msb
+	text := lo + lsb*(0x80-0x20)               // top bit set: lo >= 0x20
+	notQuote := (lo ^ lsb*'"') + lsb*0x7f      // top bit set: lo != '"'
+	notBackslash := (lo ^ lsb*'\\') + lsb*0x7f // top bit set: lo != '\\'
+	return (^(text & notQuote & notBackslash) | x) & msb
+}
+
+// scanString scans a string token at i (which holds '"'), checking escapes,
+// UTF-8 and surrogate pairs, and returns the index after its closing quote
+// and whether it holds backslash escapes. Runs of plain ASCII are skipped
+// eight bytes at a time; UTF-8 is decoded only where a byte is not ASCII.
+func scanString(b []byte, i int) (end int, escaped, ok bool) {
+	i++
 	for {
-		for i < len(b) && strSafe[b[i]] {
+		for i+8 <= len(b) {
+			if m := special(binary.LittleEndian.Uint64(b[i:])); m != 0 {
+				i += bits.TrailingZeros64(m) >> 3
+				goto stop
+			}
+			i += 8
+		}
+		for {
+			if i >= len(b) {
+				return i, escaped, false
+			}
+			if !strSafe[b[i]] {
+				break
+			}
 			i++
 		}
-		if i >= len(b) {
-			return sp, false
-		}
+	stop:
 		switch c := b[i]; {
 		case c == '"':
-			s.i = i + 1
-			sp.end = s.i
-			return sp, true
+			return i + 1, escaped, true
 		case c == '\\':
-			sp.escaped = true
+			escaped = true
+			if i+1 < len(b) && simpleEscape[b[i+1]] {
+				i += 2
+				continue
+			}
 			n, ok := escape(b, i)
 			if !ok {
-				return sp, false
+				return i, escaped, false
 			}
 			i = n
 		case c < 0x20:
-			return sp, false
+			return i, escaped, false
 		default:
 			r, size := utf8.DecodeRune(b[i:])
 			if r == utf8.RuneError && size == 1 {
-				return sp, false
+				return i, escaped, false
 			}
 			i += size
 		}
 	}
 }
+
+// simpleEscape marks the bytes that form a two-byte escape after '\\'.
+var simpleEscape = [256]bool{'"': true, '\\': true, '/': true, 'b': true, 'f': true, 'n': true, 'r': true, 't': true}
 
 // escape checks the escape sequence at b[i] == '\\' and returns the index
 // after it. A \u escape of a surrogate must be a valid pair.

@@ -1,10 +1,14 @@
 package toolguard
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // decodedCall is what a decoder reads from a request body.
@@ -255,5 +259,179 @@ func FuzzReader(f *testing.F) {
 		if m.strict && !json.Valid(b) {
 			t.Fatalf("reader accepts invalid JSON %q", b)
 		}
+		if err := sameSkip(b); err != nil {
+			t.Fatal(err)
+		}
 	})
+}
+
+// refSkip reads one JSON value under the rules skipValue applies, the plain
+// way: recursive, one byte at a time. It is the reference the fast scanner
+// is checked against.
+type refSkip struct {
+	b        []byte
+	i, depth int
+}
+
+var refNumber = regexp.MustCompile(`^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`)
+
+func (r *refSkip) ws() {
+	for r.i < len(r.b) && strings.IndexByte(" \t\n\r", r.b[r.i]) >= 0 {
+		r.i++
+	}
+}
+
+func (r *refSkip) value() bool {
+	if r.i >= len(r.b) {
+		return false
+	}
+	switch c := r.b[r.i]; c {
+	case '{', '[':
+		r.depth++
+		if r.depth > maxDepth {
+			return false
+		}
+		r.i++
+		r.ws()
+		if r.i < len(r.b) && r.b[r.i] == c+2 {
+			r.i++
+			r.depth--
+			return true
+		}
+		for {
+			if c == '{' {
+				if r.i >= len(r.b) || r.b[r.i] != '"' || !r.str() {
+					return false
+				}
+				r.ws()
+				if r.i >= len(r.b) || r.b[r.i] != ':' {
+					return false
+				}
+				r.i++
+				r.ws()
+			}
+			if !r.value() {
+				return false
+			}
+			r.ws()
+			if r.i >= len(r.b) {
+				return false
+			}
+			switch r.b[r.i] {
+			case ',':
+				r.i++
+				r.ws()
+			case c + 2:
+				r.i++
+				r.depth--
+				return true
+			default:
+				return false
+			}
+		}
+	case '"':
+		return r.str()
+	case 't', 'f', 'n':
+		for _, lit := range []string{"true", "false", "null"} {
+			if strings.HasPrefix(string(r.b[r.i:]), lit) {
+				r.i += len(lit)
+				return true
+			}
+		}
+		return false
+	}
+	num := refNumber.Find(r.b[r.i:])
+	if num == nil {
+		return false
+	}
+	if n := r.i + len(num); n < len(r.b) && strings.IndexByte(".eE", r.b[n]) >= 0 {
+		return false // a fraction or exponent without digits
+	}
+	if _, err := strconv.ParseFloat(string(num), 64); err != nil {
+		return false
+	}
+	r.i += len(num)
+	return true
+}
+
+func (r *refSkip) str() bool {
+	for r.i++; r.i < len(r.b); {
+		switch c := r.b[r.i]; {
+		case c == '"':
+			r.i++
+			return true
+		case c == '\\':
+			n, ok := escape(r.b, r.i)
+			if !ok {
+				return false
+			}
+			r.i = n
+		case c < 0x20:
+			return false
+		default:
+			ch, size := utf8.DecodeRune(r.b[r.i:])
+			if ch == utf8.RuneError && size == 1 {
+				return false
+			}
+			r.i += size
+		}
+	}
+	return false
+}
+
+// sameSkip checks that skipValue and the reference accept the same value
+// at the start of b and end it at the same byte.
+func sameSkip(b []byte) error {
+	ref := refSkip{b: b}
+	wantOK := ref.value()
+	end, ok := skipValue(b, 0, 0)
+	if ok != wantOK || ok && end != ref.i {
+		return fmt.Errorf("skipValue(%q) = %d, %v; reference %d, %v", b, end, ok, ref.i, wantOK)
+	}
+	return nil
+}
+
+func TestSkipValue(t *testing.T) {
+	deep := func(n int) string { return strings.Repeat("[", n) + strings.Repeat("]", n) }
+	for _, v := range []string{
+		`{}`, `[]`, `{"a":1}`, ` {"a" : [1, 2.5e3, -0, true, false, null, "x"] , "b":{}}`, `[{"a":[{}]},[]]`,
+		`"plain ascii longer than eight bytes"`, `"caf\u00e9 \"q\" \\ \/ \b\f\n\r\t"`, `"\ud83d\ude00"`, `"\ud800"`, `"\udc00"`,
+		"\"caf\u00e9 raw\"", "\"\xff\"", "\"a\x01b\"", "\"tab\tin\"", "\"1234567\x7f\"", "\"12345678\x80\"",
+		`"unterminated`, `"a\"`, `"\x"`, `"\u12"`, `01`, `1.`, `1e`, `-`, `1e400`, `123456789012345678901234567890`,
+		`[1,]`, `{"a":1,}`, `{"a"}`, `{1:2}`, `[1 2]`, `tru`, `nul`, `falsey`, `{"a":1}}`, `[`, `{`, `]`, `}`,
+		deep(maxDepth), deep(maxDepth + 1), `{"a":` + deep(maxDepth-1) + `}`, `{"a":` + deep(maxDepth) + `}`,
+	} {
+		if err := sameSkip([]byte(v)); err != nil {
+			t.Error(err)
+		}
+	}
+	if _, ok := skipValue([]byte(deep(maxDepth)), 0, 0); !ok {
+		t.Errorf("depth %d refused", maxDepth)
+	}
+	if _, ok := skipValue([]byte(deep(maxDepth+1)), 0, 0); ok {
+		t.Errorf("depth %d accepted", maxDepth+1)
+	}
+}
+
+// TestSpecialWord checks the word-at-a-time test against a byte-at-a-time
+// one: every byte value at every position of a word, among plain bytes.
+func TestSpecialWord(t *testing.T) {
+	for c := range 256 {
+		for pos := range 8 {
+			for _, fill := range []byte{'a', ' ', '~', 0x7f, 0x21, 0x5d} {
+				var w [8]byte
+				for k := range w {
+					w[k] = fill
+				}
+				w[pos] = byte(c)
+				m := special(binary.LittleEndian.Uint64(w[:]))
+				for k := range 8 {
+					want := !strSafe[w[k]]
+					if got := m&(0x80<<(8*k)) != 0; got != want {
+						t.Fatalf("word %q: byte %d flagged %v, want %v", w, k, got, want)
+					}
+				}
+			}
+		}
+	}
 }

@@ -72,11 +72,7 @@ func BenchmarkMCPGo(b *testing.B) {
 			alone, guarded := benchServer(b, n, opts...)
 			h := hdr.Clone()
 			if mode == "session" {
-				r := httptest.NewRequest("POST", "/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"b","version":"1"}}}`))
-				r.Header = hdr.Clone()
-				w := httptest.NewRecorder()
-				alone.ServeHTTP(w, r)
-				h.Set("Mcp-Session-Id", w.Header().Get("Mcp-Session-Id"))
+				h.Set("Mcp-Session-Id", initSession(b, alone, hdr))
 			}
 			known, unknown := call300("tool_0003"), call300("tool_9999")
 			if len(known) != 300 {
@@ -93,14 +89,18 @@ func BenchmarkMCPGo(b *testing.B) {
 
 // BenchmarkMCPGoPaired alternates the same request through mcp-go alone and
 // through guard + mcp-go in every iteration and reports the ratio of their
-// times, so a noisy, shared machine slows both sides alike.
+// times, so a noisy, shared machine slows both sides alike. It covers 10 and
+// 1,000 tools, callers without a session (a stateless server) and with one
+// (mcp-go's default mode), and known and unknown tools.
+//
+//	go test -run '^$' -bench MCPGoPaired -benchtime 2000x -count 6 .
 func BenchmarkMCPGoPaired(b *testing.B) {
 	hdr := http.Header{
 		"Content-Type":         {"application/json"},
 		"Accept":               {"application/json, text/event-stream"},
 		"Mcp-Protocol-Version": {"2025-11-25"},
 	}
-	send := func(h http.Handler, body string) time.Duration {
+	send := func(h http.Handler, body string, hdr http.Header) time.Duration {
 		r := httptest.NewRequest("POST", "/mcp", strings.NewReader(body))
 		r.Header = hdr.Clone()
 		w := httptest.NewRecorder()
@@ -113,21 +113,44 @@ func BenchmarkMCPGoPaired(b *testing.B) {
 		return d
 	}
 	for _, n := range []int{10, 1000} {
-		alone, guarded := benchServer(b, n, server.WithStateLess(true))
-		for _, c := range []struct{ name, body string }{
-			{"known", call300("tool_0003")},
-			{"unknown", call300("tool_9999")},
-		} {
-			b.Run(fmt.Sprintf("tools=%d/%s", n, c.name), func(b *testing.B) {
-				var ta, tg time.Duration
-				for b.Loop() {
-					ta += send(alone, c.body)
-					tg += send(guarded, c.body)
-				}
-				b.ReportMetric(float64(ta.Nanoseconds())/float64(b.N), "alone-ns/op")
-				b.ReportMetric(float64(tg.Nanoseconds())/float64(b.N), "guard-ns/op")
-				b.ReportMetric(float64(tg)/float64(ta), "guard/alone")
-			})
+		for _, mode := range []string{"sessionless", "session"} {
+			var opts []server.StreamableHTTPOption
+			if mode == "sessionless" {
+				opts = append(opts, server.WithStateLess(true))
+			}
+			alone, guarded := benchServer(b, n, opts...)
+			h := hdr.Clone()
+			if mode == "session" {
+				h.Set("Mcp-Session-Id", initSession(b, alone, hdr))
+			}
+			for _, c := range []struct{ name, body string }{
+				{"known", call300("tool_0003")},
+				{"unknown", call300("tool_9999")},
+			} {
+				b.Run(fmt.Sprintf("tools=%d/%s/%s", n, mode, c.name), func(b *testing.B) {
+					var ta, tg time.Duration
+					for b.Loop() {
+						ta += send(alone, c.body, h)
+						tg += send(guarded, c.body, h)
+					}
+					b.ReportMetric(float64(ta.Nanoseconds())/float64(b.N), "alone-ns/op")
+					b.ReportMetric(float64(tg.Nanoseconds())/float64(b.N), "guard-ns/op")
+					b.ReportMetric(float64(tg)/float64(ta), "guard/alone")
+				})
+			}
 		}
 	}
+}
+
+// initSession opens a session on h and returns its id.
+func initSession(b *testing.B, h http.Handler, hdr http.Header) string {
+	r := httptest.NewRequest("POST", "/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"b","version":"1"}}}`))
+	r.Header = hdr.Clone()
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	id := w.Header().Get("Mcp-Session-Id")
+	if w.Code != 200 || id == "" {
+		b.Fatalf("initialize: %d %s", w.Code, w.Body)
+	}
+	return id
 }
