@@ -1,19 +1,14 @@
 package conformance
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
-	"os/exec"
+	"os"
 	"strconv"
-	"strings"
-	"sync"
 	"time"
 )
 
@@ -177,149 +172,10 @@ func completeEvents(b []byte) []byte {
 	return nil
 }
 
-// stdioConn speaks line-delimited JSON-RPC to a child process.
-type stdioConn struct {
-	cmd    *exec.Cmd
-	stdin  io.WriteCloser
-	lines  chan []byte
-	done   chan struct{}
-	stderr limitedWriter // the first 64 KiB the server writes to stderr
-	once   sync.Once
-	limit  int64
-}
-
-func startStdio(argv []string, opts *Options) (*stdioConn, error) {
-	if len(argv) == 0 {
-		return nil, errors.New("conformance: empty stdio command")
-	}
-	cmd := exec.Command(argv[0], argv[1:]...)
-	c := &stdioConn{cmd: cmd, lines: make(chan []byte, 16), done: make(chan struct{}), limit: opts.MaxBodyBytes}
-	c.stderr.n = 64 << 10
-	cmd.Stderr = &c.stderr
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		return nil, err
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	c.stdin = stdin
-	go func() {
-		defer close(c.lines)
-		br := bufio.NewReaderSize(stdout, 64<<10)
-		for {
-			line, err := readLine(br, c.limit)
-			if len(bytes.TrimSpace(line)) > 0 {
-				select {
-				case c.lines <- line:
-				case <-c.done:
-					return
-				}
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
-	return c, nil
-}
-
-// readLine reads one line of at most limit bytes; the rest of a longer line
-// is dropped.
-func readLine(br *bufio.Reader, limit int64) ([]byte, error) {
-	var line []byte
-	for {
-		frag, err := br.ReadSlice('\n')
-		if int64(len(line)+len(frag)) <= limit {
-			line = append(line, frag...)
-		}
-		if err == bufio.ErrBufferFull {
-			continue
-		}
-		return bytes.TrimRight(line, "\r\n"), err
-	}
-}
-
-func (c *stdioConn) roundTrip(ctx context.Context, r request) (reply, error) {
-	if _, err := c.stdin.Write(append(bytes.TrimSpace(r.body), '\n')); err != nil {
-		return reply{}, fmt.Errorf("conformance: writing to the server: %w", err)
-	}
-	if r.id == 0 {
-		return reply{media: MediaJSON}, nil
-	}
-	for {
-		select {
-		case <-ctx.Done():
-			return reply{}, ctx.Err()
-		case line, ok := <-c.lines:
-			if !ok {
-				msg := strings.TrimSpace(c.stderr.String())
-				if i := strings.LastIndexByte(msg, '\n'); i >= 0 {
-					msg = msg[i+1:] // the last line says most
-				}
-				return reply{}, fmt.Errorf("the server closed its output (stderr: %q)", msg)
-			}
-			var msg struct {
-				ID     json.RawMessage `json:"id"`
-				Method *string         `json:"method"`
-			}
-			if json.Unmarshal(line, &msg) != nil {
-				continue // log output on stdout
-			}
-			if msg.Method != nil || msg.ID == nil || !idMatches(msg.ID, r.id, true) {
-				continue // a notification, a request from the server, or another answer
-			}
-			return reply{media: MediaJSON, body: line}, nil
-		}
-	}
-}
-
-func (c *stdioConn) close() error {
-	c.once.Do(func() { close(c.done) })
-	c.stdin.Close()
-	exited := make(chan error, 1)
-	go func() { exited <- c.cmd.Wait() }()
-	select {
-	case err := <-exited:
-		return err
-	case <-time.After(2 * time.Second):
-		c.cmd.Process.Kill()
-		return <-exited
-	}
-}
-
-// limitedWriter keeps the first n bytes written to it.
-type limitedWriter struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-	n   int64
-}
-
-func (l *limitedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.n > 0 {
-		k := min(int64(len(p)), l.n)
-		l.buf.Write(p[:k])
-		l.n -= k
-	}
-	return len(p), nil
-}
-
-func (l *limitedWriter) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
 // failure maps a transport error to an UNVERIFIED category.
 func failure(err error) Category {
 	var ne net.Error
-	if errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout() {
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded) || errors.As(err, &ne) && ne.Timeout() {
 		return Timeout
 	}
 	return Unreachable
