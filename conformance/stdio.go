@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -167,17 +166,11 @@ func (c *stdioConn) roundTrip(ctx context.Context, r request) (reply, error) {
 				return reply{}, c.wentAway(ctx)
 			}
 			if line.tooLong {
-				continue
+				// It may be the reply: it is not classified from a part.
+				return reply{tooLarge: true}, nil
 			}
-			var msg struct {
-				ID     json.RawMessage `json:"id"`
-				Method *string         `json:"method"`
-			}
-			if json.Unmarshal(line.b, &msg) != nil {
-				continue // log output on stdout
-			}
-			if msg.Method != nil || msg.ID == nil || !idMatches(msg.ID, r.id, true) {
-				continue // a notification, a request from the server, or another answer
+			if ok, _ := answers(line.b, r.id); !ok {
+				continue // log output, a notification, a request from the server, another answer
 			}
 			return reply{body: line.b}, nil
 		}
@@ -252,3 +245,6 @@ func (t *tailWriter) lastLine() string {
 	}
 	return s
 }
+
+// legacyHint: the HTTP+SSE transport does not exist over stdio.
+func (c *stdioConn) legacyHint(context.Context) string { return "" }
