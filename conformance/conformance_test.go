@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -309,5 +310,39 @@ func TestStdioServerThatExits(t *testing.T) {
 	}
 	if _, err := conformance.CheckCommand(context.Background(), nil, conformance.Options{}); err == nil {
 		t.Error("an empty command was not an error")
+	}
+}
+
+// Requests to one host keep the spacing, however many of its targets are
+// in progress at once.
+func TestFleetKeepsHostSpacing(t *testing.T) {
+	const spacing = 40 * time.Millisecond
+	var mu sync.Mutex
+	var times []time.Time
+	f := &zoo.Fake{Tools: []string{"x"}}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		times = append(times, time.Now())
+		mu.Unlock()
+		f.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	var targets []conformance.Target
+	for _, p := range []string{"/a", "/b", "/c", "/d"} {
+		targets = append(targets, conformance.Target{Target: srv.URL + p})
+	}
+	sum := conformance.CheckFleet(context.Background(), slices.Values(targets), conformance.Options{},
+		conformance.FleetOptions{Concurrency: 4, HostSpacing: spacing})
+	if sum.ByVerdict[conformance.Verified] != 4 {
+		t.Fatalf("%+v", sum)
+	}
+	slices.SortFunc(times, func(a, b time.Time) int { return a.Compare(b) })
+	for i := 1; i < len(times); i++ {
+		if d := times[i].Sub(times[i-1]); d < spacing-5*time.Millisecond {
+			t.Errorf("request %d came %v after the one before, spacing %v", i, d, spacing)
+		}
+	}
+	if len(times) < 4*5 {
+		t.Errorf("%d requests", len(times))
 	}
 }

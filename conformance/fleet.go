@@ -23,7 +23,7 @@ type Target struct {
 // FleetOptions configures CheckFleet.
 type FleetOptions struct {
 	// Concurrency is how many targets are in progress at once. Default
-	// 256. A target waiting out its host's spacing keeps its place but
+	// 512. A target waiting out its host's spacing keeps its place but
 	// costs only a sleeping goroutine, so with distinct hosts the fleet
 	// runs at about Concurrency targets per second of spacing.
 	Concurrency int
@@ -56,7 +56,7 @@ func CheckTarget(ctx context.Context, target string, opts Options) (Report, erro
 // reported.
 func CheckFleet(ctx context.Context, targets iter.Seq[Target], opts Options, fleet FleetOptions) Summary {
 	if fleet.Concurrency <= 0 {
-		fleet.Concurrency = 256
+		fleet.Concurrency = 512
 	}
 	if fleet.Processes <= 0 {
 		fleet.Processes = 8

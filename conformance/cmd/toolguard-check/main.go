@@ -67,7 +67,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		asJSON      = fs.Bool("json", false, "print JSON instead of a table")
 		stdio       = fs.Bool("stdio", false, "the arguments after -- are a command that speaks MCP over stdio")
 		fleetFile   = fs.String("fleet", "", "check every target listed in `file` (- for standard input)")
-		concurrency = fs.Int("concurrency", 256, "fleet: targets in progress at once (a target waiting out -spacing costs next to nothing)")
+		concurrency = fs.Int("concurrency", 512, "fleet: targets in progress at once (a target waiting out -spacing costs next to nothing)")
 		processes   = fs.Int("processes", 8, "fleet: stdio servers running at once")
 		spacing     = fs.Duration("spacing", 250*time.Millisecond, "fleet: least time between two requests to one host (host:port)")
 		quiet       = fs.Bool("quiet", false, "fleet: no progress on standard error")
