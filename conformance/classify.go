@@ -4,11 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"math"
-	"mime"
-	"strings"
-
-	"github.com/toolguard/toolguard/internal/sse"
+	"strconv"
 )
 
 // outcome is the classification of one reply.
@@ -19,76 +15,88 @@ type outcome struct {
 	detail   string
 }
 
-// mediaTypeOf reduces a Content-Type to the fixed list a report records.
-func mediaTypeOf(contentType string) string {
-	if strings.TrimSpace(contentType) == "" {
-		return MediaNone
-	}
-	mt, _, err := mime.ParseMediaType(contentType)
-	if err != nil {
-		return MediaOther
-	}
-	switch mt {
-	case MediaJSON, MediaEventStream, MediaHTML, MediaText:
-		return mt
-	}
-	return MediaOther
-}
-
 // classifyCall classifies the reply to the made-up tools/call, whose id was
 // id. body is the whole reply (or an event stream).
-func classifyCall(media string, body []byte, id int64) outcome {
+func classifyCall(media MediaType, body []byte, id int64) outcome {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return outcome{verdict: ObservedRisk, category: EmptyBody, detail: "the reply has an empty body"}
 	}
 	if media == MediaEventStream {
-		msg, ok := findInStream(body, id)
-		if !ok {
-			return outcome{verdict: ObservedRisk, category: EventStreamNoData,
-				detail: "the event stream carries no data event with the reply"}
+		msg, stray := findInStream(body, id)
+		switch {
+		case msg != nil:
+			return classifyMessage(msg, id)
+		case stray != nil:
+			o := classifyMessage(stray, id)
+			o.detail = "in the event stream: " + o.detail
+			return o
 		}
-		return classifyMessage(msg, id)
+		return outcome{verdict: ObservedRisk, category: EventStreamNoData,
+			detail: "the event stream carries no data event with a reply"}
 	}
 	return classifyMessage(body, id)
 }
 
-// classifyMessage classifies one JSON text as a reply to request id.
+// classifyMessage classifies one JSON text as the reply to request id.
+//
+// A reply is JSON-RPC when it is an object with a jsonrpc member. A
+// JSON-RPC error is well-formed (VERIFIED) when jsonrpc is "2.0", there is
+// no result, error is an object whose code is an integer (of any size) and
+// whose message is a string, and id is the request's id (equal as a
+// number) or null, which JSON-RPC allows when the request's id could not
+// be read. A missing id, an id of another type ("3" for 3) or another
+// value makes it malformed. A result is classified by isError alone,
+// whatever its id.
 func classifyMessage(b []byte, id int64) outcome {
 	if !json.Valid(b) {
 		return outcome{verdict: ObservedRisk, category: NotJSON, detail: "the reply is not JSON"}
 	}
 	var msg map[string]json.RawMessage
-	if json.Unmarshal(b, &msg) != nil {
+	if json.Unmarshal(b, &msg) != nil || msg == nil {
 		return outcome{verdict: ObservedRisk, category: NotJSONRPC, detail: "the reply is JSON but not a JSON-RPC object"}
+	}
+	rawVersion, hasVersion := msg["jsonrpc"]
+	if !hasVersion {
+		return outcome{verdict: ObservedRisk, category: NotJSONRPC, detail: "the reply is JSON but not JSON-RPC (no jsonrpc member)"}
 	}
 	rawErr, hasErr := msg["error"]
 	rawRes, hasRes := msg["result"]
-	_, hasVersion := msg["jsonrpc"]
-	if !hasVersion && !hasErr && !hasRes {
-		return outcome{verdict: ObservedRisk, category: NotJSONRPC, detail: "the reply is JSON but not JSON-RPC"}
-	}
 	var version string
-	versionOK := json.Unmarshal(msg["jsonrpc"], &version) == nil && version == "2.0"
+	versionOK := json.Unmarshal(rawVersion, &version) == nil && version == "2.0"
 
 	if hasErr {
 		var e map[string]json.RawMessage
-		var code int
-		var codeOK bool
-		if json.Unmarshal(rawErr, &e) == nil && e != nil {
-			code, codeOK = smallInt(e["code"])
-		}
-		var message string
-		wellFormed := versionOK && !hasRes && e != nil && codeOK &&
-			json.Unmarshal(e["message"], &message) == nil && idMatches(msg["id"], id, true)
+		_ = json.Unmarshal(rawErr, &e)
+		isInt, code, small := jsonInteger(e["code"])
 		var codePtr *int
-		if codeOK {
-			codePtr = &code
+		if small {
+			c := int(code)
+			codePtr = &c
 		}
-		if wellFormed {
-			return outcome{verdict: Verified, code: codePtr, detail: fmt.Sprintf("a JSON-RPC error %d", code)}
+		rawID, hasID := msg["id"]
+		var why string
+		switch {
+		case !versionOK:
+			why = `jsonrpc is not "2.0"`
+		case hasRes:
+			why = "it has both result and error"
+		case e == nil:
+			why = "error is not an object"
+		case !isInt:
+			why = "the error code is not an integer"
+		case !isString(e["message"]):
+			why = "the error message is not a string"
+		case !hasID:
+			why = "it has no id"
+		case !idEquals(rawID, id) && string(bytes.TrimSpace(rawID)) != "null":
+			why = fmt.Sprintf("its id %s is not the request's id %d", clip(rawID), id)
+		}
+		if why == "" {
+			codeText := string(bytes.TrimSpace(e["code"]))
+			return outcome{verdict: Verified, code: codePtr, detail: "a JSON-RPC error " + clip([]byte(codeText))}
 		}
 		return outcome{verdict: ObservedRisk, category: JSONRPCMalformed, code: codePtr,
-			detail: "the reply claims to be JSON-RPC, but its error object is malformed"}
+			detail: "the reply claims to be JSON-RPC, but its error is malformed: " + why}
 	}
 	if hasRes {
 		var res struct {
@@ -106,45 +114,160 @@ func classifyMessage(b []byte, id int64) outcome {
 		detail: "the reply claims to be JSON-RPC but has neither result nor error"}
 }
 
-// smallInt reads a JSON number that is an integer exactly representable in
-// an int32.
-func smallInt(raw json.RawMessage) (int, bool) {
-	var f float64
-	if raw == nil || json.Unmarshal(raw, &f) != nil || f != math.Trunc(f) || f < math.MinInt32 || f > math.MaxInt32 {
-		return 0, false
+// clip shortens a JSON text for a detail line.
+func clip(b []byte) string {
+	if len(b) > 40 {
+		return string(b[:40]) + "…"
 	}
-	return int(f), true
+	return string(b)
 }
 
-// idMatches reports whether raw is the id of request id (or null, which
-// JSON-RPC allows in an error when the id could not be read).
-func idMatches(raw json.RawMessage, id int64, nullOK bool) bool {
+func isString(raw json.RawMessage) bool {
 	raw = bytes.TrimSpace(raw)
-	if nullOK && (raw == nil || string(raw) == "null") {
+	var s string
+	return len(raw) > 0 && raw[0] == '"' && json.Unmarshal(raw, &s) == nil
+}
+
+// maxRecorded is the largest error code magnitude a report records: the
+// integers every JSON reader holds exactly.
+const maxRecorded = 1 << 53
+
+// jsonInteger reports whether raw is a JSON number whose value is an
+// integer, of any size ("3", "-32602", "1e3", "2.0", "9007199254740993").
+// When its magnitude is at most 2^53 it also returns the value, small true.
+// It reads the digits as text, so no size is too large.
+func jsonInteger(raw json.RawMessage) (isInt bool, v int64, small bool) {
+	s := string(bytes.TrimSpace(raw))
+	if s == "" || !(s[0] == '-' || s[0] >= '0' && s[0] <= '9') || !json.Valid([]byte(s)) {
+		return false, 0, false // null, strings, objects...
+	}
+	neg := s[0] == '-'
+	if neg {
+		s = s[1:]
+	}
+	mant, exp := s, ""
+	if i := indexAnyByte(s, "eE"); i >= 0 {
+		mant, exp = s[:i], s[i+1:]
+	}
+	intPart, frac, _ := cut(mant, '.')
+	digits := trimLeft(intPart+frac, '0')
+	if digits == "" {
+		return true, 0, true // zero, however written
+	}
+	// value = digits × 10^shift
+	shift := -int64(len(frac))
+	if exp != "" {
+		e, err := strconv.ParseInt(exp, 10, 64)
+		if err != nil { // an exponent beyond int64: huge or tiny
+			return exp[0] != '-', 0, false
+		}
+		if e > 1<<40 || e < -(1<<40) {
+			return e > 0, 0, false
+		}
+		shift += e
+	}
+	for len(digits) > 1 && digits[len(digits)-1] == '0' {
+		digits = digits[:len(digits)-1]
+		shift++
+	}
+	if shift < 0 {
+		return false, 0, false
+	}
+	if int64(len(digits))+shift > 16 {
+		return true, 0, false
+	}
+	n, _ := strconv.ParseInt(digits, 10, 64)
+	for ; shift > 0; shift-- {
+		n *= 10
+	}
+	if n > maxRecorded {
+		return true, 0, false
+	}
+	if neg {
+		n = -n
+	}
+	return true, n, true
+}
+
+func indexAnyByte(s, chars string) int {
+	for i := 0; i < len(s); i++ {
+		for j := 0; j < len(chars); j++ {
+			if s[i] == chars[j] {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
+func cut(s string, sep byte) (before, after string, found bool) {
+	for i := 0; i < len(s); i++ {
+		if s[i] == sep {
+			return s[:i], s[i+1:], true
+		}
+	}
+	return s, "", false
+}
+
+func trimLeft(s string, c byte) string {
+	for len(s) > 0 && s[0] == c {
+		s = s[1:]
+	}
+	return s
+}
+
+// idEquals reports whether raw is a JSON number equal to id.
+func idEquals(raw json.RawMessage, id int64) bool {
+	isInt, v, small := jsonInteger(raw)
+	return isInt && small && v == id
+}
+
+// idAnswers reports whether a message with this id may be the answer to
+// request id, for picking it out of a stream: the same number, the same
+// number as a string ("3" for 3), null, or no id at all. Which of these is
+// well-formed is classifyMessage's business.
+func idAnswers(raw json.RawMessage, id int64) bool {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" || idEquals(raw, id) {
 		return true
 	}
-	var n json.Number
-	if json.Unmarshal(raw, &n) != nil {
-		return false
-	}
-	v, err := n.Int64()
-	return err == nil && v == id
+	var s string
+	return json.Unmarshal(raw, &s) == nil && s == strconv.FormatInt(id, 10)
 }
 
-// findInStream returns the data of the first SSE message event whose JSON
-// message answers request id, skipping notifications and server requests.
-func findInStream(body []byte, id int64) ([]byte, bool) {
-	for _, data := range sse.Messages(body) {
-		var msg struct {
-			ID     json.RawMessage `json:"id"`
-			Method *string         `json:"method"`
+// answers sorts one JSON text found in a stream or on stdio: reply means
+// it may be the answer to request id (see idAnswers); stray that it is not
+// JSON, or JSON that does not claim JSON-RPC. Notifications, requests from
+// the server and answers to other ids are neither.
+func answers(data []byte, id int64) (reply, stray bool) {
+	var msg map[string]json.RawMessage
+	if json.Unmarshal(data, &msg) != nil || msg == nil {
+		return false, true
+	}
+	if _, ok := msg["jsonrpc"]; !ok {
+		return false, true
+	}
+	if _, ok := msg["method"]; ok {
+		return false, false
+	}
+	_, hasRes := msg["result"]
+	_, hasErr := msg["error"]
+	return (hasRes || hasErr) && idAnswers(msg["id"], id) || idEquals(msg["id"], id), false
+}
+
+// findInStream returns the data of the first message event of an event
+// stream that answers request id. When none does, stray is the first data
+// that is not JSON or not JSON-RPC, if any: the stream then carried data,
+// just not a reply.
+func findInStream(body []byte, id int64) (reply, stray []byte) {
+	for _, data := range streamMessages(body) {
+		r, s := answers(data, id)
+		if r {
+			return data, nil
 		}
-		if json.Unmarshal(data, &msg) != nil || msg.Method != nil || msg.ID == nil {
-			continue
-		}
-		if idMatches(msg.ID, id, false) {
-			return data, true
+		if s && stray == nil {
+			stray = data
 		}
 	}
-	return nil, false
+	return nil, stray
 }

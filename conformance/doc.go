@@ -8,11 +8,13 @@
 // Options.Header. A well-formed JSON-RPC error object is VERIFIED; any other
 // answer is OBSERVED_RISK, with a Category saying which kind; a target it
 // could not ask (credentials required, the list unreadable, the made-up name
-// listed, rate limits, timeouts) is UNVERIFIED.
+// listed, rate limits, a reply over the size bound, timeouts) is UNVERIFIED.
+// docs/CHECKER.md in the repository gives every rule and why.
 //
 //	rep, err := conformance.CheckURL(ctx, "http://localhost:8080/mcp", conformance.Options{})
 //
 // In a test, TestHandler checks an http.Handler in-process and returns an
-// error saying what came back. The command toolguard-check (in cmd/) wraps
-// all of this, including fleet mode over many targets.
+// error saying what came back. CheckFleet checks many targets with per-host
+// spacing and streams their reports. The command toolguard-check (in cmd/)
+// wraps all of this.
 package conformance

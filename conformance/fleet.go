@@ -2,25 +2,40 @@ package conformance
 
 import (
 	"context"
-	"fmt"
-	"io"
+	"iter"
+	"net/http"
 	"net/url"
-	"slices"
 	"strings"
 	"sync"
 	"time"
 )
 
+// A Target is one entry of a fleet.
+type Target struct {
+	// Target is an http(s) URL, or "stdio:" followed by a command line
+	// (split on spaces) that starts a stdio server.
+	Target string
+	// Header is sent to this target only, on top of Options.Header (a
+	// name in both takes this value).
+	Header http.Header
+}
+
 // FleetOptions configures CheckFleet.
 type FleetOptions struct {
-	// Concurrency is how many targets are checked at once. Default 16.
+	// Concurrency is how many targets are in progress at once. Default
+	// 512. A target waiting out its host's spacing keeps its place but
+	// costs only a sleeping goroutine, so with distinct hosts the fleet
+	// runs at about Concurrency targets per second of spacing.
 	Concurrency int
+	// Processes is how many stdio servers run at once. Default 8.
+	Processes int
 	// HostSpacing is the least time between two requests to one host
 	// (host and port). Zero means no spacing.
 	HostSpacing time.Duration
-	// Progress, if set, is called after each target, from one goroutine at
-	// a time.
-	Progress func(done, total int, r Report)
+	// Report, if set, receives each target's report as soon as the target
+	// is done, in the order targets finish, one call at a time. CheckFleet
+	// keeps no report: this is where they go.
+	Report func(Report)
 }
 
 // CheckTarget checks one target: an http(s) URL, or "stdio:" followed by a
@@ -32,56 +47,104 @@ func CheckTarget(ctx context.Context, target string, opts Options) (Report, erro
 	return CheckURL(ctx, target, opts)
 }
 
-// CheckFleet checks many targets concurrently and returns their reports in
-// the order of targets. A target that cannot be checked at all (a bad URL,
-// a command that does not start) is reported UNVERIFIED unreachable.
-func CheckFleet(ctx context.Context, targets []string, opts Options, fleet FleetOptions) []Report {
+// CheckFleet checks the targets concurrently, hands each report to
+// fleet.Report as it is done, and returns the counts. Targets are drawn
+// from the sequence as places free up, so a fleet of any size is held in
+// memory only Concurrency targets at a time. A target that cannot be
+// checked at all (not a URL nor a stdio command, say) is reported
+// UNVERIFIED unreachable. When ctx ends, targets not yet started are not
+// reported.
+func CheckFleet(ctx context.Context, targets iter.Seq[Target], opts Options, fleet FleetOptions) Summary {
 	if fleet.Concurrency <= 0 {
-		fleet.Concurrency = 16
+		fleet.Concurrency = 512
+	}
+	if fleet.Processes <= 0 {
+		fleet.Processes = 8
 	}
 	if fleet.HostSpacing > 0 {
 		opts.pace = newPacer(fleet.HostSpacing).wait
 	}
-	reports := make([]Report, len(targets))
-	jobs := make(chan int)
+	processes := make(chan struct{}, fleet.Processes)
+	sum := newSummary()
+	var mu sync.Mutex // guards sum and calls of fleet.Report
+	jobs := make(chan Target)
 	var wg sync.WaitGroup
-	var mu sync.Mutex
-	done := 0
-	for range min(fleet.Concurrency, len(targets)) {
+	for range fleet.Concurrency {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := range jobs {
-				rep, err := CheckTarget(ctx, targets[i], opts)
-				if err != nil {
-					rep = Report{Target: targets[i], Check: Check, Verdict: Unverified, Category: Unreachable, Detail: err.Error()}
+			for t := range jobs {
+				rep := checkOne(ctx, t, opts, processes)
+				mu.Lock()
+				sum.Add(rep)
+				if fleet.Report != nil {
+					fleet.Report(rep)
 				}
-				reports[i] = rep
-				if fleet.Progress != nil {
-					mu.Lock()
-					done++
-					fleet.Progress(done, len(targets), rep)
-					mu.Unlock()
-				}
+				mu.Unlock()
 			}
 		}()
 	}
-	for i := range targets {
-		jobs <- i
+	for t := range targets {
+		if ctx.Err() != nil {
+			break
+		}
+		select {
+		case jobs <- t:
+		case <-ctx.Done():
+		}
 	}
 	close(jobs)
 	wg.Wait()
-	return reports
+	return sum
 }
 
-// pacer spaces requests to each host.
+func checkOne(ctx context.Context, t Target, opts Options, processes chan struct{}) Report {
+	if len(t.Header) > 0 {
+		h := opts.Header.Clone()
+		if h == nil {
+			h = http.Header{}
+		}
+		for k, vs := range t.Header {
+			h[http.CanonicalHeaderKey(k)] = vs
+		}
+		opts.Header = h
+	}
+	if strings.HasPrefix(t.Target, "stdio:") {
+		select {
+		case processes <- struct{}{}:
+			defer func() { <-processes }()
+		case <-ctx.Done():
+		}
+	}
+	rep, err := CheckTarget(ctx, t.Target, opts)
+	if err != nil {
+		rep = Report{Target: t.Target, Check: CheckName, Verdict: Unverified, Category: Unreachable, Detail: err.Error()}
+	}
+	return rep
+}
+
+// pacer spaces requests to each host. A request first reserves a slot
+// (so requests to one host go out in turn, not all at once when a slot
+// frees), then, once its slot has come, checks the time since the host's
+// last request actually left: a late timer cannot bring two requests
+// closer than the spacing.
 type pacer struct {
 	spacing time.Duration
 	mu      sync.Mutex
-	next    map[string]time.Time
+	hosts   map[string]*hostPace
+	sweepAt int // sweep the map when it grows to this size
+
+	granted func(host string, at time.Time) // a test's view of each grant
 }
 
-func newPacer(d time.Duration) *pacer { return &pacer{spacing: d, next: map[string]time.Time{}} }
+type hostPace struct {
+	next time.Time // the next free slot
+	last time.Time // when the last request left
+}
+
+func newPacer(d time.Duration) *pacer {
+	return &pacer{spacing: d, hosts: map[string]*hostPace{}, sweepAt: 1024}
+}
 
 func (p *pacer) wait(ctx context.Context, target string) error {
 	host := target
@@ -90,81 +153,74 @@ func (p *pacer) wait(ctx context.Context, target string) error {
 	}
 	p.mu.Lock()
 	now := time.Now()
-	at := p.next[host]
+	h := p.hosts[host]
+	if h == nil {
+		h = &hostPace{}
+		p.hosts[host] = h
+	}
+	at := h.next
 	if at.Before(now) {
 		at = now
 	}
-	p.next[host] = at.Add(p.spacing)
-	p.mu.Unlock()
-	if d := at.Sub(now); d > 0 {
-		t := time.NewTimer(d)
-		defer t.Stop()
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-t.C:
+	h.next = at.Add(p.spacing)
+	if len(p.hosts) >= p.sweepAt {
+		// A host whose slots and spacing have passed is as good as a host
+		// never seen: forget it, so the map holds only hosts in progress.
+		for name, hp := range p.hosts {
+			if hp.next.Before(now) && hp.last.Add(p.spacing).Before(now) {
+				delete(p.hosts, name)
+			}
 		}
+		p.sweepAt = max(1024, 2*len(p.hosts))
 	}
-	return nil
+	p.mu.Unlock()
+	for d := at.Sub(now); ; {
+		if d > 0 {
+			t := time.NewTimer(d)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return ctx.Err()
+			case <-t.C:
+			}
+		}
+		p.mu.Lock()
+		now := time.Now()
+		if h.last.IsZero() || now.Sub(h.last) >= p.spacing {
+			h.last = now
+			if p.granted != nil {
+				p.granted(host, now)
+			}
+			p.mu.Unlock()
+			return nil
+		}
+		d = h.last.Add(p.spacing).Sub(now)
+		p.mu.Unlock()
+	}
 }
 
 // Summary counts reports per verdict and per category.
 type Summary struct {
-	Total      int
-	ByVerdict  map[Verdict]int
-	ByCategory map[Verdict]map[Category]int
+	Total      int                          `json:"total"`
+	ByVerdict  map[Verdict]int              `json:"verdicts"`
+	ByCategory map[Verdict]map[Category]int `json:"categories"`
 }
 
-// Summarize counts reports.
-func Summarize(reports []Report) Summary {
-	s := Summary{ByVerdict: map[Verdict]int{}, ByCategory: map[Verdict]map[Category]int{}}
-	for _, r := range reports {
-		s.Total++
-		s.ByVerdict[r.Verdict]++
-		if r.Category != "" {
-			if s.ByCategory[r.Verdict] == nil {
-				s.ByCategory[r.Verdict] = map[Category]int{}
-			}
-			s.ByCategory[r.Verdict][r.Category]++
-		}
-	}
-	return s
+func newSummary() Summary {
+	return Summary{ByVerdict: map[Verdict]int{}, ByCategory: map[Verdict]map[Category]int{}}
 }
 
-// WriteTable writes the summary as a table: each verdict with its count,
-// and under it each category, most common first.
-func (s Summary) WriteTable(w io.Writer) error {
-	type row struct {
-		label string
-		n     int
+// Add counts one report.
+func (s *Summary) Add(r Report) {
+	if s.ByVerdict == nil {
+		*s = newSummary()
 	}
-	rows := []row{}
-	for _, v := range []Verdict{Verified, ObservedRisk, Unverified} {
-		rows = append(rows, row{string(v), s.ByVerdict[v]})
-		cats := make([]Category, 0, len(s.ByCategory[v]))
-		for c := range s.ByCategory[v] {
-			cats = append(cats, c)
+	s.Total++
+	s.ByVerdict[r.Verdict]++
+	if r.Category != "" {
+		if s.ByCategory[r.Verdict] == nil {
+			s.ByCategory[r.Verdict] = map[Category]int{}
 		}
-		slices.SortFunc(cats, func(a, b Category) int {
-			if d := s.ByCategory[v][b] - s.ByCategory[v][a]; d != 0 {
-				return d
-			}
-			return strings.Compare(string(a), string(b))
-		})
-		for _, c := range cats {
-			rows = append(rows, row{"  " + string(c), s.ByCategory[v][c]})
-		}
+		s.ByCategory[r.Verdict][r.Category]++
 	}
-	rows = append(rows, row{"total", s.Total})
-	width := len(Check)
-	for _, r := range rows {
-		width = max(width, len(r.label))
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "%-*s  %7s\n", width, Check, "servers")
-	for _, r := range rows {
-		fmt.Fprintf(&b, "%-*s  %7d\n", width, r.label, r.n)
-	}
-	_, err := io.WriteString(w, b.String())
-	return err
 }

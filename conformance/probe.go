@@ -1,8 +1,8 @@
 package conformance
 
 import (
+	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -21,19 +21,33 @@ type Options struct {
 	// credentials. The checker sends none of its own.
 	Header http.Header
 
-	// Client sends HTTP requests. Default: a client of its own.
+	// Client sends HTTP requests. Default: a client of its own for each
+	// check, whose idle connections are closed when the check ends.
+	//
+	// Whatever the client, the checker never follows a redirect that
+	// turns its POST into a GET (301, 302, 303): the reply to that GET
+	// would answer a request it never sent, so the 3xx itself is
+	// classified (an empty body is empty_body). A 307 or 308 keeps the
+	// method and the body, and is followed as HTTP clients, MCP SDKs among
+	// them, follow it; the client's own CheckRedirect still applies then.
 	Client *http.Client
 
-	// Timeout bounds each request. Default 15s.
+	// Timeout bounds each request, over HTTP and stdio alike. Default
+	// 15s. A stdio server is given half a second more to exit when the
+	// check ends, then killed.
 	Timeout time.Duration
 
 	// MaxPages bounds how many tools/list pages are followed. Default 20.
 	MaxPages int
 
-	// MaxBodyBytes bounds how much of a reply is read. Default 4 MiB.
+	// MaxBodyBytes bounds how much of a reply is read. Default 4 MiB. A
+	// longer reply is not classified from a part: the check is UNVERIFIED
+	// reply_too_large. An event stream may run longer as long as the
+	// reply is within the bound.
 	MaxBodyBytes int64
 
-	// MaxRetries bounds the retries of a request answered 429. Default 3.
+	// MaxRetries bounds the retries of a request answered 429, or 503
+	// with a Retry-After header. Default 3.
 	MaxRetries int
 
 	// MaxRetryWait is the longest the checker waits before a retry; a
@@ -81,7 +95,9 @@ func (o Options) withDefaults() (Options, error) {
 	return o, nil
 }
 
-// CheckURL checks the Streamable HTTP MCP server at url.
+// CheckURL checks the Streamable HTTP MCP server at url. The error is
+// for bad options or a URL that is not http(s); a server that cannot be
+// reached is a report, UNVERIFIED unreachable.
 func CheckURL(ctx context.Context, url string, opts Options) (Report, error) {
 	if !strings.HasPrefix(url, "http://") && !strings.HasPrefix(url, "https://") {
 		return Report{}, fmt.Errorf("conformance: %q is not an http or https URL", url)
@@ -90,25 +106,59 @@ func CheckURL(ctx context.Context, url string, opts Options) (Report, error) {
 	if err != nil {
 		return Report{}, err
 	}
-	c := &httpConn{url: url, client: opts.Client, opts: &opts}
+	client := noSilentRedirects(opts.Client)
+	if opts.Client == nil {
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		defer tr.CloseIdleConnections()
+		client.Transport = tr
+	}
+	c := &httpConn{url: url, client: client, opts: &opts}
 	rep := probe(ctx, c, &opts, false)
 	rep.Target = url
 	return rep, nil
 }
 
+// noSilentRedirects returns a copy of c (or of a zero client) that does
+// not follow a redirect turning the POST into another method.
+func noSilentRedirects(c *http.Client) *http.Client {
+	var cp http.Client
+	if c != nil {
+		cp = *c
+	}
+	next := cp.CheckRedirect
+	cp.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if req.Method != via[0].Method || len(via) >= 10 {
+			return http.ErrUseLastResponse
+		}
+		if next != nil {
+			return next(req, via)
+		}
+		return nil
+	}
+	return &cp
+}
+
 // CheckCommand starts argv as a stdio MCP server, checks it over
-// line-delimited JSON-RPC and stops it.
+// line-delimited JSON-RPC and stops it (closing its input, then killing
+// its process group if it has not exited within half a second). A command
+// that does not start is a report, UNVERIFIED unreachable, as in fleet
+// mode; the error is for bad options or an empty argv.
 func CheckCommand(ctx context.Context, argv []string, opts Options) (Report, error) {
 	opts, err := opts.withDefaults()
 	if err != nil {
 		return Report{}, err
 	}
+	if len(argv) == 0 {
+		return Report{}, errors.New("conformance: empty stdio command")
+	}
+	target := "stdio:" + strings.Join(argv, " ")
 	c, err := startStdio(argv, &opts)
 	if err != nil {
-		return Report{}, fmt.Errorf("conformance: starting %q: %w", strings.Join(argv, " "), err)
+		return Report{Target: target, Check: CheckName, Verdict: Unverified, Category: Unreachable,
+			Detail: "the command does not start: " + err.Error()}, nil
 	}
 	rep := probe(ctx, c, &opts, true)
-	rep.Target = "stdio:" + strings.Join(argv, " ")
+	rep.Target = target
 	return rep, nil
 }
 
@@ -125,7 +175,7 @@ type prober struct {
 func probe(ctx context.Context, c conn, opts *Options, stdio bool) Report {
 	start := time.Now()
 	p := &prober{c: c, opts: opts, stdio: stdio}
-	p.rep = Report{Check: Check}
+	p.rep = Report{Check: CheckName}
 	p.run(ctx)
 	c.close()
 	p.rep.Era = p.era
@@ -173,8 +223,8 @@ func (p *prober) run(ctx context.Context) {
 }
 
 // send sends one message and handles what every stage handles alike:
-// transport failures, credential gates and rate limits. ok false means the
-// verdict is recorded.
+// transport failures, replies over the size bound, credential gates and
+// rate limits. ok false means the verdict is recorded.
 func (p *prober) send(ctx context.Context, stage, method string, params any, notification bool) (reply, int64, bool) {
 	msg := map[string]any{"jsonrpc": "2.0", "method": method}
 	var id int64
@@ -186,13 +236,13 @@ func (p *prober) send(ctx context.Context, stage, method string, params any, not
 	protocol := http.Header{}
 	if p.era == Era2026 {
 		params = withMeta(params)
-		protocol.Set("Mcp-Protocol-Version", Era2026)
-		protocol.Set("Mcp-Method", method)
+		protocol.Set(hdrProtocolVersion, Era2026)
+		protocol.Set(hdrMethod, method)
 		if method == "tools/call" {
-			protocol.Set("Mcp-Name", headerValue(p.opts.ProbeName))
+			protocol.Set(hdrName, headerValue(p.opts.ProbeName))
 		}
 	} else if p.era == Era2025 && method != "initialize" {
-		protocol.Set("Mcp-Protocol-Version", Era2025)
+		protocol.Set(hdrProtocolVersion, Era2025)
 	}
 	if params != nil {
 		msg["params"] = params
@@ -200,19 +250,38 @@ func (p *prober) send(ctx context.Context, stage, method string, params any, not
 	body, _ := json.Marshal(msg)
 	rep, err := p.c.roundTrip(ctx, request{method: method, id: id, body: body, header: protocol})
 	if err != nil {
-		cat := failure(err)
-		p.stop(Unverified, cat, stage, nil, fmt.Sprintf("%s: %v", method, err))
+		p.stop(Unverified, failure(err), stage, nil, fmt.Sprintf("%s: %v", method, err))
 		return rep, id, false
 	}
-	switch rep.status {
-	case http.StatusUnauthorized, http.StatusForbidden:
+	switch {
+	case rep.tooLarge:
+		p.stop(Unverified, ReplyTooLarge, stage, &rep, fmt.Sprintf("the reply to %s is longer than %d bytes; it is not classified from a part", method, p.opts.MaxBodyBytes))
+		return rep, id, false
+	case rep.status == http.StatusUnauthorized || rep.status == http.StatusForbidden:
+		if stage == "discover" && !isJSONRPCError(rep, id) {
+			return rep, id, true // a legacy server's 4xx: discover falls back
+		}
 		p.stop(Unverified, CredentialGated, stage, &rep, fmt.Sprintf("%s answered %d: turned away before tool dispatch", method, rep.status))
 		return rep, id, false
-	case http.StatusTooManyRequests:
-		p.stop(Unverified, RateLimited, stage, &rep, method+" stayed rate limited (429)")
+	case retryable(rep):
+		p.stop(Unverified, RateLimited, stage, &rep, fmt.Sprintf("%s stayed unavailable (%d) after the retries allowed", method, rep.status))
 		return rep, id, false
 	}
 	return rep, id, true
+}
+
+// isJSONRPCError reports whether rep carries a JSON-RPC error for request
+// id, well-formed or not: the way a 2026-07-28 server says no.
+func isJSONRPCError(rep reply, id int64) bool {
+	body := rep.body
+	if rep.media == MediaEventStream {
+		body, _ = findInStream(body, id)
+	}
+	var m struct {
+		JSONRPC *string         `json:"jsonrpc"`
+		Error   json.RawMessage `json:"error"`
+	}
+	return json.Unmarshal(body, &m) == nil && m.JSONRPC != nil && len(m.Error) > 0
 }
 
 // withMeta adds the 2026-07-28 _meta to params.
@@ -233,26 +302,12 @@ func withMeta(params any) map[string]any {
 
 var clientInfo = map[string]any{"name": "toolguard-conformance", "version": "0.1.0"}
 
-// headerValue encodes a value for an Mcp-* header, using the
-// =?base64?...?= sentinel where a plain value would not survive.
-func headerValue(s string) string {
-	plain := s != "" && s[0] != ' ' && s[len(s)-1] != ' ' &&
-		!(strings.HasPrefix(s, "=?base64?") && strings.HasSuffix(s, "?="))
-	for i := 0; plain && i < len(s); i++ {
-		plain = s[i] >= 0x20 && s[i] <= 0x7e
-	}
-	if plain {
-		return s
-	}
-	return "=?base64?" + base64.StdEncoding.EncodeToString([]byte(s)) + "?="
-}
-
 // result extracts the JSON-RPC result of a reply to id.
 func result(rep reply, id int64) (json.RawMessage, error) {
 	body := rep.body
 	if rep.media == MediaEventStream {
-		b, ok := findInStream(body, id)
-		if !ok {
+		b, _ := findInStream(body, id)
+		if b == nil {
 			return nil, errors.New("no reply in the event stream")
 		}
 		body = b
@@ -260,27 +315,35 @@ func result(rep reply, id int64) (json.RawMessage, error) {
 	var msg struct {
 		Result json.RawMessage `json:"result"`
 		Error  *struct {
-			Code    int    `json:"code"`
-			Message string `json:"message"`
+			Code    json.RawMessage `json:"code"`
+			Message any             `json:"message"`
 		} `json:"error"`
 	}
-	if len(body) == 0 {
-		return nil, fmt.Errorf("empty reply (HTTP %d)", rep.status)
+	status := ""
+	if rep.status != 0 {
+		status = fmt.Sprintf(" (HTTP %d)", rep.status)
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return nil, fmt.Errorf("empty reply%s", status)
 	}
 	if err := json.Unmarshal(body, &msg); err != nil {
-		return nil, fmt.Errorf("reply is not a JSON-RPC message (HTTP %d)", rep.status)
+		return nil, fmt.Errorf("the reply is not a JSON-RPC message%s", status)
 	}
 	if msg.Error != nil {
-		return nil, fmt.Errorf("JSON-RPC error %d", msg.Error.Code)
+		return nil, fmt.Errorf("JSON-RPC error %s%s", clip(msg.Error.Code), status)
 	}
 	if len(msg.Result) == 0 || msg.Result[0] != '{' {
-		return nil, fmt.Errorf("reply has no result object (HTTP %d)", rep.status)
+		return nil, fmt.Errorf("the reply has no result object%s", status)
 	}
 	return msg.Result, nil
 }
 
 // discover asks server/discover. ok reports a 2026-07-28 server; done that
-// a verdict is recorded.
+// a verdict is recorded. Any answer but a result listing 2026-07-28 marks
+// a legacy server, to be asked with initialize: by 2026-07-28 version
+// negotiation, a 4xx without a JSON-RPC error (a 401 from a gateway that
+// does not know the method, say) is how an older server says no. Only a
+// JSON-RPC error with 401/403 is a modern server asking for credentials.
 func (p *prober) discover(ctx context.Context) (ok, done bool) {
 	p.era = Era2026 // the request is a modern one
 	rep, id, sent := p.send(ctx, "discover", "server/discover", nil, false)
@@ -312,7 +375,11 @@ func (p *prober) initialize(ctx context.Context) bool {
 		return false
 	}
 	if _, err := result(rep, id); err != nil {
-		p.stop(Unverified, ToolsListUnreadable, "initialize", &rep, "the handshake failed: "+err.Error())
+		detail := "the handshake failed: " + err.Error()
+		if hint := p.c.legacyHint(ctx); hint != "" {
+			detail += "; " + hint
+		}
+		p.stop(Unverified, ToolsListUnreadable, "initialize", &rep, detail)
 		return false
 	}
 	_, _, ok = p.send(ctx, "initialize", "notifications/initialized", nil, true)
@@ -327,41 +394,23 @@ func (p *prober) listTools(ctx context.Context) ([]string, bool) {
 			p.stop(Unverified, ToolsListUnreadable, "tools/list", nil, fmt.Sprintf("the tool list has more than %d pages", p.opts.MaxPages))
 			return nil, false
 		}
-		var params any
-		if cursor != "" {
-			params = map[string]any{"cursor": cursor}
-		}
-		rep, id, ok := p.send(ctx, "tools/list", "tools/list", params, false)
+		rep, id, ok := p.send(ctx, "tools/list", "tools/list", toolsListParams(cursor), false)
 		if !ok {
 			return nil, false
 		}
 		res, err := result(rep, id)
-		var list struct {
-			Tools []struct {
-				Name *string `json:"name"`
-			} `json:"tools"`
-			NextCursor *string `json:"nextCursor"`
-		}
+		var more []string
 		if err == nil {
-			if json.Unmarshal(res, &list) != nil || list.Tools == nil {
-				err = errors.New("the result has no tools array")
-			}
-		}
-		for _, t := range list.Tools {
-			if t.Name == nil {
-				err = errors.New("a listed tool has no name")
-				break
-			}
-			names = append(names, *t.Name)
+			more, cursor, err = readToolsPage(res)
 		}
 		if err != nil {
 			p.stop(Unverified, ToolsListUnreadable, "tools/list", &rep, "tools/list: "+err.Error())
 			return nil, false
 		}
-		if list.NextCursor == nil || *list.NextCursor == "" {
+		names = append(names, more...)
+		if cursor == "" {
 			return names, true
 		}
-		cursor = *list.NextCursor
 	}
 }
 

@@ -2,11 +2,13 @@ package conformance
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
-// Check is the name of the check this package runs.
-const Check = "error_taxonomy"
+// CheckName is the name of the check this package runs, as seeds and
+// reports spell it.
+const CheckName = "error_taxonomy"
 
 // DefaultProbeName is the made-up tool name the checker calls.
 const DefaultProbeName = "__toolguard_probe_nonexistent_tool__"
@@ -25,37 +27,70 @@ const (
 )
 
 // Category says what kind of answer (or non-answer) produced the verdict.
+// VERIFIED has none; each other verdict has one of its own block below.
 type Category string
 
-// Categories of OBSERVED_RISK.
+// Categories of OBSERVED_RISK: what the server sent back instead of a
+// JSON-RPC error. These are the seven kinds of answer the MCP Checkup
+// articles record.
 const (
-	ResultIsError       Category = "result_is_error"      // a result with isError: true
-	ResultOK            Category = "result_ok"            // a result as if the call worked
-	JSONRPCMalformed    Category = "jsonrpc_malformed"    // claims JSON-RPC, but the error object is malformed
-	NotJSONRPC          Category = "not_jsonrpc"          // valid JSON that is not JSON-RPC
-	NotJSON             Category = "not_json"             // a body that is not JSON
-	EmptyBody           Category = "empty_body"           // an empty body
-	EventStreamNoData   Category = "event_stream_no_data" // an event stream without the reply
-	CredentialGated     Category = "credential_gated"     // 401/403: turned away before tool dispatch
-	ToolsListUnreadable Category = "tools_list_unreadable"
-	NameCollision       Category = "name_collision" // the server lists the made-up name
-	RateLimited         Category = "rate_limited"
-	Unreachable         Category = "unreachable"
-	Timeout             Category = "timeout"
+	// ResultIsError: a result with isError: true.
+	ResultIsError Category = "result_is_error"
+	// ResultOK: a result without isError: true, as if the call worked.
+	ResultOK Category = "result_ok"
+	// JSONRPCMalformed: a message that claims JSON-RPC (it has a jsonrpc
+	// member) but is not a well-formed error or result for the call: a
+	// code that is not an integer, a message that is not a string, an id
+	// that is missing or not the request's, both or neither of result
+	// and error.
+	JSONRPCMalformed Category = "jsonrpc_malformed"
+	// NotJSONRPC: valid JSON that does not claim to be JSON-RPC.
+	NotJSONRPC Category = "not_jsonrpc"
+	// NotJSON: a body that is not JSON (an HTML 404 page, say), or an
+	// event stream whose data is not JSON.
+	NotJSON Category = "not_json"
+	// EmptyBody: an empty body, a redirect without one included.
+	EmptyBody Category = "empty_body"
+	// EventStreamNoData: an event stream without a data event carrying a
+	// reply.
+	EventStreamNoData Category = "event_stream_no_data"
 )
 
-// Categories of UNVERIFIED are CredentialGated, ToolsListUnreadable,
-// NameCollision, RateLimited, Unreachable and Timeout; VERIFIED has none.
-
-// Media types a report records: the reply's Content-Type reduced to one of
-// a fixed list.
+// Categories of UNVERIFIED: why the checker could not ask, or withheld the
+// call.
 const (
-	MediaJSON        = "application/json"
-	MediaEventStream = "text/event-stream"
-	MediaHTML        = "text/html"
-	MediaText        = "text/plain"
-	MediaNone        = "none"
-	MediaOther       = "other"
+	// CredentialGated: 401 or 403 at the handshake, the list or the call:
+	// turned away before tool dispatch.
+	CredentialGated Category = "credential_gated"
+	// ToolsListUnreadable: the handshake failed or the tool list could not
+	// be read whole; the call is not sent.
+	ToolsListUnreadable Category = "tools_list_unreadable"
+	// NameCollision: the server lists the made-up name; the call is not
+	// sent.
+	NameCollision Category = "name_collision"
+	// RateLimited: 429, or 503 with Retry-After, after the retries allowed.
+	RateLimited Category = "rate_limited"
+	// ReplyTooLarge: a reply longer than Options.MaxBodyBytes; it is not
+	// classified from a part.
+	ReplyTooLarge Category = "reply_too_large"
+	// Unreachable: no connection, a stdio command that does not start or
+	// goes away.
+	Unreachable Category = "unreachable"
+	// Timeout: a request took longer than Options.Timeout.
+	Timeout Category = "timeout"
+)
+
+// MediaType is a reply's Content-Type reduced to a fixed list.
+type MediaType string
+
+// Media types a report records.
+const (
+	MediaJSON        MediaType = "application/json"
+	MediaEventStream MediaType = "text/event-stream"
+	MediaHTML        MediaType = "text/html"
+	MediaText        MediaType = "text/plain"
+	MediaNone        MediaType = "none"  // no Content-Type
+	MediaOther       MediaType = "other" // any other, or one that does not parse
 )
 
 // Protocol eras.
@@ -67,18 +102,22 @@ const (
 // A Report is the result of checking one target.
 type Report struct {
 	Target   string   `json:"target"`
-	Check    string   `json:"check"`
+	Check    string   `json:"check"` // always CheckName
 	Verdict  Verdict  `json:"verdict"`
 	Category Category `json:"category,omitempty"`
 	// Stage is the request that decided the verdict: "discover",
-	// "initialize", "tools/list" or "tools/call".
-	Stage      string `json:"stage,omitempty"`
-	HTTPStatus int    `json:"httpStatus,omitempty"`
-	MediaType  string `json:"mediaType,omitempty"`
+	// "initialize", "tools/list" or "tools/call"; empty when the target
+	// could not be reached at all.
+	Stage string `json:"stage,omitempty"`
+	// HTTPStatus and MediaType describe the deciding HTTP reply; both are
+	// empty over stdio.
+	HTTPStatus int       `json:"httpStatus,omitempty"`
+	MediaType  MediaType `json:"mediaType,omitempty"`
 	// Era is the protocol revision the checker spoke with the target.
 	Era string `json:"era,omitempty"`
 	// ErrorCode is the JSON-RPC error code of the answer, when it is an
-	// error object with a code that is a small integer.
+	// error object whose code is an integer of at most 2^53 in magnitude
+	// (larger integers are valid codes, but are not recorded).
 	ErrorCode *int `json:"errorCode,omitempty"`
 	// Tools is how many tools the target listed.
 	Tools int `json:"tools"`
@@ -87,16 +126,26 @@ type Report struct {
 	Duration time.Duration `json:"durationNs"`
 }
 
+// String formats the report on one line:
+//
+//	TARGET: error_taxonomy VERDICT [CATEGORY] [at STAGE] [(HTTP STATUS, MEDIA)][: DETAIL]
 func (r Report) String() string {
-	s := fmt.Sprintf("%s %s", r.Target, r.Verdict)
+	var b strings.Builder
+	if r.Target != "" {
+		b.WriteString(r.Target + ": ")
+	}
+	b.WriteString(CheckName + " " + string(r.Verdict))
 	if r.Category != "" {
-		s += " " + string(r.Category)
+		b.WriteString(" " + string(r.Category))
+	}
+	if r.Stage != "" {
+		b.WriteString(" at " + r.Stage)
 	}
 	if r.HTTPStatus != 0 {
-		s += fmt.Sprintf(" (HTTP %d, %s)", r.HTTPStatus, r.MediaType)
+		fmt.Fprintf(&b, " (HTTP %d, %s)", r.HTTPStatus, r.MediaType)
 	}
 	if r.Detail != "" {
-		s += ": " + r.Detail
+		b.WriteString(": " + r.Detail)
 	}
-	return s
+	return b.String()
 }

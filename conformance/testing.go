@@ -2,7 +2,6 @@ package conformance
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
 )
@@ -13,21 +12,7 @@ type ReportError struct {
 }
 
 func (e *ReportError) Error() string {
-	r := e.Report
-	s := fmt.Sprintf("conformance: the unknown tool check is %s", r.Verdict)
-	if r.Category != "" {
-		s += " " + string(r.Category)
-	}
-	if r.Stage != "" {
-		s += " at " + r.Stage
-	}
-	if r.HTTPStatus != 0 {
-		s += fmt.Sprintf(" (HTTP %d, %s)", r.HTTPStatus, r.MediaType)
-	}
-	if r.Detail != "" {
-		s += ": " + r.Detail
-	}
-	return s
+	return "conformance: " + e.Report.String()
 }
 
 // TestHandler checks the MCP server h in-process: it serves h on a loopback

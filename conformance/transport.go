@@ -1,19 +1,14 @@
 package conformance
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
-	"os/exec"
+	"os"
 	"strconv"
-	"strings"
-	"sync"
 	"time"
 )
 
@@ -27,15 +22,19 @@ type request struct {
 
 // reply is what came back for one request.
 type reply struct {
-	status int    // HTTP status; 0 over stdio
-	media  string // one of the Media* constants
-	body   []byte
-	header http.Header
+	status   int       // HTTP status; 0 over stdio
+	media    MediaType // empty over stdio
+	body     []byte
+	header   http.Header
+	tooLarge bool // longer than Options.MaxBodyBytes; body is not the whole
 }
 
 // conn carries JSON-RPC messages to a target.
 type conn interface {
 	roundTrip(ctx context.Context, req request) (reply, error)
+	// legacyHint says, after a failed handshake, whether the target seems
+	// to speak the old HTTP+SSE transport; "" if not.
+	legacyHint(ctx context.Context) string
 	close() error
 }
 
@@ -52,8 +51,13 @@ func (c *httpConn) close() error {
 		return nil
 	}
 	// End the session politely; the answer does not matter.
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), min(c.opts.Timeout, 2*time.Second))
 	defer cancel()
+	if c.opts.pace != nil {
+		if err := c.opts.pace(ctx, c.url); err != nil {
+			return err
+		}
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodDelete, c.url, nil)
 	if err != nil {
 		return err
@@ -74,14 +78,22 @@ func (c *httpConn) setHeaders(h, protocol http.Header) {
 		h[k] = vs
 	}
 	if c.session != "" {
-		h.Set("Mcp-Session-Id", c.session)
+		h.Set(hdrSession, c.session)
 	}
+}
+
+// retryable reports a reply that asks to be retried later: 429, or 503
+// with Retry-After (RFC 9110: the service is unavailable for that long).
+// A 503 without Retry-After is an ordinary reply.
+func retryable(rep reply) bool {
+	return rep.status == http.StatusTooManyRequests ||
+		rep.status == http.StatusServiceUnavailable && rep.header.Get("Retry-After") != ""
 }
 
 func (c *httpConn) roundTrip(ctx context.Context, r request) (reply, error) {
 	for attempt := 0; ; attempt++ {
 		rep, err := c.once(ctx, r)
-		if err != nil || rep.status != http.StatusTooManyRequests || attempt >= c.opts.MaxRetries {
+		if err != nil || !retryable(rep) || attempt >= c.opts.MaxRetries {
 			return rep, err
 		}
 		wait, ok := retryAfter(rep.header.Get("Retry-After"), attempt, time.Now())
@@ -127,199 +139,115 @@ func (c *httpConn) once(ctx context.Context, r request) (reply, error) {
 	}
 	c.setHeaders(req.Header, r.header)
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Accept", acceptBoth)
 	resp, err := c.client.Do(req)
 	if err != nil {
 		return reply{}, err
 	}
 	defer resp.Body.Close()
-	if id := resp.Header.Get("Mcp-Session-Id"); id != "" && r.method == "initialize" {
+	if id := resp.Header.Get(hdrSession); id != "" && r.method == "initialize" {
 		c.session = id
 	}
 	rep := reply{status: resp.StatusCode, media: mediaTypeOf(resp.Header.Get("Content-Type")), header: resp.Header}
-	rep.body, err = readReply(resp.Body, rep.media, r.id, c.opts.MaxBodyBytes)
+	rep.body, rep.tooLarge, err = readReply(resp.Body, rep.media, r.id, c.opts.MaxBodyBytes)
 	return rep, err
 }
 
-// readReply reads a reply body, at most limit bytes. An event stream is
-// read until it carries the answer to id, since a server may keep it open.
-func readReply(body io.Reader, media string, id int64, limit int64) ([]byte, error) {
-	lr := io.LimitReader(body, limit)
+// readReply reads a reply body of at most limit bytes; tooLarge reports a
+// longer one. An event stream is read until it carries the answer to id,
+// since a server may keep it open; it is too large only if the answer is
+// not within the limit.
+func readReply(body io.Reader, media MediaType, id int64, limit int64) (b []byte, tooLarge bool, err error) {
+	lr := io.LimitReader(body, limit+1)
 	if media != MediaEventStream || id == 0 {
-		return io.ReadAll(lr)
+		b, err = io.ReadAll(lr)
+		if int64(len(b)) > limit {
+			return b[:limit], true, err
+		}
+		return b, false, err
 	}
 	var buf []byte
 	chunk := make([]byte, 32<<10)
+	scanned := 0 // buf[:scanned] holds whole events without the reply
 	for {
 		n, err := lr.Read(chunk)
 		buf = append(buf, chunk[:n]...)
-		if bytes.Contains(chunk[:n], []byte("\n")) {
-			if _, ok := findInStream(completeEvents(buf), id); ok {
-				return buf, nil
+		if bytes.ContainsAny(chunk[:n], "\r\n") {
+			// A new blank line ends in what was just read: look there.
+			from := max(scanned, len(buf)-n-3)
+			if end := from + completeEvents(buf[from:]); end > from && end > scanned {
+				if reply, _ := findInStream(buf[scanned:end], id); reply != nil {
+					return buf, false, nil
+				}
+				scanned = end
 			}
+		}
+		if int64(len(buf)) > limit {
+			return buf[:limit], true, nil
 		}
 		if err == io.EOF {
-			return buf, nil
+			return buf, false, nil
 		}
 		if err != nil {
-			return buf, err
+			return buf, false, err
 		}
 	}
 }
 
-// completeEvents cuts an event stream after its last blank line.
-func completeEvents(b []byte) []byte {
+// completeEvents returns the length of b up to its last blank line: the
+// events that are whole.
+func completeEvents(b []byte) int {
+	end := 0
 	for _, sep := range []string{"\n\n", "\r\n\r\n", "\r\r"} {
 		if i := bytes.LastIndex(b, []byte(sep)); i >= 0 {
-			return b[:i+len(sep)]
+			end = max(end, i+len(sep))
 		}
 	}
-	return nil
+	return end
 }
 
-// stdioConn speaks line-delimited JSON-RPC to a child process.
-type stdioConn struct {
-	cmd    *exec.Cmd
-	stdin  io.WriteCloser
-	lines  chan []byte
-	done   chan struct{}
-	stderr limitedWriter // the first 64 KiB the server writes to stderr
-	once   sync.Once
-	limit  int64
-}
-
-func startStdio(argv []string, opts *Options) (*stdioConn, error) {
-	if len(argv) == 0 {
-		return nil, errors.New("conformance: empty stdio command")
+// legacyHint asks with a GET whether the target speaks the 2024-11-05
+// HTTP+SSE transport: an event stream whose first event is "endpoint".
+func (c *httpConn) legacyHint(ctx context.Context) string {
+	if c.opts.pace != nil {
+		if c.opts.pace(ctx, c.url) != nil {
+			return ""
+		}
 	}
-	cmd := exec.Command(argv[0], argv[1:]...)
-	c := &stdioConn{cmd: cmd, lines: make(chan []byte, 16), done: make(chan struct{}), limit: opts.MaxBodyBytes}
-	c.stderr.n = 64 << 10
-	cmd.Stderr = &c.stderr
-	stdin, err := cmd.StdinPipe()
+	ctx, cancel := context.WithTimeout(ctx, min(c.opts.Timeout, 3*time.Second))
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.url, nil)
 	if err != nil {
-		return nil, err
+		return ""
 	}
-	stdout, err := cmd.StdoutPipe()
+	c.setHeaders(req.Header, nil)
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := c.client.Do(req)
 	if err != nil {
-		return nil, err
+		return ""
 	}
-	if err := cmd.Start(); err != nil {
-		return nil, err
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || mediaTypeOf(resp.Header.Get("Content-Type")) != MediaEventStream {
+		return ""
 	}
-	c.stdin = stdin
-	go func() {
-		defer close(c.lines)
-		br := bufio.NewReaderSize(stdout, 64<<10)
-		for {
-			line, err := readLine(br, c.limit)
-			if len(bytes.TrimSpace(line)) > 0 {
-				select {
-				case c.lines <- line:
-				case <-c.done:
-					return
-				}
-			}
-			if err != nil {
-				return
-			}
+	buf := make([]byte, 0, 4<<10)
+	for len(buf) < cap(buf) {
+		n, err := resp.Body.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if bytes.Contains(buf, []byte("event: endpoint")) || bytes.Contains(buf, []byte("event:endpoint")) {
+			return "a GET opened an event stream with an endpoint event: the server seems to speak the old HTTP+SSE transport (2024-11-05), which this checker does not"
 		}
-	}()
-	return c, nil
-}
-
-// readLine reads one line of at most limit bytes; the rest of a longer line
-// is dropped.
-func readLine(br *bufio.Reader, limit int64) ([]byte, error) {
-	var line []byte
-	for {
-		frag, err := br.ReadSlice('\n')
-		if int64(len(line)+len(frag)) <= limit {
-			line = append(line, frag...)
-		}
-		if err == bufio.ErrBufferFull {
-			continue
-		}
-		return bytes.TrimRight(line, "\r\n"), err
-	}
-}
-
-func (c *stdioConn) roundTrip(ctx context.Context, r request) (reply, error) {
-	if _, err := c.stdin.Write(append(bytes.TrimSpace(r.body), '\n')); err != nil {
-		return reply{}, fmt.Errorf("conformance: writing to the server: %w", err)
-	}
-	if r.id == 0 {
-		return reply{media: MediaJSON}, nil
-	}
-	for {
-		select {
-		case <-ctx.Done():
-			return reply{}, ctx.Err()
-		case line, ok := <-c.lines:
-			if !ok {
-				msg := strings.TrimSpace(c.stderr.String())
-				if i := strings.LastIndexByte(msg, '\n'); i >= 0 {
-					msg = msg[i+1:] // the last line says most
-				}
-				return reply{}, fmt.Errorf("the server closed its output (stderr: %q)", msg)
-			}
-			var msg struct {
-				ID     json.RawMessage `json:"id"`
-				Method *string         `json:"method"`
-			}
-			if json.Unmarshal(line, &msg) != nil {
-				continue // log output on stdout
-			}
-			if msg.Method != nil || msg.ID == nil || !idMatches(msg.ID, r.id, true) {
-				continue // a notification, a request from the server, or another answer
-			}
-			return reply{media: MediaJSON, body: line}, nil
+		if err != nil {
+			break
 		}
 	}
-}
-
-func (c *stdioConn) close() error {
-	c.once.Do(func() { close(c.done) })
-	c.stdin.Close()
-	exited := make(chan error, 1)
-	go func() { exited <- c.cmd.Wait() }()
-	select {
-	case err := <-exited:
-		return err
-	case <-time.After(2 * time.Second):
-		c.cmd.Process.Kill()
-		return <-exited
-	}
-}
-
-// limitedWriter keeps the first n bytes written to it.
-type limitedWriter struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-	n   int64
-}
-
-func (l *limitedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.n > 0 {
-		k := min(int64(len(p)), l.n)
-		l.buf.Write(p[:k])
-		l.n -= k
-	}
-	return len(p), nil
-}
-
-func (l *limitedWriter) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
+	return ""
 }
 
 // failure maps a transport error to an UNVERIFIED category.
 func failure(err error) Category {
 	var ne net.Error
-	if errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout() {
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded) || errors.As(err, &ne) && ne.Timeout() {
 		return Timeout
 	}
 	return Unreachable

@@ -4,7 +4,9 @@ import (
 	"context"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/mark3labs/mcp-go/server"
 	gosdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -120,4 +122,32 @@ func TestCheckerOnStdio(t *testing.T) {
 		t.Fatal(err)
 	}
 	want(t, rep, conformance.ObservedRisk, conformance.ResultIsError, conformance.Era2025)
+}
+
+// The published reference servers from npm, over stdio, as their users run
+// them: each answers the made-up tool with isError, and each
+// ends within a second of the check.
+func TestCheckerOnPublishedStdioServers(t *testing.T) {
+	mods := filepath.Join(fixture.NodeDir(t), "node_modules", "@modelcontextprotocol")
+	for name, args := range map[string][]string{
+		"server-everything":          {"stdio"},
+		"server-memory":              nil,
+		"server-filesystem":          {t.TempDir()},
+		"server-sequential-thinking": nil,
+	} {
+		t.Run(name, func(t *testing.T) {
+			argv := append([]string{"node", filepath.Join(mods, name, "dist", "index.js")}, args...)
+			if name == "server-memory" {
+				argv = append([]string{"env", "MEMORY_FILE_PATH=" + filepath.Join(t.TempDir(), "memory.jsonl")}, argv...)
+			}
+			rep, err := conformance.CheckCommand(context.Background(), argv, conformance.Options{Timeout: 20 * time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.Verdict != conformance.ObservedRisk || rep.Category != conformance.ResultIsError || rep.Tools == 0 ||
+				rep.MediaType != "" || rep.HTTPStatus != 0 {
+				t.Errorf("%s (%d tools, media %q)", rep, rep.Tools, rep.MediaType)
+			}
+		})
+	}
 }

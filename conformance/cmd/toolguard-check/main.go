@@ -8,12 +8,21 @@
 //	toolguard-check [flags] -stdio -- COMMAND [ARG...]
 //	toolguard-check [flags] -fleet FILE     (FILE "-" reads standard input)
 //
-// A fleet file holds one target per line: a URL, or "stdio:" and a command
-// line. Blank lines and lines starting with # are skipped.
+// A fleet file holds one target per line: a URL, "stdio:" and a command
+// line, or a JSON object giving a target headers of its own:
+//
+//	{"target": "https://a.example/mcp", "header": {"Authorization": "Bearer ..."}}
+//
+// Blank lines and lines starting with # are skipped. Fleet mode prints each
+// report as its target finishes (a line of text, or with -json a JSON
+// line), then the summary table: on standard output, or with -json on
+// standard error. -resume FILE skips the targets already reported in FILE,
+// the JSON lines of an earlier run, and counts them in the summary.
 //
 // Exit status: 0 VERIFIED, 1 OBSERVED_RISK, 2 UNVERIFIED, 64 usage error.
-// In fleet mode: 1 if any target is OBSERVED_RISK, else 2 if any is
-// UNVERIFIED, else 0.
+// A stdio command that does not start is UNVERIFIED unreachable, as in
+// fleet mode. In fleet mode: 1 if any target is OBSERVED_RISK, else 2 if
+// any is UNVERIFIED, else 0.
 package main
 
 import (
@@ -27,6 +36,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -57,14 +67,17 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		asJSON      = fs.Bool("json", false, "print JSON instead of a table")
 		stdio       = fs.Bool("stdio", false, "the arguments after -- are a command that speaks MCP over stdio")
 		fleetFile   = fs.String("fleet", "", "check every target listed in `file` (- for standard input)")
-		concurrency = fs.Int("concurrency", 16, "fleet: targets checked at once")
-		spacing     = fs.Duration("spacing", 250*time.Millisecond, "fleet: least time between two requests to one host")
+		concurrency = fs.Int("concurrency", 512, "fleet: targets in progress at once (a target waiting out -spacing costs next to nothing)")
+		processes   = fs.Int("processes", 8, "fleet: stdio servers running at once")
+		spacing     = fs.Duration("spacing", 250*time.Millisecond, "fleet: least time between two requests to one host (host:port)")
 		quiet       = fs.Bool("quiet", false, "fleet: no progress on standard error")
+		resume      = fs.String("resume", "", "fleet: skip the targets already reported in `file` (JSON lines of an earlier -json run)")
 	)
 	opts.Header = http.Header{}
 	fs.StringVar(&opts.ProbeName, "name", conformance.DefaultProbeName, "the made-up tool `name` to call")
-	fs.DurationVar(&opts.Timeout, "timeout", 15*time.Second, "timeout of each request")
+	fs.DurationVar(&opts.Timeout, "timeout", 15*time.Second, "timeout of each request, over HTTP and stdio alike")
 	fs.IntVar(&opts.MaxPages, "max-pages", 20, "most tools/list pages to follow")
+	fs.Int64Var(&opts.MaxBodyBytes, "max-bytes", 4<<20, "longest reply read; a longer one is UNVERIFIED reply_too_large")
 	fs.StringVar(&opts.Era, "era", "", "force a protocol era: 2025-11-25 or 2026-07-28 (default: try 2026-07-28, fall back)")
 	fs.Func("header", "send `'Name: value'` with every request (repeatable), e.g. your own Authorization", func(s string) error {
 		k, v, ok := strings.Cut(s, ":")
@@ -103,8 +116,16 @@ Exit status: 0 VERIFIED, 1 OBSERVED_RISK, 2 UNVERIFIED, 64 usage error.
 			fmt.Fprintln(stderr, "toolguard-check:", err)
 			return exitUsage
 		}
-		return fleet(ctx, targets, opts, conformance.FleetOptions{
+		var sum conformance.Summary
+		if *resume != "" {
+			if targets, sum, err = skipDone(*resume, targets); err != nil {
+				fmt.Fprintln(stderr, "toolguard-check:", err)
+				return exitUsage
+			}
+		}
+		return fleet(ctx, targets, sum, opts, conformance.FleetOptions{
 			Concurrency: *concurrency,
+			Processes:   *processes,
 			HostSpacing: *spacing,
 		}, *asJSON, *quiet, stdout, stderr)
 	}
@@ -172,7 +193,7 @@ func printReport(w io.Writer, r conformance.Report) {
 	tw.Flush()
 }
 
-func readTargets(name string, stdin io.Reader) ([]string, error) {
+func readTargets(name string, stdin io.Reader) ([]conformance.Target, error) {
 	var r io.Reader = stdin
 	if name != "-" {
 		f, err := os.Open(name)
@@ -182,14 +203,33 @@ func readTargets(name string, stdin io.Reader) ([]string, error) {
 		defer f.Close()
 		r = f
 	}
-	var targets []string
+	var targets []conformance.Target
 	sc := bufio.NewScanner(r)
-	for sc.Scan() {
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for n := 1; sc.Scan(); n++ {
 		line := strings.TrimSpace(sc.Text())
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
-		targets = append(targets, line)
+		if !strings.HasPrefix(line, "{") {
+			targets = append(targets, conformance.Target{Target: line})
+			continue
+		}
+		var t struct {
+			Target string            `json:"target"`
+			Header map[string]string `json:"header"`
+		}
+		if err := json.Unmarshal([]byte(line), &t); err != nil || t.Target == "" {
+			return nil, fmt.Errorf("%s:%d: want a URL, stdio:COMMAND or {\"target\": ..., \"header\": {...}}", name, n)
+		}
+		tg := conformance.Target{Target: t.Target}
+		for k, v := range t.Header {
+			if tg.Header == nil {
+				tg.Header = http.Header{}
+			}
+			tg.Header.Set(k, v)
+		}
+		targets = append(targets, tg)
 	}
 	if err := sc.Err(); err != nil {
 		return nil, err
@@ -200,46 +240,145 @@ func readTargets(name string, stdin io.Reader) ([]string, error) {
 	return targets, nil
 }
 
-func fleet(ctx context.Context, targets []string, opts conformance.Options, fo conformance.FleetOptions,
-	asJSON, quiet bool, stdout, stderr io.Writer) int {
-	start := time.Now()
-	if !quiet {
-		fo.Progress = func(done, total int, r conformance.Report) {
-			fmt.Fprintf(stderr, "\r[%d/%d] %s", done, total, time.Since(start).Round(time.Second))
-			if done == total {
-				fmt.Fprintln(stderr)
-			}
+// skipDone drops the targets an earlier run reported in file (JSON lines)
+// and counts those reports.
+func skipDone(file string, targets []conformance.Target) ([]conformance.Target, conformance.Summary, error) {
+	var sum conformance.Summary
+	f, err := os.Open(file)
+	if errors.Is(err, os.ErrNotExist) {
+		return targets, sum, nil // nothing done yet
+	}
+	if err != nil {
+		return nil, sum, err
+	}
+	defer f.Close()
+	done := map[string]bool{}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		var r conformance.Report
+		if json.Unmarshal(sc.Bytes(), &r) != nil || r.Target == "" || r.Verdict == "" || done[r.Target] {
+			continue // a line cut by an interrupted run, or a repeat
+		}
+		done[r.Target] = true
+		sum.Add(r)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, sum, err
+	}
+	left := targets[:0]
+	for _, t := range targets {
+		if !done[t.Target] {
+			left = append(left, t)
 		}
 	}
-	reports := conformance.CheckFleet(ctx, targets, opts, fo)
-	sum := conformance.Summarize(reports)
-	if asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		enc.Encode(struct {
-			Reports []conformance.Report                                 `json:"reports"`
-			Total   int                                                  `json:"total"`
-			Verdict map[conformance.Verdict]int                          `json:"verdicts"`
-			Detail  map[conformance.Verdict]map[conformance.Category]int `json:"categories"`
-		}{reports, sum.Total, sum.ByVerdict, sum.ByCategory})
-	} else {
-		for _, r := range reports {
-			line := fmt.Sprintf("%-14s", r.Verdict)
-			if r.Category != "" {
-				line += fmt.Sprintf(" %-22s", r.Category)
-			} else {
-				line += fmt.Sprintf(" %-22s", "-")
+	return left, sum, nil
+}
+
+// isTerminal reports whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+func fleet(ctx context.Context, targets []conformance.Target, previous conformance.Summary, opts conformance.Options,
+	fo conformance.FleetOptions, asJSON, quiet bool, stdout, stderr io.Writer) int {
+	start := time.Now()
+	total := len(targets)
+	if previous.Total > 0 && !quiet {
+		fmt.Fprintf(stderr, "%d targets already reported, %d to go\n", previous.Total, total)
+	}
+	tty := isTerminal(stderr)
+	step := max(1, total/20)
+	done := 0
+	out := bufio.NewWriter(stdout)
+	enc := json.NewEncoder(out)
+	all := previous // this run and what -resume counted
+	fo.Report = func(r conformance.Report) {
+		done++
+		all.Add(r)
+		if asJSON {
+			enc.Encode(r)
+		} else {
+			cat := string(r.Category)
+			if cat == "" {
+				cat = "-"
 			}
-			fmt.Fprintf(stdout, "%s %s\n", line, r.Target)
+			fmt.Fprintf(out, "%-14s %-22s %s\n", r.Verdict, cat, r.Target)
 		}
+		out.Flush() // a line per target as it finishes: the run can be read, cut, resumed
+		if quiet {
+			return
+		}
+		switch {
+		case tty:
+			fmt.Fprintf(stderr, "\r[%d/%d] %s", done, total, time.Since(start).Round(time.Second))
+		case done%step == 0 || done == total:
+			fmt.Fprintf(stderr, "[%d/%d] %s\n", done, total, time.Since(start).Round(time.Second))
+		}
+	}
+	conformance.CheckFleet(ctx, slices.Values(targets), opts, fo)
+	if tty && !quiet && done > 0 {
+		fmt.Fprintln(stderr)
+	}
+	if ctx.Err() != nil && !quiet {
+		fmt.Fprintf(stderr, "interrupted: %d of %d targets reported\n", done, total)
+	}
+	if asJSON {
+		if !quiet {
+			writeTable(stderr, all)
+		}
+	} else {
 		fmt.Fprintln(stdout)
-		sum.WriteTable(stdout)
+		writeTable(stdout, all)
 	}
 	switch {
-	case sum.ByVerdict[conformance.ObservedRisk] > 0:
+	case all.ByVerdict[conformance.ObservedRisk] > 0:
 		return exitRisk
-	case sum.ByVerdict[conformance.Unverified] > 0:
+	case all.ByVerdict[conformance.Unverified] > 0:
 		return exitUnverified
 	}
 	return exitVerified
+}
+
+// writeTable writes the summary as the seed articles' table: each verdict
+// with its count, and under it each category, most common first.
+func writeTable(w io.Writer, s conformance.Summary) error {
+	type row struct {
+		label string
+		n     int
+	}
+	rows := []row{}
+	for _, v := range []conformance.Verdict{conformance.Verified, conformance.ObservedRisk, conformance.Unverified} {
+		rows = append(rows, row{string(v), s.ByVerdict[v]})
+		cats := make([]conformance.Category, 0, len(s.ByCategory[v]))
+		for c := range s.ByCategory[v] {
+			cats = append(cats, c)
+		}
+		slices.SortFunc(cats, func(a, b conformance.Category) int {
+			if d := s.ByCategory[v][b] - s.ByCategory[v][a]; d != 0 {
+				return d
+			}
+			return strings.Compare(string(a), string(b))
+		})
+		for _, c := range cats {
+			rows = append(rows, row{"  " + string(c), s.ByCategory[v][c]})
+		}
+	}
+	rows = append(rows, row{"total", s.Total})
+	width := len(conformance.CheckName)
+	for _, r := range rows {
+		width = max(width, len(r.label))
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-*s  %7s\n", width, conformance.CheckName, "servers")
+	for _, r := range rows {
+		fmt.Fprintf(&b, "%-*s  %7d\n", width, r.label, r.n)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
 }

@@ -8,12 +8,17 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/toolguard/toolguard/conformance"
 	"github.com/toolguard/toolguard/conformance/internal/zoo"
 )
+
+// words collapses runs of white space, so tests need not count columns.
+func words(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 func runCLI(t *testing.T, stdin string, args ...string) (int, string, string) {
 	t.Helper()
@@ -94,8 +99,6 @@ func TestZooThroughCLI(t *testing.T) {
 	for _, tc := range zoo.Cases() {
 		t.Run(tc.Name, func(t *testing.T) {
 			t.Parallel()
-			srv := httptest.NewServer(tc.Server)
-			defer srv.Close()
 			args := []string{"-json"}
 			if tc.Opts.Era != "" {
 				args = append(args, "-era", tc.Opts.Era)
@@ -103,7 +106,24 @@ func TestZooThroughCLI(t *testing.T) {
 			if tc.Opts.MaxPages != 0 {
 				args = append(args, "-max-pages", fmt.Sprint(tc.Opts.MaxPages))
 			}
-			code, out, stderr := runCLI(t, "", append(args, srv.URL)...)
+			if tc.Opts.MaxBodyBytes != 0 {
+				args = append(args, "-max-bytes", fmt.Sprint(tc.Opts.MaxBodyBytes))
+			}
+			if tc.Opts.Timeout != 0 {
+				args = append(args, "-timeout", tc.Opts.Timeout.String())
+			}
+			if tc.Command != nil {
+				args = append(append(args, "-stdio", "--"), tc.Command...)
+			} else {
+				srv := httptest.NewServer(tc.Server)
+				defer srv.Close()
+				args = append(args, srv.URL)
+			}
+			start := time.Now()
+			code, out, stderr := runCLI(t, "", args...)
+			if tc.Category == conformance.Timeout && time.Since(start) > tc.Opts.Timeout+time.Second {
+				t.Errorf("-timeout %v: returned after %v", tc.Opts.Timeout, time.Since(start))
+			}
 			if want := exitCode(tc.Verdict); code != want {
 				t.Errorf("exit %d, want %d (%s)", code, want, stderr)
 			}
@@ -145,22 +165,91 @@ func TestFleetFromStdin(t *testing.T) {
 	if code != exitRisk {
 		t.Errorf("exit %d, want %d", code, exitRisk)
 	}
-	for _, want := range []string{"VERIFIED", "2", "OBSERVED_RISK", "result_is_error", "total", "3"} {
-		if !strings.Contains(out, want) {
+	for _, want := range []string{"VERIFIED - " + ok.URL, "OBSERVED_RISK result_is_error " + risky.URL,
+		"error_taxonomy servers VERIFIED 2 OBSERVED_RISK 1 result_is_error 1 UNVERIFIED 0 total 3"} {
+		if !strings.Contains(words(out), want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
-	if !strings.Contains(stderr, "[3/3]") {
-		t.Errorf("no progress on stderr: %q", stderr)
+	// Standard error is no terminal here: progress comes in whole lines.
+	if !regexp.MustCompile(`\[3/3\] \d+s\n$`).MatchString(stderr) || strings.Contains(stderr, "\r") {
+		t.Errorf("progress on stderr: %q", stderr)
 	}
-	code, out, _ = runCLI(t, list, "-fleet", "-", "-json", "-quiet")
-	var res struct {
-		Reports  []conformance.Report        `json:"reports"`
-		Verdicts map[conformance.Verdict]int `json:"verdicts"`
+	code, out, stderr = runCLI(t, list, "-fleet", "-", "-json")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	verdicts := map[conformance.Verdict]int{}
+	for _, l := range lines {
+		var r conformance.Report
+		if err := json.Unmarshal([]byte(l), &r); err != nil {
+			t.Fatalf("%v: %q", err, l)
+		}
+		verdicts[r.Verdict]++
 	}
-	if err := json.Unmarshal([]byte(out), &res); err != nil || code != exitRisk ||
-		len(res.Reports) != 3 || res.Verdicts[conformance.Verified] != 2 || res.Verdicts[conformance.ObservedRisk] != 1 {
-		t.Errorf("exit %d, %v, %s", code, err, out)
+	if code != exitRisk || len(lines) != 3 || verdicts[conformance.Verified] != 2 || verdicts[conformance.ObservedRisk] != 1 ||
+		!strings.Contains(words(stderr), "total 3") {
+		t.Errorf("exit %d, %s\n%s", code, out, stderr)
+	}
+}
+
+// Fleet files may give a target headers of its own; a bad line is a usage
+// error naming the line.
+func TestFleetFileHeaders(t *testing.T) {
+	a, b := &zoo.Fake{Tools: []string{"x"}}, &zoo.Fake{Tools: []string{"x"}}
+	sa, sb := httptest.NewServer(a), httptest.NewServer(b)
+	defer sa.Close()
+	defer sb.Close()
+	list := `{"target": "` + sa.URL + `", "header": {"Authorization": "Bearer for-a"}}` + "\n" + sb.URL + "\n"
+	if code, out, stderr := runCLI(t, list, "-fleet", "-", "-quiet"); code != exitVerified {
+		t.Fatalf("exit %d: %s %s", code, out, stderr)
+	}
+	_, _, authA := a.Seen()
+	_, _, authB := b.Seen()
+	if len(authA) == 0 || authA[0] != "Bearer for-a" || len(authB) != 0 {
+		t.Errorf("a saw %q, b saw %q", authA, authB)
+	}
+	if code, _, stderr := runCLI(t, "{\"target\": 3}\n", "-fleet", "-"); code != exitUsage || !strings.Contains(stderr, "-:1:") {
+		t.Errorf("bad line: exit %d, %s", code, stderr)
+	}
+}
+
+// -resume skips what an earlier run reported, even one cut mid-line, and
+// the table still counts the whole fleet.
+func TestFleetResume(t *testing.T) {
+	ok := &zoo.Fake{Tools: []string{"x"}}
+	srv := httptest.NewServer(ok)
+	defer srv.Close()
+	dir := t.TempDir()
+	done := dir + "/done.jsonl"
+	earlier := `{"target":"` + srv.URL + `/a","check":"error_taxonomy","verdict":"OBSERVED_RISK","category":"result_ok"}` + "\n" + `{"target":"` + srv.URL + `/b","ch`
+	if err := os.WriteFile(done, []byte(earlier), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	list := srv.URL + "/a\n" + srv.URL + "/b\n"
+	code, out, stderr := runCLI(t, list, "-fleet", "-", "-json", "-resume", done)
+	if code != exitRisk || strings.Count(out, "\n") != 1 || !strings.Contains(out, srv.URL+"/b") ||
+		!strings.Contains(stderr, "1 targets already reported, 1 to go") || !strings.Contains(words(stderr), "OBSERVED_RISK 1 result_ok 1 UNVERIFIED 0 total 2") {
+		t.Errorf("exit %d\n%s\n%s", code, out, stderr)
+	}
+	if _, names, _ := ok.Seen(); len(names) != 1 {
+		t.Errorf("%d calls, want 1 (the /a target was done)", len(names))
+	}
+}
+
+// A fleet with a silent stdio server, one that does not read, a silent HTTP
+// server and a crashing one finishes within the timeout and reports each.
+func TestFleetOfBadTargets(t *testing.T) {
+	block := make(chan struct{})
+	silent := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-block }))
+	defer silent.Close()
+	defer close(block)
+	list := "stdio:sh -c cat>/dev/null\nstdio:sleep 120\n" + silent.URL + "\nstdio:sh -c exit\nstdio:/does/not/exist\n"
+	start := time.Now()
+	code, out, stderr := runCLI(t, list, "-fleet", "-", "-json", "-timeout", "1s")
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("took %v", d)
+	}
+	if code != exitUnverified || strings.Count(out, `"category":"timeout"`) != 3 || strings.Count(out, `"category":"unreachable"`) != 2 {
+		t.Errorf("exit %d\n%s\n%s", code, out, stderr)
 	}
 }
 
@@ -177,7 +266,7 @@ func TestStdioTarget(t *testing.T) {
 			var rep conformance.Report
 			json.Unmarshal([]byte(out), &rep)
 			want := map[string]int{"verified": 0, "is-error": 1}[mode]
-			if code != want || rep.MediaType != conformance.MediaJSON {
+			if code != want || rep.MediaType != "" || rep.HTTPStatus != 0 {
 				t.Errorf("exit %d, want %d: %s %s", code, want, out, stderr)
 			}
 		})

@@ -5,16 +5,18 @@
 package zoo
 
 import (
-	"fmt"
-	"sync/atomic"
-
+	"bytes"
 	"encoding/json"
-	"github.com/toolguard/toolguard/conformance"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/toolguard/toolguard/conformance"
 )
 
 // Fake is a configurable MCP server for the fixture zoo. By default it is a
@@ -85,6 +87,10 @@ func (f *Fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 	modernReq := r.Header.Get("Mcp-Protocol-Version") == "2026-07-28"
 	if modernReq && !f.Modern {
+		if h, ok := f.On[m.Method]; ok {
+			h(w, id)
+			return
+		}
 		w.WriteHeader(400) // a 2025-era server: an empty 400
 		return
 	}
@@ -167,17 +173,21 @@ func Answer(status int, contentType, body string) func(http.ResponseWriter, stri
 
 // A Case is one server of the zoo and the report the checker must give.
 type Case struct {
-	Name     string
+	Name string
+	// Server is an HTTP server; Command, when set instead, a stdio one.
 	Server   http.Handler
+	Command  []string
 	Opts     conformance.Options
 	Verdict  conformance.Verdict
 	Category conformance.Category
 	Stage    string
 	Status   int
-	Media    string
+	Media    conformance.MediaType
 	Era      string
 	Code     *int
 	Tools    int
+	// Detail, if set, must appear in the report's detail.
+	Detail string
 }
 
 // intp returns a pointer to i.
@@ -272,7 +282,156 @@ func Cases() []Case {
 			Verdict: conformance.ObservedRisk, Category: conformance.ResultIsError, Stage: "tools/call", Status: 200, Media: conformance.MediaJSON, Era: conformance.Era2026, Tools: 2},
 		{Name: "2025 server, era forced", Server: &Fake{Tools: tools}, Opts: conformance.Options{Era: conformance.Era2025},
 			Verdict: conformance.Verified, Stage: "tools/call", Status: 200, Media: conformance.MediaJSON, Era: conformance.Era2025, Code: intp(-32602), Tools: 2},
+
+		// Issue 12, class 1: null is neither a number nor a string.
+		{Name: "null code", Server: calls(Answer(200, "application/json", `{"jsonrpc":"2.0","id":{{id}},"error":{"code":null,"message":"x"}}`)),
+			Verdict: conformance.ObservedRisk, Category: conformance.JSONRPCMalformed, Stage: "tools/call", Status: 200, Media: conformance.MediaJSON, Era: conformance.Era2025, Tools: 2},
+		{Name: "null message", Server: calls(Answer(200, "application/json", `{"jsonrpc":"2.0","id":{{id}},"error":{"code":-32602,"message":null}}`)),
+			Verdict: conformance.ObservedRisk, Category: conformance.JSONRPCMalformed, Stage: "tools/call", Status: 200, Media: conformance.MediaJSON, Era: conformance.Era2025, Code: intp(-32602), Tools: 2},
+		// Class 2: a 302 turns the POST into a GET; its empty body is the
+		// answer, not whatever the GET brings. A 307/308 keeps the POST.
+		{Name: "302 with an empty body", Server: redirectCall(302, &Fake{Tools: tools}),
+			Verdict: conformance.ObservedRisk, Category: conformance.EmptyBody, Stage: "tools/call", Status: 302, Media: conformance.MediaNone, Era: conformance.Era2025, Tools: 2},
+		{Name: "303 with an empty body", Server: redirectCall(303, &Fake{Tools: tools}),
+			Verdict: conformance.ObservedRisk, Category: conformance.EmptyBody, Stage: "tools/call", Status: 303, Media: conformance.MediaNone, Era: conformance.Era2025, Tools: 2},
+		{Name: "307 followed with the POST", Server: redirectCall(307, &Fake{Tools: tools}),
+			Verdict: conformance.Verified, Stage: "tools/call", Status: 200, Media: conformance.MediaJSON, Era: conformance.Era2025, Code: intp(-32602), Tools: 2},
+		{Name: "308 followed with the POST", Server: redirectCall(308, &Fake{Tools: tools}),
+			Verdict: conformance.Verified, Stage: "tools/call", Status: 200, Media: conformance.MediaJSON, Era: conformance.Era2025, Code: intp(-32602), Tools: 2},
+		// Class 3: over the size bound is not classified from a part.
+		{Name: "5 MB error", Server: calls(Answer(200, "application/json",
+			`{"jsonrpc":"2.0","id":{{id}},"error":{"code":-32602,"message":"`+strings.Repeat("x", 5<<20)+`"}}`)),
+			Verdict: conformance.Unverified, Category: conformance.ReplyTooLarge, Stage: "tools/call", Status: 200, Media: conformance.MediaJSON, Era: conformance.Era2025, Tools: 2},
+		{Name: "5 MB isError result", Server: calls(Answer(200, "application/json",
+			`{"jsonrpc":"2.0","id":{{id}},"result":{"isError":true,"content":[{"type":"text","text":"`+strings.Repeat("x", 5<<20)+`"}]}}`)),
+			Verdict: conformance.Unverified, Category: conformance.ReplyTooLarge, Stage: "tools/call", Status: 200, Media: conformance.MediaJSON, Era: conformance.Era2025, Tools: 2},
+		{Name: "padded event stream", Server: calls(Answer(200, "text/event-stream",
+			strings.Repeat(": padding\n", 600<<10)+"data: {\"jsonrpc\":\"2.0\",\"id\":{{id}},\"error\":{\"code\":-32602,\"message\":\"x\"}}\n\n")),
+			Verdict: conformance.Unverified, Category: conformance.ReplyTooLarge, Stage: "tools/call", Status: 200, Media: conformance.MediaEventStream, Era: conformance.Era2025, Tools: 2},
+		{Name: "small bound", Server: &Fake{Tools: tools}, Opts: conformance.Options{MaxBodyBytes: 40},
+			Verdict: conformance.Unverified, Category: conformance.ReplyTooLarge, Stage: "initialize", Status: 200, Media: conformance.MediaJSON, Era: conformance.Era2025},
+		// Class 4: a malformed parameter does not hide the media type.
+		{Name: "event stream, malformed parameter", Server: calls(Answer(200, "text/event-stream; charset",
+			"data: {\"jsonrpc\":\"2.0\",\"id\":{{id}},\"error\":{\"code\":-32602,\"message\":\"x\"}}\n\n")),
+			Verdict: conformance.Verified, Stage: "tools/call", Status: 200, Media: conformance.MediaEventStream, Era: conformance.Era2025, Code: intp(-32602), Tools: 2},
+		// Class 5: a 401 to server/discover without a JSON-RPC error is a
+		// legacy server saying no; with one, a modern server's gate.
+		{Name: "discover 401, legacy server", Server: &Fake{Tools: tools, On: map[string]func(http.ResponseWriter, string){
+			"server/discover": Answer(401, "application/json", `{"error":"unauthorized"}`)}},
+			Verdict: conformance.Verified, Stage: "tools/call", Status: 200, Media: conformance.MediaJSON, Era: conformance.Era2025, Code: intp(-32602), Tools: 2},
+		{Name: "discover 401 with a JSON-RPC error", Server: &Fake{Modern: true, Tools: tools, On: map[string]func(http.ResponseWriter, string){
+			"server/discover": Answer(401, "application/json", `{"jsonrpc":"2.0","id":{{id}},"error":{"code":-32001,"message":"authentication required"}}`)}},
+			Verdict: conformance.Unverified, Category: conformance.CredentialGated, Stage: "discover", Status: 401, Media: conformance.MediaJSON},
+		// Class 6: an integer code of any size.
+		{Name: "code 2^31", Server: calls(Answer(200, "application/json", `{"jsonrpc":"2.0","id":{{id}},"error":{"code":2147483648,"message":"x"}}`)),
+			Verdict: conformance.Verified, Stage: "tools/call", Status: 200, Media: conformance.MediaJSON, Era: conformance.Era2025, Code: intp(1 << 31), Tools: 2},
+		{Name: "code 2^53+1", Server: calls(Answer(200, "application/json", `{"jsonrpc":"2.0","id":{{id}},"error":{"code":9007199254740993,"message":"x"}}`)),
+			Verdict: conformance.Verified, Stage: "tools/call", Status: 200, Media: conformance.MediaJSON, Era: conformance.Era2025, Tools: 2},
+		// Class 7: the id must be the request's (as a number) or null.
+		{Name: "error without id", Server: calls(Answer(200, "application/json", `{"jsonrpc":"2.0","error":{"code":-32602,"message":"x"}}`)),
+			Verdict: conformance.ObservedRisk, Category: conformance.JSONRPCMalformed, Stage: "tools/call", Status: 200, Media: conformance.MediaJSON, Era: conformance.Era2025, Code: intp(-32602), Tools: 2},
+		{Name: "error with the id as a string", Server: calls(Answer(200, "application/json", `{"jsonrpc":"2.0","id":"{{id}}","error":{"code":-32602,"message":"x"}}`)),
+			Verdict: conformance.ObservedRisk, Category: conformance.JSONRPCMalformed, Stage: "tools/call", Status: 200, Media: conformance.MediaJSON, Era: conformance.Era2025, Code: intp(-32602), Tools: 2},
+		{Name: "error with another id", Server: calls(Answer(200, "application/json", `{"jsonrpc":"2.0","id":99,"error":{"code":-32602,"message":"x"}}`)),
+			Verdict: conformance.ObservedRisk, Category: conformance.JSONRPCMalformed, Stage: "tools/call", Status: 200, Media: conformance.MediaJSON, Era: conformance.Era2025, Code: intp(-32602), Tools: 2},
+		{Name: "error with a null id", Server: calls(Answer(200, "application/json", `{"jsonrpc":"2.0","id":null,"error":{"code":-32602,"message":"x"}}`)),
+			Verdict: conformance.Verified, Stage: "tools/call", Status: 200, Media: conformance.MediaJSON, Era: conformance.Era2025, Code: intp(-32602), Tools: 2},
+		// Class 8: error or result without jsonrpc does not claim JSON-RPC.
+		{Name: "402 error without jsonrpc", Server: calls(Answer(402, "application/json", `{"error":{"code":402,"message":"payment required"}}`)),
+			Verdict: conformance.ObservedRisk, Category: conformance.NotJSONRPC, Stage: "tools/call", Status: 402, Media: conformance.MediaJSON, Era: conformance.Era2025, Tools: 2},
+		{Name: "result without jsonrpc", Server: calls(Answer(200, "application/json", `{"id":{{id}},"result":{"isError":true}}`)),
+			Verdict: conformance.ObservedRisk, Category: conformance.NotJSONRPC, Stage: "tools/call", Status: 200, Media: conformance.MediaJSON, Era: conformance.Era2025, Tools: 2},
+		// Class 9: an event stream whose data is not JSON.
+		{Name: "event stream of text", Server: calls(Answer(200, "text/event-stream", "event: message\ndata: Internal Server Error\n\n")),
+			Verdict: conformance.ObservedRisk, Category: conformance.NotJSON, Stage: "tools/call", Status: 200, Media: conformance.MediaEventStream, Era: conformance.Era2025, Tools: 2},
+		// Class 11: 503 with Retry-After asks to come back later; without
+		// it, it is an ordinary reply. An old HTTP+SSE server gets a hint.
+		{Name: "503 with Retry-After", Server: calls(func(w http.ResponseWriter, id string) {
+			w.Header().Set("Retry-After", "3600")
+			WriteJSON(w, 503, `{"jsonrpc":"2.0","id":`+id+`,"error":{"code":-32000,"message":"overloaded"}}`)
+		}), Verdict: conformance.Unverified, Category: conformance.RateLimited, Stage: "tools/call", Status: 503, Media: conformance.MediaJSON, Era: conformance.Era2025, Tools: 2},
+		{Name: "503 without Retry-After", Server: calls(Answer(503, "text/html", "<h1>Service Unavailable</h1>")),
+			Verdict: conformance.ObservedRisk, Category: conformance.NotJSON, Stage: "tools/call", Status: 503, Media: conformance.MediaHTML, Era: conformance.Era2025, Tools: 2},
+		{Name: "old HTTP+SSE transport", Server: legacySSE{},
+			Verdict: conformance.Unverified, Category: conformance.ToolsListUnreadable, Stage: "initialize", Status: 405, Media: conformance.MediaText, Era: conformance.Era2025,
+			Detail: "old HTTP+SSE transport"},
+
+		// Stdio servers (class 10 among them): a shell script answers.
+		{Name: "stdio verified", Command: stdioServer(`{"jsonrpc":"2.0","id":4,"error":{"code":-32602,"message":"unknown tool"}}`),
+			Verdict: conformance.Verified, Stage: "tools/call", Era: conformance.Era2025, Code: intp(-32602), Tools: 1},
+		{Name: "stdio result_is_error", Command: stdioServer(`{"jsonrpc":"2.0","id":4,"result":{"content":[],"isError":true}}`),
+			Verdict: conformance.ObservedRisk, Category: conformance.ResultIsError, Stage: "tools/call", Era: conformance.Era2025, Tools: 1},
+		{Name: "stdio over-long reply", Command: stdioServer(`{"jsonrpc":"2.0","id":4,"result":{"isError":true,"content":[{"type":"text","text":"` + strings.Repeat("x", 3000) + `"}]}}`),
+			Opts:    conformance.Options{MaxBodyBytes: 2000},
+			Verdict: conformance.Unverified, Category: conformance.ReplyTooLarge, Stage: "tools/call", Era: conformance.Era2025, Tools: 1},
+		{Name: "stdio silent", Command: []string{"sh", "-c", "cat >/dev/null"}, Opts: conformance.Options{Timeout: time.Second},
+			Verdict: conformance.Unverified, Category: conformance.Timeout, Stage: "discover"},
+		{Name: "stdio not reading", Command: []string{"sleep", "120"}, Opts: conformance.Options{Timeout: time.Second},
+			Verdict: conformance.Unverified, Category: conformance.Timeout, Stage: "discover"},
+		{Name: "stdio exits", Command: []string{"sh", "-c", "echo 'cannot open config' >&2; exit 3"},
+			Verdict: conformance.Unverified, Category: conformance.Unreachable, Stage: "discover", Detail: "cannot open config"},
+		{Name: "stdio does not start", Command: []string{"/does/not/exist"},
+			Verdict: conformance.Unverified, Category: conformance.Unreachable, Detail: "does not start"},
 	}
+}
+
+// redirectCall answers the first tools/call with a redirect of the given
+// status (and an empty body) to /moved, where f answers it; a GET there
+// gets a well-formed JSON-RPC error the checker must not take for the
+// answer.
+func redirectCall(status int, f *Fake) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			WriteJSON(w, 200, `{"jsonrpc":"2.0","id":4,"error":{"code":-32601,"message":"bait: this answers a GET"}}`)
+			return
+		}
+		body, _ := io.ReadAll(r.Body)
+		if r.URL.Path != "/moved" && bytes.Contains(body, []byte(`"tools/call"`)) {
+			w.Header().Set("Location", "/moved")
+			w.WriteHeader(status)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		f.ServeHTTP(w, r)
+	})
+}
+
+// legacySSE is a server of the 2024-11-05 HTTP+SSE transport: a GET opens
+// an event stream whose first event names the endpoint for POSTs; a POST
+// to the stream's URL is not allowed.
+type legacySSE struct{}
+
+func (legacySSE) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet {
+		w.Header().Set("Content-Type", "text/plain")
+		w.WriteHeader(405)
+		io.WriteString(w, "Method Not Allowed")
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.WriteHeader(200)
+	io.WriteString(w, "event: endpoint\ndata: /messages?sessionId=1\n\n")
+	w.(http.Flusher).Flush()
+	<-r.Context().Done()
+}
+
+// stdioServer is a stdio MCP server written in sh: it answers
+// server/discover with -32601 (a 2025-11-25 server), initialize, a list of
+// one tool, and the made-up call with call, which must carry id 4 (the
+// checker's ids are 1 for discover, 2 for initialize, 3 for the list).
+// Lines on standard output that are not replies, and lines on standard
+// error, come with them, as real servers write them.
+func stdioServer(call string) []string {
+	script := `echo starting >&2
+while IFS= read -r line; do
+  case "$line" in
+  *'"server/discover"'*) printf '%s\n' '{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"Method not found"}}' ;;
+  *'"initialize"'*) echo 'a log line on stdout'; printf '%s\n' '{"jsonrpc":"2.0","id":2,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"sh","version":"1"}}}' ;;
+  *'"tools/list"'*) printf '%s\n' '{"jsonrpc":"2.0","method":"notifications/message","params":{}}' '{"jsonrpc":"2.0","id":3,"result":{"tools":[{"name":"echo","inputSchema":{"type":"object"}}]}}' ;;
+  *'"tools/call"'*) printf '%s\n' "$CALL" ;;
+  esac
+done`
+	return []string{"env", "CALL=" + call, "sh", "-c", script}
 }
 
 // Check returns an error when rep is not the report the case calls for.
@@ -285,6 +444,12 @@ func (c Case) Check(rep conformance.Report) error {
 	}
 	if (rep.ErrorCode == nil) != (c.Code == nil) || rep.ErrorCode != nil && *rep.ErrorCode != *c.Code {
 		return fmt.Errorf("error code %v, want %v", rep.ErrorCode, c.Code)
+	}
+	if !strings.Contains(rep.Detail, c.Detail) {
+		return fmt.Errorf("detail %q lacks %q", rep.Detail, c.Detail)
+	}
+	if c.Category == conformance.Timeout && rep.Duration > c.Opts.Timeout+time.Second {
+		return fmt.Errorf("a %v timeout took %v", c.Opts.Timeout, rep.Duration)
 	}
 	return nil
 }

@@ -1,0 +1,250 @@
+package conformance
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"time"
+)
+
+// stdioGrace is how long a stdio server has to exit once its standard input
+// is closed, before it and its process group are killed.
+const stdioGrace = 500 * time.Millisecond
+
+// stdioLine is one line the server wrote to its standard output.
+type stdioLine struct {
+	b       []byte
+	tooLong bool // longer than MaxBodyBytes: dropped whole, b is nil
+}
+
+// stdioConn speaks line-delimited JSON-RPC to a child process.
+type stdioConn struct {
+	cmd        *exec.Cmd
+	opts       *Options
+	stdin      *os.File // our end of the server's standard input
+	stdout     *os.File // our end of its standard output
+	stderrR    *os.File // our end of its standard error
+	lines      chan stdioLine
+	stderr     tailWriter    // the last bytes written to standard error
+	stderrDone chan struct{} // closed when standard error reaches its end
+	done       chan struct{} // closed by close
+	once       sync.Once
+}
+
+func startStdio(argv []string, opts *Options) (*stdioConn, error) {
+	if len(argv) == 0 {
+		return nil, errors.New("empty stdio command")
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	ownGroup(cmd)
+	c := &stdioConn{cmd: cmd, opts: opts, lines: make(chan stdioLine, 16),
+		stderrDone: make(chan struct{}), done: make(chan struct{})}
+	c.stderr.n = 4 << 10
+	// Pipes of our own, not exec's: their ends support deadlines, and
+	// exec starts no copying goroutine that Wait would wait for.
+	var child []*os.File
+	pipe := func() (r, w *os.File, err error) {
+		r, w, err = os.Pipe()
+		return
+	}
+	var err error
+	var inR, outW, errW *os.File
+	defer func() {
+		for _, f := range child {
+			f.Close()
+		}
+	}()
+	if inR, c.stdin, err = pipe(); err != nil {
+		return nil, err
+	}
+	child = append(child, inR)
+	if c.stdout, outW, err = pipe(); err != nil {
+		c.stdin.Close()
+		return nil, err
+	}
+	child = append(child, outW)
+	if c.stderrR, errW, err = pipe(); err != nil {
+		c.stdin.Close()
+		c.stdout.Close()
+		return nil, err
+	}
+	child = append(child, errW)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
+	if err := cmd.Start(); err != nil {
+		c.stdin.Close()
+		c.stdout.Close()
+		c.stderrR.Close()
+		return nil, err
+	}
+	go c.readStdout()
+	go c.readStderr()
+	return c, nil
+}
+
+func (c *stdioConn) readStdout() {
+	defer close(c.lines)
+	br := bufio.NewReaderSize(c.stdout, 64<<10)
+	for {
+		line, err := readLine(br, c.opts.MaxBodyBytes)
+		if line.tooLong || len(bytes.TrimSpace(line.b)) > 0 {
+			select {
+			case c.lines <- line:
+			case <-c.done:
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+func (c *stdioConn) readStderr() {
+	defer close(c.stderrDone)
+	buf := make([]byte, 4<<10)
+	for {
+		n, err := c.stderrR.Read(buf)
+		c.stderr.Write(buf[:n])
+		if err != nil {
+			return
+		}
+	}
+}
+
+// readLine reads one line. A line longer than limit is read to its end and
+// dropped whole: only the fact that it was too long is kept.
+func readLine(br *bufio.Reader, limit int64) (stdioLine, error) {
+	var line []byte
+	tooLong := false
+	for {
+		frag, err := br.ReadSlice('\n')
+		if !tooLong {
+			line = append(line, frag...)
+			if int64(len(bytes.TrimRight(line, "\r\n"))) > limit {
+				tooLong, line = true, nil
+			}
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		if tooLong {
+			return stdioLine{tooLong: true}, err
+		}
+		return stdioLine{b: bytes.TrimRight(line, "\r\n")}, err
+	}
+}
+
+func (c *stdioConn) roundTrip(ctx context.Context, r request) (reply, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
+	defer cancel()
+	// A server that does not read its input must not hold the write
+	// beyond the request's deadline.
+	stop := context.AfterFunc(ctx, func() { c.stdin.SetWriteDeadline(time.Now()) })
+	_, err := c.stdin.Write(append(bytes.TrimSpace(r.body), '\n'))
+	stop()
+	if err != nil {
+		if ctx.Err() != nil {
+			return reply{}, fmt.Errorf("writing to the server: %w", ctx.Err())
+		}
+		return reply{}, c.wentAway(ctx)
+	}
+	if r.id == 0 {
+		return reply{}, nil
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return reply{}, ctx.Err()
+		case line, ok := <-c.lines:
+			if !ok {
+				return reply{}, c.wentAway(ctx)
+			}
+			if line.tooLong {
+				// It may be the reply: it is not classified from a part.
+				return reply{tooLarge: true}, nil
+			}
+			if ok, _ := answers(line.b, r.id); !ok {
+				continue // log output, a notification, a request from the server, another answer
+			}
+			return reply{body: line.b}, nil
+		}
+	}
+}
+
+// wentAway is the error for a server whose pipes broke: one message, with
+// the last line it wrote to standard error, whichever pipe broke first.
+func (c *stdioConn) wentAway(ctx context.Context) error {
+	t := time.NewTimer(time.Second)
+	defer t.Stop()
+	select { // let standard error reach its end
+	case <-c.stderrDone:
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	if last := c.stderr.lastLine(); last != "" {
+		return fmt.Errorf("the server went away (its last line on stderr: %q)", last)
+	}
+	return errors.New("the server went away (nothing on stderr)")
+}
+
+func (c *stdioConn) close() error {
+	var err error
+	c.once.Do(func() {
+		close(c.done)
+		c.stdin.Close()
+		exited := make(chan error, 1)
+		go func() { exited <- c.cmd.Wait() }()
+		t := time.NewTimer(stdioGrace)
+		select {
+		case err = <-exited:
+		case <-t.C:
+			killGroup(c.cmd)
+			err = <-exited
+		}
+		t.Stop()
+		killGroup(c.cmd) // what the server started and left behind
+		c.stdout.Close()
+		c.stderrR.Close()
+	})
+	return err
+}
+
+// tailWriter keeps the last n bytes written to it.
+type tailWriter struct {
+	mu  sync.Mutex
+	buf []byte
+	n   int
+}
+
+func (t *tailWriter) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if len(t.buf) > t.n {
+		t.buf = append(t.buf[:0], t.buf[len(t.buf)-t.n:]...)
+	}
+	return len(p), nil
+}
+
+// lastLine returns the last non-blank line written, at most 300 bytes.
+func (t *tailWriter) lastLine() string {
+	t.mu.Lock()
+	s := strings.TrimSpace(string(t.buf))
+	t.mu.Unlock()
+	if i := strings.LastIndexAny(s, "\r\n"); i >= 0 {
+		s = s[i+1:]
+	}
+	if len(s) > 300 {
+		s = s[:300] + "…"
+	}
+	return s
+}
+
+// legacyHint: the HTTP+SSE transport does not exist over stdio.
+func (c *stdioConn) legacyHint(context.Context) string { return "" }
