@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 	gosdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -157,6 +158,13 @@ func (c *lineClient) send(t testing.TB, line string) {
 // wait returns the answer to id, keeping every other line in c.seen.
 func (c *lineClient) wait(t testing.TB, id string) rpcMessage {
 	t.Helper()
+	for i, line := range c.seen { // answered while waiting for another
+		var m rpcMessage
+		if json.Unmarshal([]byte(line), &m) == nil && string(m.ID) == id && m.Method == "" {
+			c.seen = slices.Delete(c.seen, i, i+1)
+			return m
+		}
+	}
 	timeout := time.After(20 * time.Second)
 	for {
 		select {
@@ -324,6 +332,17 @@ func serveStdio(ctx context.Context, mode string, in io.Reader, out io.Writer) e
 	switch sdk {
 	case "mcpgo":
 		return server.NewStdioServer(newMCPGo("echo", "add")).Listen(ctx, r, w)
+	case "crashy":
+		// mcp-go, plus a tool that dies in the middle of writing a line.
+		s := newMCPGo("echo", "add")
+		s.AddTool(mcp.NewTool("crash"), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			io.WriteString(out, `{"jsonrpc":"2.0","id":`)
+			os.Exit(3)
+			return nil, nil
+		})
+		return server.NewStdioServer(s).Listen(ctx, r, w)
+	case "silent":
+		return silentServer(r, w)
 	case "gosdk":
 		err := newGoSDK("echo", "add").Run(ctx, &gosdk.IOTransport{Reader: r, Writer: w})
 		if err == io.EOF {
@@ -332,6 +351,40 @@ func serveStdio(ctx context.Context, mode string, in io.Reader, out io.Writer) e
 		return err
 	}
 	return fmt.Errorf("unknown mode %q", mode)
+}
+
+// silentServer answers initialize and tools/call (echo runs, any other
+// name is an isError result) and never answers tools/list.
+func silentServer(r io.Reader, w io.Writer) error {
+	br := bufio.NewReader(r)
+	for {
+		line, err := br.ReadBytes('\n')
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct {
+				Name string `json:"name"`
+			} `json:"params"`
+		}
+		if json.Unmarshal(line, &m) == nil && m.ID != nil {
+			var res string
+			switch m.Method {
+			case "initialize":
+				res = `{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"silent","version":"1"}}`
+			case "tools/call":
+				res = `{"content":[{"type":"text","text":"ran ` + m.Params.Name + `"}]}`
+				if m.Params.Name != "echo" {
+					res = `{"content":[{"type":"text","text":"no tool ` + m.Params.Name + `"}],"isError":true}`
+				}
+			}
+			if res != "" {
+				fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":%s}`+"\n", m.ID, res)
+			}
+		}
+		if err != nil {
+			return nil
+		}
+	}
 }
 
 type nopWriteCloser struct{ io.Writer }
