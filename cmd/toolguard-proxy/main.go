@@ -1,0 +1,180 @@
+// Command toolguard-proxy puts the toolguard middleware in front of any
+// Streamable HTTP MCP server, in any language: a reverse proxy whose tools/call
+// for a tool the upstream does not have is answered with JSON-RPC error
+// -32602 listing the tools the caller can call. Everything else is proxied
+// untouched, event streams as they come.
+//
+// Usage:
+//
+//	toolguard-proxy -upstream http://127.0.0.1:3000/mcp [-listen 127.0.0.1:8080] [flags]
+//
+// The tool list is asked of the upstream through the proxy, as the caller
+// (toolguard.Discover): with the caller's session, credentials and Host.
+// Put authentication in front of it, or use -hide-tool-list and
+// -hide-suggestions, so anonymous callers never see the tool list.
+//
+// It logs one line per rejection to standard error, and shuts down
+// gracefully on SIGINT or SIGTERM (in-flight requests get -shutdown-timeout
+// to finish). Exit status: 0 after a graceful shutdown, 1 on a server
+// error, 64 on a usage error.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	toolguard "github.com/toolguard/toolguard/middleware"
+)
+
+const exitUsage = 64
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// config is what the flags say.
+type config struct {
+	upstream, listen, path, host string
+	shutdown                     time.Duration
+	quiet                        bool
+	guard                        toolguard.Options
+	discover                     toolguard.DiscoverOptions
+}
+
+func parse(args []string, stderr io.Writer) (*config, error) {
+	fs := flag.NewFlagSet("toolguard-proxy", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	c := &config{}
+	fs.StringVar(&c.upstream, "upstream", "", "the upstream MCP endpoint, e.g. http://127.0.0.1:3000/mcp (required)")
+	fs.StringVar(&c.listen, "listen", "127.0.0.1:8080", "listen `address`")
+	fs.StringVar(&c.path, "path", "", "the `path` served (default: the upstream URL's path, or /)")
+	fs.StringVar(&c.host, "host", "keep", "the Host sent upstream: keep (the caller's, so the server's DNS-rebinding protection judges the caller) or upstream (the upstream URL's host)")
+	fs.DurationVar(&c.shutdown, "shutdown-timeout", 10*time.Second, "how long in-flight requests may finish after SIGINT or SIGTERM")
+	fs.BoolVar(&c.quiet, "quiet", false, "no log line per rejection")
+	fs.Int64Var(&c.guard.MaxBodyBytes, "max-body-bytes", toolguard.DefaultMaxBodyBytes, "larger bodies pass through unread")
+	fs.IntVar(&c.guard.ToolListLimit, "tool-list-limit", toolguard.DefaultToolListLimit, "cap on the names in data.availableTools")
+	fs.BoolVar(&c.guard.HideToolList, "hide-tool-list", false, "leave data.availableTools out of rejections")
+	fs.BoolVar(&c.guard.HideSuggestions, "hide-suggestions", false, "leave data.suggestions out of rejections")
+	fs.BoolVar(&c.guard.SafeIntegerIDs, "safe-integer-ids", true, "pass through integer ids beyond ±(2^53−1), which JavaScript servers refuse")
+	fs.BoolVar(&c.guard.AnswerHeaderMismatch, "answer-header-mismatch", false, "answer a 2026-07-28 Mcp-Method/Mcp-Name mismatch with 400 and -32020 instead of passing it on")
+	fs.DurationVar(&c.discover.TTL, "list-ttl", 10*time.Second, "how long a fetched tool list lets known names through")
+	fs.DurationVar(&c.discover.MinInterval, "list-min-interval", 10*time.Millisecond, "least time between two tools/list fetches for one caller")
+	fs.DurationVar(&c.discover.MaxWait, "list-max-wait", 2*time.Second, "longest a call waits for a fresh tool list before it is passed through")
+	fs.DurationVar(&c.discover.Timeout, "list-timeout", 5*time.Second, "timeout of one tools/list fetch")
+	fs.Usage = func() {
+		fmt.Fprint(stderr, "usage: toolguard-proxy -upstream URL [-listen ADDRESS] [flags]\n\nflags:\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	u, err := url.Parse(c.upstream)
+	if c.upstream == "" || err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("-upstream %q is not an http(s) URL", c.upstream)
+	}
+	if c.host != "keep" && c.host != "upstream" {
+		return nil, fmt.Errorf("-host must be keep or upstream, not %q", c.host)
+	}
+	if c.path == "" {
+		c.path = u.Path
+		if c.path == "" {
+			c.path = "/"
+		}
+	}
+	return c, nil
+}
+
+// handler returns the guarded reverse proxy.
+func handler(c *config, logger *log.Logger) (http.Handler, error) {
+	u, _ := url.Parse(c.upstream)
+	proxy := &httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			pr.SetURL(u)
+			pr.Out.URL.Path, pr.Out.URL.RawPath = u.Path, u.RawPath
+			pr.Out.URL.RawQuery = pr.In.URL.RawQuery
+			if c.host == "keep" {
+				pr.Out.Host = pr.In.Host
+			}
+			pr.SetXForwarded()
+		},
+		FlushInterval: -1, // event streams as they come
+		ErrorLog:      logger,
+	}
+	tools, err := toolguard.Discover(proxy, c.discover)
+	if err != nil {
+		return nil, err
+	}
+	opts := c.guard
+	opts.Tools = tools
+	if !c.quiet {
+		opts.OnReject = func(r *http.Request, rej *toolguard.Rejection) {
+			logger.Printf("rejected unknown tool %q from %s (HTTP %d)", rej.Name, r.RemoteAddr, rej.Status)
+		}
+	}
+	guard, err := toolguard.New(opts)
+	if err != nil {
+		return nil, err
+	}
+	mux := http.NewServeMux()
+	mux.Handle(c.path, guard.Handler(proxy))
+	return mux, nil
+}
+
+func run(ctx context.Context, args []string, stderr io.Writer) int {
+	c, err := parse(args, stderr)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		fmt.Fprintln(stderr, "toolguard-proxy:", err)
+		return exitUsage
+	}
+	logger := log.New(stderr, "toolguard-proxy: ", log.LstdFlags)
+	h, err := handler(c, logger)
+	if err != nil {
+		fmt.Fprintln(stderr, "toolguard-proxy:", err)
+		return exitUsage
+	}
+	ln, err := net.Listen("tcp", c.listen)
+	if err != nil {
+		fmt.Fprintln(stderr, "toolguard-proxy:", err)
+		return 1
+	}
+	srv := &http.Server{Handler: h, ErrorLog: logger, ReadHeaderTimeout: 30 * time.Second}
+	logger.Printf("listening on http://%s%s -> %s", ln.Addr(), c.path, c.upstream)
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	select {
+	case err := <-served:
+		logger.Print(err)
+		return 1
+	case <-ctx.Done():
+	}
+	logger.Print("shutting down")
+	sctx, cancel := context.WithTimeout(context.Background(), c.shutdown)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		logger.Printf("shutdown: %v", err)
+		srv.Close()
+		return 1
+	}
+	return 0
+}

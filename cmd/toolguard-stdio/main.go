@@ -1,0 +1,164 @@
+// Command toolguard-stdio puts the toolguard stdio guard in front of any MCP
+// server that speaks over standard input and output, in any language.
+//
+// Usage:
+//
+//	toolguard-stdio [flags] -- COMMAND [ARG...]
+//
+// It starts COMMAND, pipes the client's standard input to it and its
+// standard output back through the guard, and passes its standard error
+// through. A tools/call for a tool the server does not have is answered with
+// JSON-RPC error -32602 listing the tools the caller can call; every other
+// line reaches the server, and every line of the server reaches the client,
+// byte for byte and in order. SIGINT, SIGTERM, SIGHUP and SIGQUIT are
+// forwarded to the server. When standard input ends, the server's standard
+// input is closed. toolguard-stdio exits with the server's status (128 plus
+// the signal number when a signal ended it), or 64 on a usage error and
+// 127 when the command cannot be started.
+//
+// In a JSON MCP client configuration:
+//
+//	"command": "toolguard-stdio",
+//	"args": ["--", "npx", "-y", "@modelcontextprotocol/server-everything"]
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"os"
+	"os/exec"
+	"os/signal"
+	"syscall"
+	"time"
+
+	toolguard "github.com/toolguard/toolguard/middleware"
+)
+
+const (
+	exitUsage    = 64
+	exitNotFound = 127
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// drainGrace is how long the server's output is still read after it
+// exited: a child it started may hold the pipe open.
+const drainGrace = 2 * time.Second
+
+func run(args []string, stdin io.Reader, stdout io.WriteCloser, stderr io.Writer) int {
+	fs := flag.NewFlagSet("toolguard-stdio", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var opts toolguard.StdioOptions
+	fs.DurationVar(&opts.MaxWait, "max-wait", 2*time.Second, "longest a call waits for the server's tools/list before it is passed through")
+	fs.IntVar(&opts.ToolListLimit, "tool-list-limit", toolguard.DefaultToolListLimit, "cap on the names listed in data.availableTools")
+	fs.BoolVar(&opts.HideToolList, "hide-tool-list", false, "leave data.availableTools out of rejections")
+	fs.BoolVar(&opts.HideSuggestions, "hide-suggestions", false, "leave data.suggestions out of rejections")
+	fs.BoolVar(&opts.SafeIntegerIDs, "safe-integer-ids", true, "pass through integer ids beyond ±(2^53−1), which JavaScript servers refuse")
+	fs.IntVar(&opts.MaxLineBytes, "max-line-bytes", toolguard.DefaultMaxBodyBytes, "longer client lines pass through unread")
+	logRejections := fs.Bool("log", false, "write one line per rejection to standard error")
+	fs.Usage = func() {
+		fmt.Fprint(stderr, "usage: toolguard-stdio [flags] -- COMMAND [ARG...]\n\nflags:\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return exitUsage
+	}
+	argv := fs.Args()
+	if len(argv) == 0 {
+		fmt.Fprintln(stderr, "toolguard-stdio: no server command (put it after --)")
+		fs.Usage()
+		return exitUsage
+	}
+	if *logRejections {
+		logger := log.New(stderr, "toolguard-stdio: ", log.LstdFlags)
+		opts.OnReject = func(rej *toolguard.Rejection) {
+			logger.Printf("rejected unknown tool %q", rej.Name)
+		}
+	}
+
+	guard, err := toolguard.NewStdio(stdin, stdout, opts)
+	if err != nil {
+		fmt.Fprintln(stderr, "toolguard-stdio:", err)
+		return exitUsage
+	}
+
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stderr = stderr
+	serverIn, err := cmd.StdinPipe()
+	if err != nil {
+		fmt.Fprintln(stderr, "toolguard-stdio:", err)
+		return exitNotFound
+	}
+	// Our own pipe rather than StdoutPipe: Wait must not close it before
+	// everything the server wrote has been read.
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		fmt.Fprintln(stderr, "toolguard-stdio:", err)
+		return exitNotFound
+	}
+	cmd.Stdout = outW
+
+	signals := make(chan os.Signal, 4)
+	signal.Notify(signals, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
+	defer signal.Stop(signals)
+
+	if err := cmd.Start(); err != nil {
+		outR.Close()
+		outW.Close()
+		fmt.Fprintln(stderr, "toolguard-stdio:", err)
+		return exitNotFound
+	}
+	outW.Close()
+
+	// Client to server. When the client closes its end, so do we.
+	go func() {
+		io.Copy(serverIn, guard.Reader())
+		serverIn.Close()
+	}()
+	// Server to client.
+	drained := make(chan struct{})
+	go func() {
+		io.Copy(guard.Writer(), outR)
+		guard.Writer().Close()
+		close(drained)
+	}()
+
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	var waitErr error
+	for done := false; !done; {
+		select {
+		case sig := <-signals:
+			cmd.Process.Signal(sig)
+		case waitErr = <-exited:
+			done = true
+		}
+	}
+	select {
+	case <-drained:
+	case <-time.After(drainGrace):
+		outR.Close()
+		<-drained
+	}
+	return exitStatus(cmd.ProcessState, waitErr, stderr)
+}
+
+// exitStatus is the server's exit status, as a shell reports it.
+func exitStatus(ps *os.ProcessState, err error, stderr io.Writer) int {
+	if ps == nil {
+		fmt.Fprintln(stderr, "toolguard-stdio:", err)
+		return exitNotFound
+	}
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return ps.ExitCode()
+}

@@ -1,0 +1,458 @@
+package interop
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+	gosdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolguard/toolguard/conformance"
+	"github.com/toolguard/toolguard/internal/fixture"
+	toolguard "github.com/toolguard/toolguard/middleware"
+)
+
+// The commands under test, built once per test binary from this
+// repository (the interop module replaces the root module with ../).
+var (
+	buildOnce          sync.Once
+	buildDir, buildErr = "", error(nil)
+)
+
+// command returns the path of a freshly built cmd/NAME.
+func command(t testing.TB, name string) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		buildDir, buildErr = os.MkdirTemp("", "toolguard-cmd-")
+		if buildErr != nil {
+			return
+		}
+		for _, c := range []string{"toolguard-stdio", "toolguard-proxy"} {
+			out, err := exec.Command("go", "build", "-o", filepath.Join(buildDir, c), "github.com/toolguard/toolguard/cmd/"+c).CombinedOutput()
+			if err != nil {
+				buildErr = fmt.Errorf("go build %s: %v\n%s", c, err, out)
+				return
+			}
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return filepath.Join(buildDir, name)
+}
+
+// wrapped returns argv behind toolguard-stdio.
+func wrapped(t testing.TB, argv []string, flags ...string) []string {
+	return append(append(append([]string{command(t, "toolguard-stdio")}, flags...), "--"), argv...)
+}
+
+// publishedServer returns the argv that starts a published MCP server from
+// npm (2026.8.31) on stdio.
+func publishedServer(t testing.TB, name string) []string {
+	t.Helper()
+	main := filepath.Join(fixture.NodeDir(t), "node_modules", "@modelcontextprotocol", name, "dist", "index.js")
+	switch name {
+	case "server-everything":
+		return []string{"node", main, "stdio"}
+	case "server-memory":
+		return []string{"env", "MEMORY_FILE_PATH=" + filepath.Join(t.TempDir(), "memory.jsonl"), "node", main}
+	case "server-filesystem":
+		return []string{"node", main, t.TempDir()}
+	}
+	t.Fatalf("no published server %s", name)
+	return nil
+}
+
+// ---- a line-delimited JSON-RPC client for the tests ----
+
+type rpcError struct {
+	Code    int             `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data"`
+}
+
+type rpcMessage struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Result json.RawMessage `json:"result"`
+	Error  *rpcError       `json:"error"`
+}
+
+// lineClient speaks line-delimited JSON-RPC to a server (or to a guard in
+// front of one), the way a client does.
+type lineClient struct {
+	w      io.Writer
+	lines  chan string // every line read, in order
+	nextID int
+	seen   []string // lines read while waiting for other answers
+}
+
+func newLineClient(w io.Writer, r io.Reader) *lineClient {
+	c := &lineClient{w: w, lines: make(chan string, 1024)}
+	go func() {
+		defer close(c.lines)
+		br := bufio.NewReaderSize(r, 1<<20)
+		for {
+			line, err := br.ReadString('\n')
+			if line != "" {
+				c.lines <- line
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return c
+}
+
+// startLineClient starts argv and connects a lineClient to it. The process
+// is stopped when the test ends.
+func startLineClient(t testing.TB, argv []string) (*lineClient, *exec.Cmd) {
+	t.Helper()
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stderr = os.Stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		in.Close()
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			cmd.Process.Kill()
+			<-done
+		}
+	})
+	return newLineClient(in, out), cmd
+}
+
+func (c *lineClient) send(t testing.TB, line string) {
+	t.Helper()
+	if _, err := io.WriteString(c.w, line+"\n"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// wait returns the answer to id, keeping every other line in c.seen.
+func (c *lineClient) wait(t testing.TB, id string) rpcMessage {
+	t.Helper()
+	for i, line := range c.seen { // answered while waiting for another
+		var m rpcMessage
+		if json.Unmarshal([]byte(line), &m) == nil && string(m.ID) == id && m.Method == "" {
+			c.seen = slices.Delete(c.seen, i, i+1)
+			return m
+		}
+	}
+	timeout := time.After(20 * time.Second)
+	for {
+		select {
+		case line, ok := <-c.lines:
+			if !ok {
+				t.Fatalf("the server closed its output before answering %s", id)
+			}
+			var m rpcMessage
+			if json.Unmarshal([]byte(line), &m) == nil && string(m.ID) == id && m.Method == "" {
+				return m
+			}
+			c.seen = append(c.seen, line)
+		case <-timeout:
+			t.Fatalf("no answer to %s within 20s", id)
+		}
+	}
+}
+
+// request sends a request and returns its answer.
+func (c *lineClient) request(t testing.TB, method string, params any) rpcMessage {
+	t.Helper()
+	c.nextID++
+	id := fmt.Sprint(c.nextID)
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": c.nextID, "method": method, "params": params})
+	c.send(t, string(b))
+	return c.wait(t, id)
+}
+
+// handshake runs the 2025-11-25 initialize exchange.
+func (c *lineClient) handshake(t testing.TB, capabilities map[string]any) {
+	t.Helper()
+	m := c.request(t, "initialize", map[string]any{"protocolVersion": "2025-11-25", "capabilities": capabilities,
+		"clientInfo": map[string]any{"name": "interop", "version": "1"}})
+	if m.Error != nil {
+		t.Fatalf("initialize: %+v", m.Error)
+	}
+	c.send(t, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+}
+
+// tools lists every tool, following nextCursor.
+func (c *lineClient) tools(t testing.TB) []string {
+	t.Helper()
+	var names []string
+	params := map[string]any{}
+	for range 50 {
+		m := c.request(t, "tools/list", params)
+		var res struct {
+			Tools []struct {
+				Name string `json:"name"`
+			} `json:"tools"`
+			NextCursor string `json:"nextCursor"`
+		}
+		if m.Error != nil || json.Unmarshal(m.Result, &res) != nil {
+			t.Fatalf("tools/list: %+v %s", m.Error, m.Result)
+		}
+		for _, tool := range res.Tools {
+			names = append(names, tool.Name)
+		}
+		if res.NextCursor == "" {
+			slices.Sort(names)
+			return names
+		}
+		params = map[string]any{"cursor": res.NextCursor}
+	}
+	t.Fatal("tools/list: too many pages")
+	return nil
+}
+
+// unknownTool calls name, which must not exist, and returns the -32602
+// error and its data.availableTools.
+func (c *lineClient) unknownTool(t testing.TB, name string) (*rpcError, []string) {
+	t.Helper()
+	m := c.request(t, "tools/call", map[string]any{"name": name, "arguments": map[string]any{}})
+	if m.Error == nil {
+		t.Fatalf("tools/call %s: a result, not an error: %s", name, m.Result)
+	}
+	var data struct {
+		AvailableTools []string `json:"availableTools"`
+	}
+	json.Unmarshal(m.Error.Data, &data)
+	return m.Error, data.AvailableTools
+}
+
+// ---- real servers nobody here wrote, over stdio ----
+
+func checkCommand(t *testing.T, argv []string) conformance.Report {
+	t.Helper()
+	rep, err := conformance.CheckCommand(context.Background(), argv, conformance.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+// TestPublishedServersOverStdio: server-everything, server-memory and
+// server-filesystem from npm answer an unknown tool with isError alone, and
+// with -32602 and the tool list through toolguard-stdio.
+func TestPublishedServersOverStdio(t *testing.T) {
+	for _, name := range []string{"server-everything", "server-memory", "server-filesystem"} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			argv := publishedServer(t, name)
+			alone := checkCommand(t, argv)
+			if alone.Verdict != conformance.ObservedRisk || alone.Category != conformance.ResultIsError {
+				t.Errorf("alone: %s, want OBSERVED_RISK result_is_error", alone)
+			}
+			through := checkCommand(t, wrapped(t, argv))
+			if through.Verdict != conformance.Verified || through.ErrorCode == nil || *through.ErrorCode != -32602 {
+				t.Errorf("through toolguard-stdio: %s, want VERIFIED -32602", through)
+			}
+			if through.Tools == 0 || through.Tools != alone.Tools {
+				t.Errorf("through toolguard-stdio the checker saw %d tools, alone %d", through.Tools, alone.Tools)
+			}
+
+			c, _ := startLineClient(t, wrapped(t, argv))
+			c.handshake(t, map[string]any{})
+			names := c.tools(t)
+			rpcErr, available := c.unknownTool(t, "__made_up__")
+			if rpcErr.Code != -32602 || rpcErr.Message != "Unknown tool: __made_up__" {
+				t.Errorf("unknown tool: %+v", rpcErr)
+			}
+			if !slices.Equal(available, names) {
+				t.Errorf("availableTools %q, tools/list %q", available, names)
+			}
+			for _, line := range c.seen {
+				if strings.Contains(line, "toolguard-") {
+					t.Errorf("the client saw the guard's own traffic: %s", line)
+				}
+			}
+		})
+	}
+}
+
+// ---- mcp-go and go-sdk stdio servers behind the in-process guard ----
+
+// TestStdioHelperServer is not a test: run by the tests below as a
+// separate process (TOOLGUARD_STDIO_SERVER set), it serves a real SDK
+// server on its standard input and output, behind the in-process guard or
+// alone, and exits.
+func TestStdioHelperServer(t *testing.T) {
+	mode := os.Getenv("TOOLGUARD_STDIO_SERVER")
+	if mode == "" {
+		return
+	}
+	if err := serveStdio(context.Background(), mode, os.Stdin, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "helper server:", err)
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
+
+// serveStdio serves one SDK on in and out. mode is "mcpgo" or "gosdk",
+// with "-guarded" for the in-process guard in front.
+func serveStdio(ctx context.Context, mode string, in io.Reader, out io.Writer) error {
+	sdk, guarded := strings.CutSuffix(mode, "-guarded")
+	var r io.ReadCloser = io.NopCloser(in)
+	var w io.WriteCloser = nopWriteCloser{out}
+	if guarded {
+		g, err := toolguard.NewStdio(in, out, toolguard.StdioOptions{})
+		if err != nil {
+			return err
+		}
+		r, w = g.Reader(), g.Writer()
+	}
+	switch sdk {
+	case "mcpgo":
+		return server.NewStdioServer(newMCPGo("echo", "add")).Listen(ctx, r, w)
+	case "crashy":
+		// mcp-go, plus a tool that dies in the middle of writing a line.
+		s := newMCPGo("echo", "add")
+		s.AddTool(mcp.NewTool("crash"), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			io.WriteString(out, `{"jsonrpc":"2.0","id":`)
+			os.Exit(3)
+			return nil, nil
+		})
+		return server.NewStdioServer(s).Listen(ctx, r, w)
+	case "silent":
+		return silentServer(r, w)
+	case "gosdk":
+		err := newGoSDK("echo", "add").Run(ctx, &gosdk.IOTransport{Reader: r, Writer: w})
+		if err == io.EOF {
+			err = nil
+		}
+		return err
+	}
+	return fmt.Errorf("unknown mode %q", mode)
+}
+
+// silentServer answers initialize and tools/call (echo runs, any other
+// name is an isError result) and never answers tools/list.
+func silentServer(r io.Reader, w io.Writer) error {
+	br := bufio.NewReader(r)
+	for {
+		line, err := br.ReadBytes('\n')
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct {
+				Name string `json:"name"`
+			} `json:"params"`
+		}
+		if json.Unmarshal(line, &m) == nil && m.ID != nil {
+			var res string
+			switch m.Method {
+			case "initialize":
+				res = `{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"silent","version":"1"}}`
+			case "tools/call":
+				res = `{"content":[{"type":"text","text":"ran ` + m.Params.Name + `"}]}`
+				if m.Params.Name != "echo" {
+					res = `{"content":[{"type":"text","text":"no tool ` + m.Params.Name + `"}],"isError":true}`
+				}
+			}
+			if res != "" {
+				fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":%s}`+"\n", m.ID, res)
+			}
+		}
+		if err != nil {
+			return nil
+		}
+	}
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
+
+// helperServer returns the argv that runs serveStdio(mode) in a process.
+func helperServer(t testing.TB, mode string) []string {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return []string{"env", "TOOLGUARD_STDIO_SERVER=" + mode, exe, "-test.run=^TestStdioHelperServer$"}
+}
+
+// TestSDKServersBehindStdioGuard: mcp-go v1.2.1 and go-sdk v1.8.0 stdio
+// servers answer the checker with -32602 alone and behind the in-process
+// guard, and behind it the answer lists the tools.
+func TestSDKServersBehindStdioGuard(t *testing.T) {
+	for _, sdk := range []string{"mcpgo", "gosdk"} {
+		t.Run(sdk, func(t *testing.T) {
+			for _, mode := range []string{sdk, sdk + "-guarded"} {
+				rep := checkCommand(t, helperServer(t, mode))
+				if rep.Verdict != conformance.Verified || rep.ErrorCode == nil || *rep.ErrorCode != -32602 || rep.Tools != 2 {
+					t.Errorf("%s: %s (%d tools), want VERIFIED -32602", mode, rep, rep.Tools)
+				}
+			}
+			// In-process, over pipes: the tool list in the answer.
+			c, stop := inProcess(t, sdk+"-guarded")
+			defer stop()
+			c.handshake(t, map[string]any{})
+			names := c.tools(t)
+			rpcErr, available := c.unknownTool(t, "ech")
+			if rpcErr.Code != -32602 || !slices.Equal(available, []string{"add", "echo"}) || !slices.Equal(names, available) {
+				t.Errorf("unknown tool: %+v, availableTools %q, tools %q", rpcErr, available, names)
+			}
+			m := c.request(t, "tools/call", map[string]any{"name": "echo", "arguments": map[string]any{"text": "hi"}})
+			if m.Error != nil || !strings.Contains(string(m.Result), "echo:hi") {
+				t.Errorf("known tool: %+v %s", m.Error, m.Result)
+			}
+		})
+	}
+}
+
+// inProcess serves mode on pipes in this process and returns a client for
+// it; stop closes the client's side and waits for the server to return.
+func inProcess(t testing.TB, mode string) (c *lineClient, stop func()) {
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	served := make(chan error, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		served <- serveStdio(ctx, mode, inR, outW)
+		outW.Close()
+	}()
+	c = newLineClient(inW, outR)
+	return c, func() {
+		inW.Close()
+		select {
+		case err := <-served:
+			if err != nil && err != context.Canceled {
+				t.Errorf("%s: %v", mode, err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Errorf("%s did not return after its input closed", mode)
+		}
+		cancel()
+		for range c.lines {
+		}
+	}
+}
