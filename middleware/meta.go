@@ -33,14 +33,14 @@ func member(obj []byte, key string) []byte {
 		if i >= len(obj) || obj[i] != '"' {
 			return nil
 		}
-		end := skipValue(obj, i)
+		end := skipValidValue(obj, i)
 		k := obj[i:end]
 		i = skipWS(obj, end)
 		if i >= len(obj) || obj[i] != ':' {
 			return nil
 		}
 		i = skipWS(obj, i+1)
-		vend := skipValue(obj, i)
+		vend := skipValidValue(obj, i)
 		if keyEquals(k, key) {
 			return obj[i:vend]
 		}
@@ -61,16 +61,9 @@ func keyEquals(k []byte, key string) bool {
 	return json.Unmarshal(k, &s) == nil && s == key
 }
 
-func skipWS(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// skipValue returns the index just past the JSON value starting at i, in
+// skipValidValue returns the index just past the JSON value starting at i, in
 // a document known to be valid.
-func skipValue(b []byte, i int) int {
+func skipValidValue(b []byte, i int) int {
 	depth := 0
 	for i < len(b) {
 		switch c := b[i]; c {
@@ -121,14 +114,14 @@ func forwardedMeta(meta []byte) json.RawMessage {
 	out = append(out, '{')
 	i := skipWS(meta, 1)
 	for i < len(meta) && meta[i] == '"' {
-		kend := skipValue(meta, i)
+		kend := skipValidValue(meta, i)
 		k := meta[i:kend]
 		j := skipWS(meta, kend)
 		if j >= len(meta) || meta[j] != ':' {
 			return bytes.Clone(meta)
 		}
 		v := skipWS(meta, j+1)
-		vend := skipValue(meta, v)
+		vend := skipValidValue(meta, v)
 		if !keyEquals(k, "progressToken") {
 			if len(out) > 1 {
 				out = append(out, ',')

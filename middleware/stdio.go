@@ -14,6 +14,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/toolguard/toolguard/internal/mcpwire"
 )
 
 // StdioOptions configures a stdio guard ([NewStdio]). Every zero field has a
@@ -366,12 +368,12 @@ func (r *stdioReader) wait() {
 		return
 	}
 	r.hold = nil
-	rej := s.guard.newUnknownTool(h.id, h.name, list, h.modern, false)
+	rej := s.guard.newUnknownTool(h.id, h.name, list, 0, false) // no HTTP status over stdio
 	if s.opts.OnReject != nil {
 		s.opts.OnReject(rej)
 	}
 	s.rejections.Add(1)
-	s.wr.answer(append(rej.Body(), '\n'))
+	s.wr.answer(append(append(make([]byte, 0, len(rej.body)+1), rej.body...), '\n'))
 }
 
 // release hands the held call on to the server.
@@ -468,7 +470,7 @@ func readStdioCall(line []byte) stdioCall {
 	case absent:
 	case kString:
 		var scratch [32]byte
-		if !isModernVersion(string(decoded(scratch[:0], line, m.version))) {
+		if !mcpwire.IsModern(string(decoded(scratch[:0], line, m.version))) {
 			return c // a version the guard cannot place: the server's to answer
 		}
 		c.modern = true

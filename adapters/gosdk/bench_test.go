@@ -30,7 +30,7 @@ func benchServer(b *testing.B, n int, opts *mcp.StreamableHTTPOptions) (alone, g
 	alone = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, opts)
 	// MinInterval is cut so that a rejection loop on one caller measures
 	// the cost of a fresh list, not the flood bound.
-	tools, err := Tools(alone, toolguard.DiscoverOptions{MinInterval: time.Nanosecond})
+	tools, err := Tools(alone, Options{Discover: toolguard.DiscoverOptions{MinInterval: time.Nanosecond}})
 	if err != nil {
 		b.Fatal(err)
 	}
