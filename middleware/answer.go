@@ -54,36 +54,24 @@ func (j *Rejection) Write(w http.ResponseWriter) error {
 }
 
 func (g *Guard) newUnknownTool(id []byte, name string, names []string, status int, sse bool) *Rejection {
-	b := make([]byte, 0, 128+len(id)+min(len(name), maxNameInMessage+8))
+	la := g.answerFor(names)
+	var suggestions []string
+	if !g.opts.HideSuggestions {
+		suggestions = la.index.suggest(name)
+	}
+	b := make([]byte, 0, 128+len(id)+min(len(name), maxNameInMessage+8)+len(la.listed)+32*len(suggestions))
 	b = append(b, `{"jsonrpc":"2.0","id":`...)
 	b = append(b, id...)
 	b = append(b, `,"error":{"code":-32602,"message":"Unknown tool: `...)
 	b = appendEscaped(b, cut(name, maxNameInMessage))
 	b = append(b, '"')
-
-	sorted := names
-	if !sortedUnique(names) {
-		sorted = slices.Clone(names)
-		slices.Sort(sorted)
-		sorted = slices.Compact(sorted)
-	}
-	var suggestions []string
-	if !g.opts.HideSuggestions {
-		suggestions = suggest(name, sorted)
-	}
-	if !g.opts.HideToolList || len(suggestions) > 0 {
+	if la.listed != nil || len(suggestions) > 0 {
 		b = append(b, `,"data":{`...)
-		sep := ""
-		if !g.opts.HideToolList {
-			listed := sorted[:min(len(sorted), g.opts.ToolListLimit)]
-			b = appendStrings(append(b, `"availableTools":`...), listed)
-			if len(listed) < len(sorted) {
-				b = append(b, `,"availableToolsTruncated":true`...)
-			}
-			sep = ","
-		}
+		b = append(b, la.listed...)
 		if len(suggestions) > 0 {
-			b = append(b, sep...)
+			if la.listed != nil {
+				b = append(b, ',')
+			}
 			b = appendStrings(append(b, `"suggestions":`...), suggestions)
 		}
 		b = append(b, '}')
@@ -173,7 +161,9 @@ func cut(s string, n int) string {
 
 // suggest returns up to maxSuggestions names near name: first those that
 // differ only in case and separators, then those a small edit away. names
-// is sorted.
+// is sorted. It is the plain search over every name; rejections use
+// nameIndex.suggest, which gives the same answer from an index built once
+// per list (lists_test.go holds them to it).
 func suggest(name string, names []string) []string {
 	const maxLen = 64 // beyond this no name is "near"; it also bounds the work
 	if len(name) > maxLen || len(names) == 0 {
