@@ -57,7 +57,7 @@ func (g *Guard) newUnknownTool(id []byte, name string, names []string, status in
 	la := g.answerFor(names)
 	var suggestions []string
 	if !g.opts.HideSuggestions {
-		suggestions = la.index.suggest(name)
+		suggestions = la.suggest(name)
 	}
 	b := make([]byte, 0, 128+len(id)+min(len(name), maxNameInMessage+8)+len(la.listed)+32*len(suggestions))
 	b = append(b, `{"jsonrpc":"2.0","id":`...)

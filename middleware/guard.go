@@ -98,7 +98,7 @@ type modernStatuser interface{ ModernStatus() int }
 type Guard struct {
 	opts         Options
 	modernStatus int
-	lastList     lastListCache // the answer parts of the last list rejected from
+	lists        listCache // the answer parts of the last lists rejected from
 }
 
 // New validates opts and returns a Guard.

@@ -2,43 +2,61 @@ package toolguard
 
 import (
 	"slices"
+	"sync"
 	"sync/atomic"
 )
 
 // A listAnswer is what rejections need from one tool list, built once per
-// list and reused while the tool set returns the same list: the sorted
-// names, the data.availableTools member as bytes (capped, escaped), and the
-// index of nearest names.
+// list and reused while the tool set returns the same names: the sorted
+// names, the data.availableTools member as bytes (capped, escaped), and,
+// from the second rejection on, an index of nearest names.
 type listAnswer struct {
-	names []string // a copy of the list it was built from, to compare
-
+	names  []string // a copy of the list it was built from, to compare
+	sorted []string
 	listed []byte // `"availableTools":[...]` (and the truncation flag), nil with HideToolList
-	index  nameIndex
+
+	seen      atomic.Bool // answered from before: worth an index
+	indexOnce sync.Once
+	index     nameIndex
 }
 
-// answerFor returns the precomputed answer parts for names, from the last
-// list when it has the same names, else built now and kept for the next
-// rejection. The names are compared with a private copy, so a tool set that
-// reuses its slice for another list is never answered with the old one;
-// comparing the same strings costs little (equal string headers compare
-// without reading the bytes).
+// listCacheSize is how many lists a guard keeps answers for: enough for a
+// few kinds of caller seen in turn (with and without a capability, say).
+const listCacheSize = 4
+
+// listCache holds the answers of the last lists rejected from.
+type listCache struct {
+	entries [listCacheSize]atomic.Pointer[listAnswer]
+	next    atomic.Uint32
+}
+
+// answerFor returns the answer parts for names: those of a cached list with
+// the same names, else new ones, kept for the next rejection. The names are
+// compared with a private copy, so a tool set that reuses its slice for
+// another list is never answered with the old one; comparing the same
+// strings costs little (equal string headers compare without reading the
+// bytes).
 func (g *Guard) answerFor(names []string) *listAnswer {
-	if la := g.lastList.Load(); la != nil && slices.Equal(la.names, names) {
-		return la
+	for i := range g.lists.entries {
+		if la := g.lists.entries[i].Load(); la != nil && slices.Equal(la.names, names) {
+			la.seen.Store(true)
+			return la
+		}
 	}
 	la := g.buildAnswer(names)
-	g.lastList.Store(la)
+	g.lists.entries[g.lists.next.Add(1)%listCacheSize].Store(la)
 	return la
 }
 
 func (g *Guard) buildAnswer(names []string) *listAnswer {
-	sorted := names
-	if !sortedUnique(names) {
-		sorted = slices.Clone(names)
+	own := slices.Clone(names) // the tool set may reuse its slice
+	sorted := own
+	if !sortedUnique(own) {
+		sorted = slices.Clone(own)
 		slices.Sort(sorted)
 		sorted = slices.Compact(sorted)
 	}
-	la := &listAnswer{names: slices.Clone(names)}
+	la := &listAnswer{names: own, sorted: sorted}
 	if !g.opts.HideToolList {
 		listed := sorted[:min(len(sorted), g.opts.ToolListLimit)]
 		la.listed = appendStrings(append([]byte(nil), `"availableTools":`...), listed)
@@ -46,14 +64,19 @@ func (g *Guard) buildAnswer(names []string) *listAnswer {
 			la.listed = append(la.listed, `,"availableToolsTruncated":true`...)
 		}
 	}
-	if !g.opts.HideSuggestions {
-		la.index = newNameIndex(sorted)
-	}
 	return la
 }
 
-// lastListCache is the guard's one-entry cache of list answers.
-type lastListCache = atomic.Pointer[listAnswer]
+// suggest returns the names nearest name: from the index once the list has
+// been rejected from before (building it the first time), else by the plain
+// search, so a list seen once costs no more than it did without an index.
+func (la *listAnswer) suggest(name string) []string {
+	if !la.seen.Load() {
+		return suggest(name, la.sorted)
+	}
+	la.indexOnce.Do(func() { la.index = newNameIndex(la.sorted) })
+	return la.index.suggest(name)
+}
 
 // A nameIndex holds the names of a sorted list normalized (lower case, no
 // separators) and bucketed by normalized length, so that suggestions only
