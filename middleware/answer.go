@@ -165,43 +165,76 @@ func cut(s string, n int) string {
 // nameIndex.suggest, which gives the same answer from an index built once
 // per list (lists_test.go holds them to it).
 func suggest(name string, names []string) []string {
-	const maxLen = 64 // beyond this no name is "near"; it also bounds the work
-	if len(name) > maxLen || len(names) == 0 {
+	if len(names) == 0 {
 		return nil
 	}
-	var sc scratch
-	want := normalize(name, sc.want[:0])
-	if len(want) == 0 {
+	var q query
+	if !q.prepare(name) {
 		return nil
 	}
-	limit := max(1, min(3, len(want)/3))
-	var wantBag [256]int16
-	for _, c := range want {
-		wantBag[byte(c)]++
-	}
-	type cand struct {
-		name string
-		dist int
-	}
-	var cands []cand
-	for _, n := range names {
-		if len(n) > 2*maxLen || len(n) < len(want)-limit {
+	for i, n := range names {
+		if len(n) > 2*maxNameLen || len(n) < len(q.want)-q.limit {
 			continue // normalizing never lengthens a name
 		}
-		if d, ok := asciiBagDistance(&wantBag, len(want), n); ok && d > limit {
+		if d, ok := asciiBagDistance(&q.bag, len(q.want), n); ok && d > q.limit {
 			continue // most names stop here, without being normalized
 		}
-		got := normalize(n, sc.got[:0])
-		if abs(len(got)-len(want)) > limit || bagDistance(&wantBag, len(want), got) > limit {
+		got := normalize(n, q.sc.got[:0])
+		if abs(len(got)-len(q.want)) > q.limit || bagDistance(&q.bag, len(q.want), got) > q.limit {
 			continue
 		}
-		if d := distance(want, got, sc.row[:0]); d <= limit {
-			cands = append(cands, cand{n, d})
+		if d := distance(q.want, got, q.sc.row[:0]); d <= q.limit {
+			q.cands = append(q.cands, cand{n, d, i})
 		}
 	}
-	slices.SortStableFunc(cands, func(a, b cand) int { return a.dist - b.dist })
-	out := make([]string, 0, min(len(cands), maxSuggestions))
-	for _, c := range cands[:min(len(cands), maxSuggestions)] {
+	return q.best()
+}
+
+// maxNameLen is the longest name (in bytes) that gets suggestions; names
+// in the list up to twice as long are compared. It bounds the work.
+const maxNameLen = 64
+
+// A query is one nearest-name search: the wanted name normalized, its edit
+// limit and rune bag, and the candidates found.
+type query struct {
+	sc    scratch
+	want  []rune
+	limit int
+	bag   [256]int16
+	cands []cand
+}
+
+type cand struct {
+	name      string
+	dist, pos int // edit distance; position in the sorted list, which orders ties
+}
+
+// prepare sets the query up for name; false means no name can be near it.
+func (q *query) prepare(name string) bool {
+	if len(name) > maxNameLen {
+		return false
+	}
+	q.want = normalize(name, q.sc.want[:0])
+	if len(q.want) == 0 {
+		return false
+	}
+	q.limit = max(1, min(3, len(q.want)/3))
+	for _, c := range q.want {
+		q.bag[byte(c)]++
+	}
+	return true
+}
+
+// best returns the nearest candidates: by distance, then list order.
+func (q *query) best() []string {
+	slices.SortFunc(q.cands, func(a, b cand) int {
+		if a.dist != b.dist {
+			return a.dist - b.dist
+		}
+		return a.pos - b.pos
+	})
+	out := make([]string, 0, min(len(q.cands), maxSuggestions))
+	for _, c := range q.cands[:min(len(q.cands), maxSuggestions)] {
 		out = append(out, c.name)
 	}
 	return out

@@ -82,7 +82,7 @@ func (la *listAnswer) suggest(name string) []string {
 // separators) and bucketed by normalized length, so that suggestions only
 // look at names whose length is within the edit limit.
 type nameIndex struct {
-	byLen [2*64 + 1][]indexedName
+	byLen [2*maxNameLen + 1][]indexedName
 }
 
 type indexedName struct {
@@ -93,15 +93,12 @@ type indexedName struct {
 
 func newNameIndex(sorted []string) nameIndex {
 	var idx nameIndex
-	var buf [2 * 64]rune
+	var buf [2 * maxNameLen]rune
 	for i, n := range sorted {
-		if len(n) > 2*64 {
+		if len(n) > 2*maxNameLen {
 			continue // as suggest: beyond this no name is near
 		}
 		norm := normalize(n, buf[:0])
-		if len(norm) > 2*64 {
-			continue
-		}
 		idx.byLen[len(norm)] = append(idx.byLen[len(norm)], indexedName{name: n, norm: slices.Clone(norm), pos: i})
 	}
 	return idx
@@ -110,46 +107,21 @@ func newNameIndex(sorted []string) nameIndex {
 // suggest returns what suggest(name, sorted) returns for the list the
 // index was built from.
 func (idx *nameIndex) suggest(name string) []string {
-	const maxLen = 64
-	if len(name) > maxLen {
+	var q query
+	if !q.prepare(name) {
 		return nil
 	}
-	var sc scratch
-	want := normalize(name, sc.want[:0])
-	if len(want) == 0 {
-		return nil
-	}
-	limit := max(1, min(3, len(want)/3))
-	var wantBag [256]int16
-	for _, c := range want {
-		wantBag[byte(c)]++
-	}
-	type cand struct {
-		name      string
-		dist, pos int
-	}
-	var cands []cand
-	for l := max(0, len(want)-limit); l <= min(2*64, len(want)+limit); l++ {
+	for l := max(0, len(q.want)-q.limit); l <= min(2*maxNameLen, len(q.want)+q.limit); l++ {
 		for _, in := range idx.byLen[l] {
-			if bagDistance(&wantBag, len(want), in.norm) > limit {
+			if bagDistance(&q.bag, len(q.want), in.norm) > q.limit {
 				continue
 			}
-			if d := boundedDistance(want, in.norm, limit, &sc.row); d <= limit {
-				cands = append(cands, cand{in.name, d, in.pos})
+			if d := boundedDistance(q.want, in.norm, q.limit, &q.sc.row); d <= q.limit {
+				q.cands = append(q.cands, cand{in.name, d, in.pos})
 			}
 		}
 	}
-	slices.SortFunc(cands, func(a, b cand) int {
-		if a.dist != b.dist {
-			return a.dist - b.dist
-		}
-		return a.pos - b.pos
-	})
-	out := make([]string, 0, min(len(cands), maxSuggestions))
-	for _, c := range cands[:min(len(cands), maxSuggestions)] {
-		out = append(out, c.name)
-	}
-	return out
+	return q.best()
 }
 
 // boundedDistance is the Levenshtein distance between a and b when it is
