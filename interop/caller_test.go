@@ -132,25 +132,14 @@ func callerCall(t *testing.T, url string, c callerCase) (int, string) {
 	body := `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"` + c.tool + `","arguments":{},"_meta":{` +
 		`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"caller-test","version":"1"},` +
 		`"io.modelcontextprotocol/clientCapabilities":` + c.caps + `}}}`
-	req, err := http.NewRequest("POST", url, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header = http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json, text/event-stream"},
-		"Mcp-Protocol-Version": {"2026-07-28"}, "Mcp-Method": {"tools/call"}, "Mcp-Name": {c.tool}}
+	hdr := http.Header{"Mcp-Protocol-Version": {"2026-07-28"}, "Mcp-Method": {"tools/call"}, "Mcp-Name": {c.tool}}
 	if c.auth != "" {
-		req.Header.Set("Authorization", c.auth)
+		hdr.Set("Authorization", c.auth)
 	}
 	if c.host != "" {
-		req.Host = c.host
+		hdr.Set("Host", c.host)
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
+	return fixture.Post(t, url, body, hdr)
 }
 
 // TestAskAsTheCaller runs every caller against each server alone and
@@ -299,18 +288,10 @@ func TestForeignHostWarmCache(t *testing.T) {
 		if i%2 == 1 {
 			host = "evil.example"
 		}
-		req, _ := http.NewRequest("POST", srv.URL, strings.NewReader(body))
-		req.Host = host
-		req.Header = http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json, text/event-stream"}, "Mcp-Protocol-Version": {"2025-11-25"}}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		listed := strings.Contains(string(b), "availableTools")
-		if host == "localhost" && (resp.StatusCode != 200 || !listed) || host != "localhost" && (resp.StatusCode != 403 || listed) {
-			t.Fatalf("call %d, Host %s: %d %s", i, host, resp.StatusCode, b)
+		status, b := fixture.Post(t, srv.URL, body, http.Header{"Host": {host}, "Mcp-Protocol-Version": {"2025-11-25"}})
+		listed := strings.Contains(b, "availableTools")
+		if host == "localhost" && (status != 200 || !listed) || host != "localhost" && (status != 403 || listed) {
+			t.Fatalf("call %d, Host %s: %d %s", i, host, status, b)
 		}
 	}
 }

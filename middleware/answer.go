@@ -54,36 +54,24 @@ func (j *Rejection) Write(w http.ResponseWriter) error {
 }
 
 func (g *Guard) newUnknownTool(id []byte, name string, names []string, status int, sse bool) *Rejection {
-	b := make([]byte, 0, 128+len(id)+min(len(name), maxNameInMessage+8))
+	la := g.answerFor(names)
+	var suggestions []string
+	if !g.opts.HideSuggestions {
+		suggestions = la.suggest(name)
+	}
+	b := make([]byte, 0, 128+len(id)+min(len(name), maxNameInMessage+8)+len(la.listed)+32*len(suggestions))
 	b = append(b, `{"jsonrpc":"2.0","id":`...)
 	b = append(b, id...)
 	b = append(b, `,"error":{"code":-32602,"message":"Unknown tool: `...)
 	b = appendEscaped(b, cut(name, maxNameInMessage))
 	b = append(b, '"')
-
-	sorted := names
-	if !sortedUnique(names) {
-		sorted = slices.Clone(names)
-		slices.Sort(sorted)
-		sorted = slices.Compact(sorted)
-	}
-	var suggestions []string
-	if !g.opts.HideSuggestions {
-		suggestions = suggest(name, sorted)
-	}
-	if !g.opts.HideToolList || len(suggestions) > 0 {
+	if la.listed != nil || len(suggestions) > 0 {
 		b = append(b, `,"data":{`...)
-		sep := ""
-		if !g.opts.HideToolList {
-			listed := sorted[:min(len(sorted), g.opts.ToolListLimit)]
-			b = appendStrings(append(b, `"availableTools":`...), listed)
-			if len(listed) < len(sorted) {
-				b = append(b, `,"availableToolsTruncated":true`...)
-			}
-			sep = ","
-		}
+		b = append(b, la.listed...)
 		if len(suggestions) > 0 {
-			b = append(b, sep...)
+			if la.listed != nil {
+				b = append(b, ',')
+			}
 			b = appendStrings(append(b, `"suggestions":`...), suggestions)
 		}
 		b = append(b, '}')
@@ -173,45 +161,80 @@ func cut(s string, n int) string {
 
 // suggest returns up to maxSuggestions names near name: first those that
 // differ only in case and separators, then those a small edit away. names
-// is sorted.
+// is sorted. It is the plain search over every name; rejections use
+// nameIndex.suggest, which gives the same answer from an index built once
+// per list (lists_test.go holds them to it).
 func suggest(name string, names []string) []string {
-	const maxLen = 64 // beyond this no name is "near"; it also bounds the work
-	if len(name) > maxLen || len(names) == 0 {
+	if len(names) == 0 {
 		return nil
 	}
-	var sc scratch
-	want := normalize(name, sc.want[:0])
-	if len(want) == 0 {
+	var q query
+	if !q.prepare(name) {
 		return nil
 	}
-	limit := max(1, min(3, len(want)/3))
-	var wantBag [256]int16
-	for _, c := range want {
-		wantBag[byte(c)]++
-	}
-	type cand struct {
-		name string
-		dist int
-	}
-	var cands []cand
-	for _, n := range names {
-		if len(n) > 2*maxLen || len(n) < len(want)-limit {
+	for i, n := range names {
+		if len(n) > 2*maxNameLen || len(n) < len(q.want)-q.limit {
 			continue // normalizing never lengthens a name
 		}
-		if d, ok := asciiBagDistance(&wantBag, len(want), n); ok && d > limit {
+		if d, ok := asciiBagDistance(&q.bag, len(q.want), n); ok && d > q.limit {
 			continue // most names stop here, without being normalized
 		}
-		got := normalize(n, sc.got[:0])
-		if abs(len(got)-len(want)) > limit || bagDistance(&wantBag, len(want), got) > limit {
+		got := normalize(n, q.sc.got[:0])
+		if abs(len(got)-len(q.want)) > q.limit || bagDistance(&q.bag, len(q.want), got) > q.limit {
 			continue
 		}
-		if d := distance(want, got, sc.row[:0]); d <= limit {
-			cands = append(cands, cand{n, d})
+		if d := distance(q.want, got, q.sc.row[:0]); d <= q.limit {
+			q.cands = append(q.cands, cand{n, d, i})
 		}
 	}
-	slices.SortStableFunc(cands, func(a, b cand) int { return a.dist - b.dist })
-	out := make([]string, 0, min(len(cands), maxSuggestions))
-	for _, c := range cands[:min(len(cands), maxSuggestions)] {
+	return q.best()
+}
+
+// maxNameLen is the longest name (in bytes) that gets suggestions; names
+// in the list up to twice as long are compared. It bounds the work.
+const maxNameLen = 64
+
+// A query is one nearest-name search: the wanted name normalized, its edit
+// limit and rune bag, and the candidates found.
+type query struct {
+	sc    scratch
+	want  []rune
+	limit int
+	bag   [256]int16
+	cands []cand
+}
+
+type cand struct {
+	name      string
+	dist, pos int // edit distance; position in the sorted list, which orders ties
+}
+
+// prepare sets the query up for name; false means no name can be near it.
+func (q *query) prepare(name string) bool {
+	if len(name) > maxNameLen {
+		return false
+	}
+	q.want = normalize(name, q.sc.want[:0])
+	if len(q.want) == 0 {
+		return false
+	}
+	q.limit = max(1, min(3, len(q.want)/3))
+	for _, c := range q.want {
+		q.bag[byte(c)]++
+	}
+	return true
+}
+
+// best returns the nearest candidates: by distance, then list order.
+func (q *query) best() []string {
+	slices.SortFunc(q.cands, func(a, b cand) int {
+		if a.dist != b.dist {
+			return a.dist - b.dist
+		}
+		return a.pos - b.pos
+	})
+	out := make([]string, 0, min(len(q.cands), maxSuggestions))
+	for _, c := range q.cands[:min(len(q.cands), maxSuggestions)] {
 		out = append(out, c.name)
 	}
 	return out

@@ -98,6 +98,7 @@ type modernStatuser interface{ ModernStatus() int }
 type Guard struct {
 	opts         Options
 	modernStatus int
+	lists        listCache // the answer parts of the last lists rejected from
 }
 
 // New validates opts and returns a Guard.

@@ -2,7 +2,6 @@ package toolguardgosdk
 
 import (
 	"context"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolguard/toolguard/internal/fixture"
 	toolguard "github.com/toolguard/toolguard/middleware"
 )
 
@@ -55,19 +55,11 @@ func TestAsksAsTheCaller(t *testing.T) {
 	srv := httptest.NewServer(g.Handler(h))
 	defer srv.Close()
 	call := func(auth, host string) (int, string) {
-		req, _ := http.NewRequest("POST", srv.URL, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"admin_tool","arguments":{}}}`))
-		req.Header = http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json, text/event-stream"},
-			"Mcp-Protocol-Version": {"2025-11-25"}, "Authorization": {auth}}
+		hdr := http.Header{"Mcp-Protocol-Version": {"2025-11-25"}, "Authorization": {auth}}
 		if host != "" {
-			req.Host = host
+			hdr.Set("Host", host)
 		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
+		return fixture.Post(t, srv.URL, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"admin_tool","arguments":{}}}`, hdr)
 	}
 	for range 3 {
 		if st, b := call("Bearer admin", ""); st != 200 || !strings.Contains(b, "ran admin_tool") {

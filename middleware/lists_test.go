@@ -1,0 +1,155 @@
+package toolguard
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"slices"
+	"testing"
+	"time"
+)
+
+// The index gives exactly the suggestions of the plain search, for many
+// lists and names.
+func TestNameIndexAgreesWithSuggest(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	alphabet := []rune("abcdeABCDE_-. Üß😀")
+	word := func(n int) string {
+		r := make([]rune, n)
+		for i := range r {
+			r[i] = alphabet[rng.IntN(len(alphabet))]
+		}
+		return string(r)
+	}
+	for round := range 200 {
+		names := make([]string, rng.IntN(60))
+		for i := range names {
+			names[i] = word(1 + rng.IntN(12))
+		}
+		if round%10 == 0 {
+			names = append(names, word(70), word(130))
+		}
+		slices.Sort(names)
+		names = slices.Compact(names)
+		idx := newNameIndex(names)
+		for range 20 {
+			q := word(rng.IntN(14))
+			if rng.IntN(3) == 0 && len(names) > 0 {
+				q = names[rng.IntN(len(names))] + word(rng.IntN(2))
+			}
+			if got, want := idx.suggest(q), suggest(q, names); !slices.Equal(got, want) {
+				t.Fatalf("names %q, %q: index %q, search %q", names, q, got, want)
+			}
+		}
+	}
+}
+
+// A list is precomputed once and reused while the tool set returns the
+// same names, and never reused for other names, even in the same slice.
+func TestListAnswerReuse(t *testing.T) {
+	buf := []string{"a_tool", "b_tool"}
+	g := mustGuard(t, Options{Tools: ToolsFunc(func(*http.Request) ([]string, error) { return buf, nil })})
+	first := g.answerFor(buf)
+	if first.seen.Load() || g.answerFor(buf) != first || g.answerFor(slices.Clone(buf)) != first || !first.seen.Load() {
+		t.Error("the same names were precomputed again")
+	}
+	// A few lists in turn all stay.
+	lists := [][]string{{"x"}, {"y"}, {"z"}}
+	for range 3 {
+		for _, l := range lists {
+			g.answerFor(l)
+		}
+	}
+	for _, l := range lists {
+		if !g.answerFor(l).seen.Load() {
+			t.Errorf("list %q not kept", l)
+		}
+	}
+	buf[1] = "c_tool" // the tool set reuses its slice for another list
+	if la := g.answerFor(buf); la == first || string(la.listed) != `"availableTools":["a_tool","c_tool"]` {
+		t.Errorf("stale list: %s", la.listed)
+	}
+	w, _ := rejection(t, g, call("1", `"c_tol"`), nil)
+	if want := `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Unknown tool: c_tol","data":{"availableTools":["a_tool","c_tool"],"suggestions":["c_tool"]}}}`; w.Body.String() != want {
+		t.Errorf("answer %s\nwant   %s", w.Body, want)
+	}
+}
+
+// benchNames returns n sorted tool names.
+func benchNames(n int) []string {
+	names := make([]string, n)
+	for i := range names {
+		names[i] = fmt.Sprintf("tool_%04d_%s", i, []string{"get", "list", "search", "update"}[i%4])
+	}
+	return names
+}
+
+// unknownToolPerRejection is the answer as it was built before lists were
+// precomputed: sort check, full nearest-name search and list encoding on
+// every rejection. The benchmark's baseline.
+func unknownToolPerRejection(g *Guard, id []byte, name string, names []string) []byte {
+	sorted := names
+	if !sortedUnique(names) {
+		sorted = slices.Sorted(slices.Values(names))
+	}
+	suggestions := suggest(name, sorted)
+	b := make([]byte, 0, 256)
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = append(b, id...)
+	b = append(b, `,"error":{"code":-32602,"message":"Unknown tool: `...)
+	b = appendEscaped(b, cut(name, maxNameInMessage))
+	b = append(b, `","data":{`...)
+	listed := sorted[:min(len(sorted), g.opts.ToolListLimit)]
+	b = appendStrings(append(b, `"availableTools":`...), listed)
+	if len(listed) < len(sorted) {
+		b = append(b, `,"availableToolsTruncated":true`...)
+	}
+	if len(suggestions) > 0 {
+		b = appendStrings(append(b, `,"suggestions":`...), suggestions)
+	}
+	return append(b, "}}}"...)
+}
+
+// BenchmarkRejectionPaired builds the same rejection both ways in each
+// iteration, from precomputed list parts and per rejection as before, and
+// reports each cost and their ratio (precomputed / per rejection). "repeat"
+// rejects from the same list every time, as while a server's tools do not
+// change; "first" from a list the guard has not seen (the cache is emptied
+// each iteration), the cost a new list pays once.
+//
+//	go test -run '^$' -bench RejectionPaired -count 6 ./middleware
+func BenchmarkRejectionPaired(b *testing.B) {
+	for _, n := range []int{10, 1000} {
+		for _, mode := range []string{"repeat", "first"} {
+			b.Run(fmt.Sprintf("tools=%d/%s", n, mode), func(b *testing.B) {
+				names := benchNames(n)
+				g := mustGuard(b, Options{Tools: StaticTools(names...)})
+				id, name := []byte("7"), "tool_0005_serch"
+				for range 2 { // the second answer comes from the index
+					if got, want := g.newUnknownTool(id, name, names, 200, false).body, unknownToolPerRejection(g, id, name, names); string(got) != string(want) {
+						b.Fatalf("the two answers differ:\n%s\n%s", got, want)
+					}
+				}
+				var pre, per time.Duration
+				b.ResetTimer()
+				for range b.N {
+					if mode == "first" {
+						for i := range g.lists.entries {
+							g.lists.entries[i].Store(nil)
+						}
+					}
+					t0 := time.Now()
+					g.newUnknownTool(id, name, names, 200, false)
+					t1 := time.Now()
+					unknownToolPerRejection(g, id, name, names)
+					t2 := time.Now()
+					pre += t1.Sub(t0)
+					per += t2.Sub(t1)
+				}
+				b.ReportMetric(float64(pre.Nanoseconds())/float64(b.N), "precomputed-ns/op")
+				b.ReportMetric(float64(per.Nanoseconds())/float64(b.N), "per-rejection-ns/op")
+				b.ReportMetric(float64(pre)/float64(per), "ratio")
+			})
+		}
+	}
+}
