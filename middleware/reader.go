@@ -270,12 +270,12 @@ func (s *scanner) str() (span, bool) {
 // eight bytes at a time.
 func skipValue(b []byte, i, depth int) (int, bool) {
 	var (
-		isObj [maxDepth/64 + 1]uint64 // bit d: the container at depth base+d+1 is an object
-		base  = depth
-		obj   bool // the innermost open container is an object
-		isKey bool // the string being scanned is an object key
+		isObj [maxDepth/64 + 1]uint64 // bit d: the container at level d+1 is an object
+		room  = maxDepth - depth      // how many levels may still open
+		level int                     // open containers inside the value
+		obj   bool                    // the innermost open container is an object
+		isKey bool                    // the string being scanned is an object key
 		c     byte
-		d     int
 		ok    bool
 	)
 
@@ -289,17 +289,16 @@ value: // a value starts at i (whitespace skipped)
 		isKey = false
 		goto str
 	case '{', '[':
-		depth++
-		if depth > maxDepth {
+		if level >= room {
 			return i, false
 		}
-		d = depth - base - 1
 		obj = c == '{'
 		if obj {
-			isObj[d>>6] |= 1 << (d & 63)
+			isObj[level>>6] |= 1 << (level & 63)
 		} else {
-			isObj[d>>6] &^= 1 << (d & 63)
+			isObj[level>>6] &^= 1 << (level & 63)
 		}
+		level++
 		i++
 		for i < len(b) && isSpace[b[i]] {
 			i++
@@ -331,8 +330,41 @@ value: // a value starts at i (whitespace skipped)
 		i += 4
 		goto end
 	}
-	if i, _, ok = scanNumber(b, i); !ok {
-		return i, false
+	// A number: most are short integers and decimals, read here; anything
+	// longer, or with an exponent, goes through scanNumber, which also checks
+	// the float64 range.
+	{
+		j := i
+		if c == '-' {
+			j++
+		}
+		if j < len(b) && b[j] == '0' {
+			j++
+		} else if j < len(b) && b[j]-'1' < 9 {
+			j++
+			for j < len(b) && b[j]-'0' < 10 {
+				j++
+			}
+		} else {
+			return j, false
+		}
+		if j < len(b) && b[j] == '.' {
+			j++
+			k := j
+			for j < len(b) && b[j]-'0' < 10 {
+				j++
+			}
+			if j == k {
+				return j, false
+			}
+		}
+		if j-i > 15 || j < len(b) && b[j]|0x20 == 'e' {
+			if i, _, ok = scanNumber(b, i); !ok {
+				return i, false
+			}
+		} else {
+			i = j
+		}
 	}
 	goto end
 
@@ -344,6 +376,7 @@ key: // an object key starts at i
 
 str: // a string starts at i
 	i++
+scan:
 	for {
 		// Plain ASCII eight bytes at a time; c is the byte to look at.
 		rest := b[i:]
@@ -365,9 +398,22 @@ str: // a string starts at i
 			}
 			c = b[i]
 		} else {
-			n := bits.TrailingZeros64(m)
-			c = byte(x >> (n &^ 7))
-			i += n >> 3
+			// i is where word x starts; m flags its special bytes. Two-byte
+			// escapes are stepped over within the word.
+			for {
+				n := bits.TrailingZeros64(m)
+				c = byte(x >> (n &^ 7))
+				if c == '\\' && n < 56 && simpleEscape[byte(x>>(n+1))] {
+					m &^= 1<<(n+9) - 1 // this byte and the escaped one
+					if m != 0 {
+						continue
+					}
+					i += 8
+					continue scan
+				}
+				i += n >> 3
+				break
+			}
 		}
 		if c == '"' {
 			i++
@@ -413,15 +459,14 @@ str: // a string starts at i
 	}
 	goto value
 
-pop: // the container at depth closed
-	depth--
-	if depth > base {
-		d = depth - base - 1
-		obj = isObj[d>>6]&(1<<(d&63)) != 0
+pop: // the innermost container closed
+	level--
+	if level > 0 {
+		obj = isObj[(level-1)>>6]&(1<<((level-1)&63)) != 0
 	}
 
 end: // a value ended at i
-	if depth == base {
+	if level == 0 {
 		return i, true
 	}
 	if i >= len(b) {
