@@ -24,8 +24,8 @@ type Target struct {
 type FleetOptions struct {
 	// Concurrency is how many targets are in progress at once. Default
 	// 512. A target waiting out its host's spacing keeps its place but
-	// costs only a sleeping goroutine, so with distinct hosts the fleet
-	// runs at about Concurrency targets per second of spacing.
+	// costs only a sleeping goroutine; with distinct hosts, Concurrency
+	// targets run side by side, each taking about six spacings.
 	Concurrency int
 	// Processes is how many stdio servers run at once. Default 8.
 	Processes int

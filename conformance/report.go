@@ -39,10 +39,10 @@ const (
 	// ResultOK: a result without isError: true, as if the call worked.
 	ResultOK Category = "result_ok"
 	// JSONRPCMalformed: a message that claims JSON-RPC (it has a jsonrpc
-	// member) but is not a well-formed error or result for the call: a
-	// code that is not an integer, a message that is not a string, an id
-	// that is missing or not the request's, both or neither of result
-	// and error.
+	// member) but is neither a well-formed error nor a result: jsonrpc
+	// not "2.0", both or neither of result and error, or an error whose
+	// code is not an integer, whose message is not a string, or whose id
+	// is missing or not the request's (null is allowed).
 	JSONRPCMalformed Category = "jsonrpc_malformed"
 	// NotJSONRPC: valid JSON that does not claim to be JSON-RPC.
 	NotJSONRPC Category = "not_jsonrpc"

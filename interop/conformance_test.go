@@ -125,8 +125,7 @@ func TestCheckerOnStdio(t *testing.T) {
 }
 
 // The published reference servers from npm, over stdio, as their users run
-// them: each answers the made-up tool with isError, and each
-// ends within a second of the check.
+// them: each answers the made-up tool with isError.
 func TestCheckerOnPublishedStdioServers(t *testing.T) {
 	mods := filepath.Join(fixture.NodeDir(t), "node_modules", "@modelcontextprotocol")
 	for name, args := range map[string][]string{
