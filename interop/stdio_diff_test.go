@@ -252,7 +252,7 @@ func unknownToolName(sdk string, out []string) (string, bool) {
 
 type stdioTally struct {
 	cases, rejected, passed, ranAlone, identical int
-	wrong, nameDisagreements, altered           int
+	wrong, nameDisagreements, altered            int
 }
 
 // compareStdio sends one line alone and guarded and checks the promise.
