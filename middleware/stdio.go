@@ -83,6 +83,15 @@ type StdioOptions struct {
 // by a list asked after the call arrived, while the call and everything
 // after it wait (at most MaxWait).
 //
+// It answers only a line that is one JSON object in the strict subset
+// (as over HTTP) followed directly by "\n" or "\r\n". Once a line is not one
+// whole JSON value, or is longer than MaxLineBytes, it answers nothing more
+// on the stream: go-sdk decodes the stream rather than lines, and after
+// such a line it has ended the session or reads the next line as part of a
+// value. It answers a 2025-era call only once the server has answered the
+// client's initialize and the client has sent notifications/initialized
+// after that answer.
+//
 // A Stdio is for one stream. Its Reader is read by one goroutine at a time;
 // its Writer may be written concurrently.
 type Stdio struct {
@@ -192,6 +201,11 @@ type stdioReader struct {
 	streaming bool   // handing on the rest of a line longer than MaxLineBytes
 	err       error  // the error that ended in, returned once pending is empty
 	hold      *hold  // a tools/call waiting for the server's list
+	// lost is set once a line was not one whole JSON value (or too long to
+	// tell): a server that decodes the stream rather than lines (go-sdk)
+	// has then closed the session or reads the next line as part of a
+	// value, so the guard answers nothing more on this stream.
+	lost bool
 
 	closeOnce sync.Once
 	closed    chan struct{}
@@ -243,7 +257,7 @@ func (r *stdioReader) Read(p []byte) (int, error) {
 		if err == bufio.ErrBufferFull {
 			r.long = append(r.long, frag...)
 			if len(r.long) > r.s.opts.MaxLineBytes {
-				r.pending, r.streaming = r.long, true
+				r.pending, r.streaming, r.lost = r.long, true, true
 				r.long = r.long[:0:0]
 			}
 			continue
@@ -278,9 +292,16 @@ func (r *stdioReader) line(line []byte) {
 	s := r.s
 	r.pending = line
 	if len(line) > s.opts.MaxLineBytes {
+		r.lost = true
 		return
 	}
 	c := readStdioCall(line)
+	if !c.strict && !r.lost {
+		r.lost = !wholeValue(line)
+	}
+	if r.lost {
+		return
+	}
 	switch {
 	case c.initialized:
 		s.mu.Lock()
@@ -440,6 +461,7 @@ func listPage(answer []byte) (names []string, cursor string, ok bool) {
 
 // stdioCall is what the guard needs of one client line.
 type stdioCall struct {
+	strict      bool // a JSON object inside the strict subset, ending the line
 	initialized bool // a notifications/initialized notification
 	call        bool // a tools/call the guard may answer
 	id          []byte
@@ -455,7 +477,11 @@ type stdioCall struct {
 func readStdioCall(line []byte) stdioCall {
 	var c stdioCall
 	m := readMessage(line)
-	if !m.strict || m.jsonrpc.kind != kString || !strEquals(line, m.jsonrpc, "2.0") || m.method.kind != kString {
+	if !m.strict || !endsLine(line) {
+		return c
+	}
+	c.strict = true
+	if m.jsonrpc.kind != kString || !strEquals(line, m.jsonrpc, "2.0") || m.method.kind != kString {
 		return c
 	}
 	if m.id.kind == absent {
@@ -481,6 +507,32 @@ func readStdioCall(line []byte) stdioCall {
 	c.name = string(decoded(scratch[:0], line, m.name))
 	c.id, c.intID, c.call = m.id.raw(line), m.id.kind == kInt, true
 	return c
+}
+
+// endsLine reports whether the line's JSON value ends right before its
+// "\n" or "\r\n". go-sdk refuses anything else after a value (a space, say)
+// and ends the session, where line-based servers read the message.
+func endsLine(line []byte) bool {
+	line = bytes.TrimSuffix(bytes.TrimSuffix(line, []byte("\n")), []byte("\r"))
+	return len(line) > 0 && (line[len(line)-1] == '}' || line[len(line)-1] == ']')
+}
+
+// wholeValue reports whether a line the strict reader did not take is still
+// one whole JSON value ending the line, or blank: after it, every server
+// reads the next line as a message of its own.
+func wholeValue(line []byte) bool {
+	body := bytes.TrimSuffix(bytes.TrimSuffix(line, []byte("\n")), []byte("\r"))
+	if len(bytes.TrimLeft(body, " \t\r\n")) == 0 {
+		return true
+	}
+	if !json.Valid(body) {
+		return false
+	}
+	switch body[len(body)-1] {
+	case '}', ']', '"', 'e', 'l': // a value ends the line: no trailing space
+		return true
+	}
+	return body[len(body)-1] >= '0' && body[len(body)-1] <= '9'
 }
 
 // callerMeta returns the _meta of a strict 2026-07-28 tools/call to send

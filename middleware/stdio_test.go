@@ -401,8 +401,10 @@ func TestStdioForwardsUntouched(t *testing.T) {
 		}
 	}
 	t.Logf("%v", time.Since(start))
-	if rig.g.Fetches() != 1 {
-		t.Errorf("%d tools/list requests, want 1 (for the last call)", rig.g.Fetches())
+	// After a line that is not one JSON value the guard answers nothing
+	// more: it does not even ask.
+	if rig.g.Fetches() != 0 {
+		t.Errorf("%d tools/list requests after a non-JSON line", rig.g.Fetches())
 	}
 	var got []string
 	for _, l := range rig.srv.received()[2:] { // after initialize and notifications/initialized
@@ -576,5 +578,70 @@ func TestNewStdioOptions(t *testing.T) {
 	}
 	if _, err := NewStdio(nil, io.Discard, StdioOptions{}); err == nil {
 		t.Error("nil reader: no error")
+	}
+}
+
+// TestStdioStopsAfterBrokenLine: go-sdk decodes the stream, not lines: after
+// a line that is not one whole JSON value it has closed the session or
+// reads the next line as part of a value. The guard then answers nothing.
+func TestStdioStopsAfterBrokenLine(t *testing.T) {
+	for _, broken := range []string{
+		"not json\n",
+		`{"jsonrpc":"2.0","id":1,"method":"ping"} ` + "\n", // a space after the value
+		`{"jsonrpc":"2.0","id":1,"method":"ping"}x` + "\n",
+		`{"jsonrpc":"2.0","id":1,` + "\n", // the value goes on in the next line
+		`{"a":1}{"b":2}` + "\n",
+	} {
+		rig := newStdioRig(t, StdioOptions{}, "echo")
+		rig.handshake(t)
+		rig.send(t, lineCall("1", "nope"))
+		if got := rig.next(t); !strings.Contains(got, `"id":1,"error":{"code":-32602`) {
+			t.Fatalf("before: %s", got)
+		}
+		rig.send(t, broken, lineCall("2", "nope"), lineCall("3", "echo"))
+		for {
+			got := rig.next(t)
+			if strings.Contains(got, `"id":2,`) {
+				if !strings.Contains(got, `"isError":true`) {
+					t.Errorf("after %q the guard answered %s", broken, got)
+				}
+				break
+			}
+		}
+		if rig.g.Rejections() != 1 {
+			t.Errorf("after %q: %d rejections", broken, rig.g.Rejections())
+		}
+	}
+	// Blank lines, and lines that are whole values of another kind, keep
+	// the stream readable.
+	rig := newStdioRig(t, StdioOptions{}, "echo")
+	rig.handshake(t)
+	rig.send(t, "\n", "  \r\n", `[{"jsonrpc":"2.0","id":9,"method":"ping"}]`+"\n", `{"jsonrpc":"2.0","id":"r","result":{}}`+"\r\n", "42\n", lineCall("4", "nope"))
+	for {
+		if got := rig.next(t); strings.Contains(got, `"id":4,`) {
+			if !strings.Contains(got, `"error":{"code":-32602`) {
+				t.Errorf("got %s", got)
+			}
+			break
+		}
+	}
+	// A call with a space after it is the server's, and so is everything after.
+	rig.send(t, `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"nope"}} `+"\n", lineCall("6", "nope"))
+	for _, id := range []string{`"id":5,`, `"id":6,`} {
+		if got := rig.next(t); !strings.Contains(got, id) || !strings.Contains(got, `"isError":true`) {
+			t.Errorf("got %s", got)
+		}
+	}
+}
+
+// waitFor polls cond for up to 5s.
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met within 5s")
+		}
+		time.Sleep(time.Millisecond)
 	}
 }

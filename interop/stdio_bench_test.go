@@ -1,0 +1,126 @@
+package interop
+
+import (
+	"bufio"
+	"io"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// roundTripper sends one line and reads lines until the answer to it.
+type roundTripper struct {
+	w  io.Writer
+	br *bufio.Reader
+}
+
+func (rt *roundTripper) do(b *testing.B, line, want string) {
+	if _, err := io.WriteString(rt.w, line); err != nil {
+		b.Fatal(err)
+	}
+	for {
+		l, err := rt.br.ReadString('\n')
+		if err != nil {
+			b.Fatal(err)
+		}
+		if strings.Contains(l, want) {
+			return
+		}
+	}
+}
+
+func (rt *roundTripper) handshake(b *testing.B) {
+	rt.do(b, `{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}`+"\n", `"init"`)
+	io.WriteString(rt.w, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
+}
+
+// pairedRoundTrips alternates a known tools/call round trip on a and on b
+// (a first on even iterations, b first on odd ones) and reports the mean of
+// each and their ratio, so both sides share the machine's noise.
+func pairedRoundTrips(b *testing.B, a, g *roundTripper) {
+	const call = `{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello, world"}}}` + "\n"
+	const want = `echo:hello, world`
+	a.handshake(b)
+	g.handshake(b)
+	for range 200 { // warm up, and fill the guard's list
+		a.do(b, call, want)
+		g.do(b, call, want)
+	}
+	var ta, tg time.Duration
+	b.ResetTimer()
+	for i := range b.N {
+		sides := []*roundTripper{a, g}
+		if i%2 == 1 {
+			slices.Reverse(sides)
+		}
+		for _, rt := range sides {
+			start := time.Now()
+			rt.do(b, call, want)
+			if rt == a {
+				ta += time.Since(start)
+			} else {
+				tg += time.Since(start)
+			}
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(ta.Nanoseconds())/float64(b.N), "alone-ns/op")
+	b.ReportMetric(float64(tg.Nanoseconds())/float64(b.N), "guarded-ns/op")
+	b.ReportMetric(float64(tg)/float64(ta), "ratio")
+}
+
+// BenchmarkStdioInProcessPaired: a known tools/call round trip to an
+// in-process mcp-go (or go-sdk) stdio server over pipes, without and with
+// the stdio guard.
+func BenchmarkStdioInProcessPaired(b *testing.B) {
+	for _, sdk := range []string{"mcpgo", "gosdk"} {
+		b.Run(sdk, func(b *testing.B) {
+			rts := make([]*roundTripper, 2)
+			for i, mode := range []string{sdk, sdk + "-guarded"} {
+				c, stop := inProcessRaw(b, mode)
+				defer stop()
+				rts[i] = c
+			}
+			pairedRoundTrips(b, rts[0], rts[1])
+		})
+	}
+}
+
+// inProcessRaw serves mode on pipes and returns a round tripper for it.
+func inProcessRaw(b *testing.B, mode string) (*roundTripper, func()) {
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		serveStdio(b.Context(), mode, inR, outW)
+		outW.Close()
+	}()
+	return &roundTripper{w: inW, br: bufio.NewReaderSize(outR, 64<<10)}, func() {
+		inW.Close()
+		go io.Copy(io.Discard, outR)
+		<-done
+	}
+}
+
+// BenchmarkStdioCommandPaired: the same round trip to an mcp-go stdio
+// server process, alone and behind toolguard-stdio, over pipes.
+func BenchmarkStdioCommandPaired(b *testing.B) {
+	rts := make([]*roundTripper, 2)
+	for i, argv := range [][]string{helperServer(b, "mcpgo"), wrapped(b, helperServer(b, "mcpgo"))} {
+		cmd := exec.Command(argv[0], argv[1:]...)
+		in, _ := cmd.StdinPipe()
+		out, _ := cmd.StdoutPipe()
+		if err := cmd.Start(); err != nil {
+			b.Fatal(err)
+		}
+		defer func() {
+			in.Close()
+			cmd.Wait()
+		}()
+		rts[i] = &roundTripper{w: in, br: bufio.NewReaderSize(out, 64<<10)}
+	}
+	pairedRoundTrips(b, rts[0], rts[1])
+}
