@@ -36,12 +36,12 @@ type stdioRun struct {
 }
 
 // recorder collects names from tool handlers.
-type ranRecorder struct {
+type stdioRanSet struct {
 	mu  sync.Mutex
 	ran []string
 }
 
-func (r *ranRecorder) add(n string) {
+func (r *stdioRanSet) add(n string) {
 	r.mu.Lock()
 	r.ran = append(r.ran, n)
 	r.mu.Unlock()
@@ -74,7 +74,7 @@ func (l *lineTap) String() string {
 // or without the guard, sends the 2025 handshake (unless modern) and then
 // lines, closes the input and returns what happened once the server is done.
 func runStdio(t testing.TB, sdk string, guarded, modern bool, lines []string) stdioRun {
-	var rec ranRecorder
+	var rec stdioRanSet
 	var run stdioRun
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
