@@ -208,7 +208,14 @@ func (c *stdioConn) close() error {
 			err = <-exited
 		}
 		t.Stop()
-		killGroup(c.cmd) // what the server started and left behind
+		// What the server started and left behind still holds its pipes;
+		// while such a process lives, the group's id cannot be reused, so
+		// killing the group reaches only what the server started.
+		select {
+		case <-c.stderrDone:
+		case <-time.After(100 * time.Millisecond):
+			killGroup(c.cmd)
+		}
 		c.stdout.Close()
 		c.stderrR.Close()
 	})
