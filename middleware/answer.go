@@ -168,73 +168,67 @@ func suggest(name string, names []string) []string {
 	if len(names) == 0 {
 		return nil
 	}
-	var q query
-	if !q.prepare(name) {
+	var sc scratch
+	var bag [256]int16
+	want, limit, ok := prepareQuery(name, &sc, &bag)
+	if !ok {
 		return nil
 	}
+	var cands []cand
 	for i, n := range names {
-		if len(n) > 2*maxNameLen || len(n) < len(q.want)-q.limit {
+		if len(n) > 2*maxNameLen || len(n) < len(want)-limit {
 			continue // normalizing never lengthens a name
 		}
-		if d, ok := asciiBagDistance(&q.bag, len(q.want), n); ok && d > q.limit {
+		if d, ok := asciiBagDistance(&bag, len(want), n); ok && d > limit {
 			continue // most names stop here, without being normalized
 		}
-		got := normalize(n, q.sc.got[:0])
-		if abs(len(got)-len(q.want)) > q.limit || bagDistance(&q.bag, len(q.want), got) > q.limit {
+		got := normalize(n, sc.got[:0])
+		if abs(len(got)-len(want)) > limit || bagDistance(&bag, len(want), got) > limit {
 			continue
 		}
-		if d := distance(q.want, got, q.sc.row[:0]); d <= q.limit {
-			q.cands = append(q.cands, cand{n, d, i})
+		if d := distance(want, got, sc.row[:0]); d <= limit {
+			cands = append(cands, cand{n, d, i})
 		}
 	}
-	return q.best()
+	return best(cands)
 }
 
 // maxNameLen is the longest name (in bytes) that gets suggestions; names
 // in the list up to twice as long are compared. It bounds the work.
 const maxNameLen = 64
 
-// A query is one nearest-name search: the wanted name normalized, its edit
-// limit and rune bag, and the candidates found.
-type query struct {
-	sc    scratch
-	want  []rune
-	limit int
-	bag   [256]int16
-	cands []cand
-}
-
 type cand struct {
 	name      string
 	dist, pos int // edit distance; position in the sorted list, which orders ties
 }
 
-// prepare sets the query up for name; false means no name can be near it.
-func (q *query) prepare(name string) bool {
+// prepareQuery normalizes name into sc for a nearest-name search and fills
+// bag with its runes' low bytes; it returns the normalized name and its
+// edit limit, and ok false when no name can be near it.
+func prepareQuery(name string, sc *scratch, bag *[256]int16) (want []rune, limit int, ok bool) {
 	if len(name) > maxNameLen {
-		return false
+		return nil, 0, false
 	}
-	q.want = normalize(name, q.sc.want[:0])
-	if len(q.want) == 0 {
-		return false
+	want = normalize(name, sc.want[:0])
+	if len(want) == 0 {
+		return nil, 0, false
 	}
-	q.limit = max(1, min(3, len(q.want)/3))
-	for _, c := range q.want {
-		q.bag[byte(c)]++
+	for _, c := range want {
+		bag[byte(c)]++
 	}
-	return true
+	return want, max(1, min(3, len(want)/3)), true
 }
 
 // best returns the nearest candidates: by distance, then list order.
-func (q *query) best() []string {
-	slices.SortFunc(q.cands, func(a, b cand) int {
+func best(cands []cand) []string {
+	slices.SortFunc(cands, func(a, b cand) int {
 		if a.dist != b.dist {
 			return a.dist - b.dist
 		}
 		return a.pos - b.pos
 	})
-	out := make([]string, 0, min(len(q.cands), maxSuggestions))
-	for _, c := range q.cands[:min(len(q.cands), maxSuggestions)] {
+	out := make([]string, 0, min(len(cands), maxSuggestions))
+	for _, c := range cands[:min(len(cands), maxSuggestions)] {
 		out = append(out, c.name)
 	}
 	return out

@@ -3,6 +3,7 @@ package toolguard
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -344,8 +345,11 @@ var volatile = map[string]bool{
 // CallerKey identifies the caller of r for caching: everything a
 // tools/list fetch forwards that a server could read to decide what to
 // list. That is the URL, Host, the remote IP address, the local address
-// the request arrived on, TLS or not, every forwarded request header but
-// tracing headers, and (in List) the call's params._meta. Two requests
+// the request arrived on, TLS or not and the client certificate, every
+// forwarded request header but tracing headers, and the call's
+// params._meta (when r carries the call, see CallFromContext). Values that
+// middleware put in the request's context are forwarded but cannot be
+// keyed: derive them from what is (a header, a cookie, the certificate). Two requests
 // with the same key get the same list from any server that decides by
 // what it is sent.
 func CallerKey(r *http.Request) string {
@@ -380,6 +384,13 @@ func CallerKey(r *http.Request) string {
 	}
 	if r.TLS != nil {
 		b.WriteString("\ntls")
+		if certs := r.TLS.PeerCertificates; len(certs) > 0 {
+			// A client certificate is who the caller is, to a server
+			// that authenticates with mutual TLS.
+			sum := sha256.Sum256(certs[0].Raw)
+			b.WriteString("\x00")
+			b.Write(sum[:])
+		}
 	}
 	for _, k := range keys {
 		b.WriteByte('\n')

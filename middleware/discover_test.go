@@ -416,3 +416,38 @@ func TestDiscoveryAsksAsTheCaller(t *testing.T) {
 		t.Error("the caller key leaves out Host")
 	}
 }
+
+// Everything the server could read to decide what to list is in the key.
+func TestCallerKeyCoversWhatIsForwarded(t *testing.T) {
+	base := func() *http.Request {
+		r := newRequest("POST", "", http.Header{"Authorization": {"Bearer a"}, "Traceparent": {"00-1"}})
+		return r
+	}
+	k := CallerKey(base())
+	for name, change := range map[string]func(r *http.Request) *http.Request{
+		"Host":          func(r *http.Request) *http.Request { r.Host = "evil.example"; return r },
+		"remote IP":     func(r *http.Request) *http.Request { r.RemoteAddr = "198.51.100.7:1"; return r },
+		"Authorization": func(r *http.Request) *http.Request { r.Header.Set("Authorization", "Bearer b"); return r },
+		"Cookie":        func(r *http.Request) *http.Request { r.Header.Set("Cookie", "s=1"); return r },
+		"Origin":        func(r *http.Request) *http.Request { r.Header.Set("Origin", "https://x.example"); return r },
+		"Accept":        func(r *http.Request) *http.Request { r.Header.Set("Accept", "application/json"); return r },
+		"path":          func(r *http.Request) *http.Request { r.URL.Path = "/other"; return r },
+		"query":         func(r *http.Request) *http.Request { r.URL.RawQuery = "tenant=2"; return r },
+		"_meta": func(r *http.Request) *http.Request {
+			return withCall(r, &Call{Name: "x", Meta: json.RawMessage(`{"io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}`)})
+		},
+	} {
+		if CallerKey(change(base())) == k {
+			t.Errorf("the key leaves out %s", name)
+		}
+	}
+	for name, change := range map[string]func(r *http.Request) *http.Request{
+		"remote port": func(r *http.Request) *http.Request { r.RemoteAddr = "192.0.2.1:9999"; return r },
+		"traceparent": func(r *http.Request) *http.Request { r.Header.Set("Traceparent", "00-2"); return r },
+		"Mcp-Name":    func(r *http.Request) *http.Request { r.Header.Set("Mcp-Name", "other"); return r },
+	} {
+		if CallerKey(change(base())) != k {
+			t.Errorf("the key changes with %s", name)
+		}
+	}
+}

@@ -107,21 +107,24 @@ func newNameIndex(sorted []string) nameIndex {
 // suggest returns what suggest(name, sorted) returns for the list the
 // index was built from.
 func (idx *nameIndex) suggest(name string) []string {
-	var q query
-	if !q.prepare(name) {
+	var sc scratch
+	var bag [256]int16
+	want, limit, ok := prepareQuery(name, &sc, &bag)
+	if !ok {
 		return nil
 	}
-	for l := max(0, len(q.want)-q.limit); l <= min(2*maxNameLen, len(q.want)+q.limit); l++ {
+	var cands []cand
+	for l := max(0, len(want)-limit); l <= min(2*maxNameLen, len(want)+limit); l++ {
 		for _, in := range idx.byLen[l] {
-			if bagDistance(&q.bag, len(q.want), in.norm) > q.limit {
+			if bagDistance(&bag, len(want), in.norm) > limit {
 				continue
 			}
-			if d := boundedDistance(q.want, in.norm, q.limit, &q.sc.row); d <= q.limit {
-				q.cands = append(q.cands, cand{in.name, d, in.pos})
+			if d := boundedDistance(want, in.norm, limit, &sc.row); d <= limit {
+				cands = append(cands, cand{in.name, d, in.pos})
 			}
 		}
 	}
-	return q.best()
+	return best(cands)
 }
 
 // boundedDistance is the Levenshtein distance between a and b when it is
