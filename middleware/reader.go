@@ -381,6 +381,19 @@ scan:
 		// Plain ASCII eight bytes at a time; c is the byte to look at.
 		rest := b[i:]
 		var x, m uint64
+		for len(rest) >= 16 {
+			x = binary.LittleEndian.Uint64(rest)
+			y := binary.LittleEndian.Uint64(rest[8:])
+			m = special(x)
+			my := special(y)
+			if m|my != 0 {
+				if m == 0 {
+					rest, x, m = rest[8:], y, my
+				}
+				goto found
+			}
+			rest = rest[16:]
+		}
 		for len(rest) >= 8 {
 			x = binary.LittleEndian.Uint64(rest)
 			if m = special(x); m != 0 {
@@ -388,6 +401,7 @@ scan:
 			}
 			rest = rest[8:]
 		}
+	found:
 		i = len(b) - len(rest)
 		if m == 0 {
 			for i < len(b) && strSafe[b[i]] {
