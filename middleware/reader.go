@@ -381,6 +381,27 @@ scan:
 		// Plain ASCII eight bytes at a time; c is the byte to look at.
 		rest := b[i:]
 		var x, m uint64
+		if len(rest) >= 8 {
+			// Most strings (keys above all) end in their first word.
+			x = binary.LittleEndian.Uint64(rest)
+			if m = special(x); m != 0 {
+				goto found
+			}
+			rest = rest[8:]
+		}
+		for len(rest) >= 16 {
+			x = binary.LittleEndian.Uint64(rest)
+			y := binary.LittleEndian.Uint64(rest[8:])
+			m = special(x)
+			my := special(y)
+			if m|my != 0 {
+				if m == 0 {
+					rest, x, m = rest[8:], y, my
+				}
+				goto found
+			}
+			rest = rest[16:]
+		}
 		for len(rest) >= 8 {
 			x = binary.LittleEndian.Uint64(rest)
 			if m = special(x); m != 0 {
@@ -388,6 +409,7 @@ scan:
 			}
 			rest = rest[8:]
 		}
+	found:
 		i = len(b) - len(rest)
 		if m == 0 {
 			for i < len(b) && strSafe[b[i]] {
@@ -423,6 +445,15 @@ scan:
 			if i+1 < len(b) && simpleEscape[b[i+1]] {
 				i += 2
 				continue
+			}
+			if i+5 < len(b) && b[i+1] == 'u' {
+				// \uXXXX outside the surrogates, in line; a surrogate
+				// goes through escape, which checks the pair.
+				r := hexVal[b[i+2]]<<12 | hexVal[b[i+3]]<<8 | hexVal[b[i+4]]<<4 | hexVal[b[i+5]]
+				if r >= 0 && (r < 0xD800 || r > 0xDFFF) {
+					i += 6
+					continue
+				}
 			}
 			if i, ok = escape(b, i); !ok {
 				return i, false
@@ -500,6 +531,25 @@ end: // a value ended at i
 	}
 	return i, false
 }
+
+// hexVal holds the value of each hexadecimal digit, and -1 for any other
+// byte (so that a value built from four of them is negative if any is not a
+// digit).
+var hexVal = func() (t [256]int32) {
+	for c := range t {
+		switch {
+		case c >= '0' && c <= '9':
+			t[c] = int32(c - '0')
+		case c >= 'a' && c <= 'f':
+			t[c] = int32(c - 'a' + 10)
+		case c >= 'A' && c <= 'F':
+			t[c] = int32(c - 'A' + 10)
+		default:
+			t[c] = -1
+		}
+	}
+	return t
+}()
 
 // isSpace marks JSON whitespace.
 var isSpace = [256]bool{' ': true, '\t': true, '\n': true, '\r': true}

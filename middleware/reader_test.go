@@ -340,12 +340,16 @@ func (r *refSkip) value() bool {
 		}
 		return false
 	}
-	num := refNumber.Find(r.b[r.i:])
-	if num == nil {
+	g := refNumber.FindSubmatch(r.b[r.i:])
+	if g == nil {
 		return false
 	}
-	if n := r.i + len(num); n < len(r.b) && strings.IndexByte(".eE", r.b[n]) >= 0 {
-		return false // a fraction or exponent without digits
+	num, frac, exp := g[0], g[2], g[3]
+	if n := r.i + len(num); n < len(r.b) {
+		// A fraction or exponent begun but without digits.
+		if c := r.b[n]; c == '.' && frac == nil && exp == nil || (c == 'e' || c == 'E') && exp == nil {
+			return false
+		}
 	}
 	if _, err := strconv.ParseFloat(string(num), 64); err != nil {
 		return false
@@ -398,7 +402,7 @@ func TestSkipValue(t *testing.T) {
 		`"plain ascii longer than eight bytes"`, `"caf\u00e9 \"q\" \\ \/ \b\f\n\r\t"`, `"\ud83d\ude00"`, `"\ud800"`, `"\udc00"`,
 		"\"caf\u00e9 raw\"", "\"\xff\"", "\"a\x01b\"", "\"tab\tin\"", "\"1234567\x7f\"", "\"12345678\x80\"",
 		`"unterminated`, `"a\"`, `"\x"`, `"\u12"`, `01`, `1.`, `1e`, `-`, `1e400`, `123456789012345678901234567890`,
-		`[1,]`, `{"a":1,}`, `{"a"}`, `{1:2}`, `[1 2]`, `tru`, `nul`, `falsey`, `{"a":1}}`, `[`, `{`, `]`, `}`,
+		`0.0.`, `1.5e3.`, `1e5e`, `-01`, `-`, `[1,]`, `{"a":1,}`, `{"a"}`, `{1:2}`, `[1 2]`, `tru`, `nul`, `falsey`, `{"a":1}}`, `[`, `{`, `]`, `}`,
 		deep(maxDepth), deep(maxDepth + 1), `{"a":` + deep(maxDepth-1) + `}`, `{"a":` + deep(maxDepth) + `}`,
 	} {
 		if err := sameSkip([]byte(v)); err != nil {
