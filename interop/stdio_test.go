@@ -93,8 +93,8 @@ type rpcMessage struct {
 // lineClient speaks line-delimited JSON-RPC to a server (or to a guard in
 // front of one), the way a client does.
 type lineClient struct {
-	w      io.Writer
-	lines  chan string // every line read, in order
+	w       io.Writer
+	lines   chan string // every line read, in order
 	nextID  int
 	seen    []string      // lines read while waiting for other answers
 	timeout time.Duration // for one answer; default 20s
