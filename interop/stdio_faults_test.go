@@ -135,6 +135,7 @@ func TestStdioFaultHugeLine(t *testing.T) {
 	var answers []string
 	for _, argv := range [][]string{helperServer(t, "mcpgo"), wrapped(t, helperServer(t, "mcpgo"))} {
 		p := startProcess(t, argv)
+		p.c.timeout = 2 * time.Minute // 10 MiB each way through mcp-go, slow under -race
 		p.c.handshake(t, map[string]any{})
 		p.c.send(t, callLine(1, "echo", huge))
 		m := p.c.wait(t, "1")

@@ -93,10 +93,11 @@ type rpcMessage struct {
 // lineClient speaks line-delimited JSON-RPC to a server (or to a guard in
 // front of one), the way a client does.
 type lineClient struct {
-	w      io.Writer
-	lines  chan string // every line read, in order
-	nextID int
-	seen   []string // lines read while waiting for other answers
+	w       io.Writer
+	lines   chan string // every line read, in order
+	nextID  int
+	seen    []string      // lines read while waiting for other answers
+	timeout time.Duration // for one answer; default 20s
 }
 
 func newLineClient(w io.Writer, r io.Reader) *lineClient {
@@ -165,7 +166,11 @@ func (c *lineClient) wait(t testing.TB, id string) rpcMessage {
 			return m
 		}
 	}
-	timeout := time.After(20 * time.Second)
+	d := c.timeout
+	if d == 0 {
+		d = 20 * time.Second
+	}
+	timeout := time.After(d)
 	for {
 		select {
 		case line, ok := <-c.lines:
@@ -178,7 +183,7 @@ func (c *lineClient) wait(t testing.TB, id string) rpcMessage {
 			}
 			c.seen = append(c.seen, line)
 		case <-timeout:
-			t.Fatalf("no answer to %s within 20s", id)
+			t.Fatalf("no answer to %s within %v", id, d)
 		}
 	}
 }

@@ -101,6 +101,7 @@ type Stdio struct {
 	seq    atomic.Int64
 
 	fetches, rejections atomic.Int64
+	waiting             atomic.Int64 // len(waiters), read without the lock
 
 	rd stdioReader
 	wr stdioWriter
@@ -316,13 +317,13 @@ func (r *stdioReader) line(line []byte) {
 	if s.opts.SafeIntegerIDs && c.intID && !jsSafeInteger(c.id) {
 		return
 	}
-	h := &hold{line: line, id: c.id, name: c.name, modern: c.modern}
+	var meta []byte
+	key := ""
 	if c.modern {
-		meta, key, ok := callerMeta(line)
-		if !ok {
+		var ok bool
+		if meta, key, ok = callerMeta(line); !ok {
 			return
 		}
-		h.meta, h.key = meta, key
 	} else {
 		s.mu.Lock()
 		ready := s.hs == hsReady
@@ -331,15 +332,17 @@ func (r *stdioReader) line(line []byte) {
 			return // the server has not finished the handshake: it may refuse the call before any lookup
 		}
 	}
-	if s.opts.Tools != nil && s.opts.Tools.Lookup(syntheticRequest(line), h.name) != Absent {
-		return
-	}
 	s.mu.Lock()
-	_, known := s.lists[h.key][h.name]
+	_, known := s.lists[key][string(c.name)]
 	s.mu.Unlock()
 	if known {
 		return
 	}
+	name := string(c.name)
+	if s.opts.Tools != nil && s.opts.Tools.Lookup(syntheticRequest(line), name) != Absent {
+		return
+	}
+	h := &hold{line: line, id: c.id, name: name, modern: c.modern, meta: meta, key: key}
 	h.deadline = time.Now().Add(s.opts.MaxWait)
 	r.pending = s.ask(h, "")
 	r.hold = h
@@ -409,6 +412,7 @@ func (s *Stdio) ask(h *hold, cursor string) []byte {
 	h.reqID, h.answer = id, make(chan []byte, 1)
 	s.mu.Lock()
 	s.waiters[id] = h.answer
+	s.waiting.Add(1)
 	s.mu.Unlock()
 	s.fetches.Add(1)
 	b := make([]byte, 0, 96+len(h.meta)+len(cursor))
@@ -466,8 +470,8 @@ type stdioCall struct {
 	call        bool // a tools/call the guard may answer
 	id          []byte
 	intID       bool
-	name        string
-	modern      bool // its _meta names protocol 2026-07-28 or later
+	name        []byte // decoded; may share the line's bytes
+	modern      bool   // its _meta names protocol 2026-07-28 or later
 }
 
 // readStdioCall reads a client line with the strict reader. call is true
@@ -503,8 +507,7 @@ func readStdioCall(line []byte) stdioCall {
 	default:
 		return c
 	}
-	var scratch [128]byte
-	c.name = string(decoded(scratch[:0], line, m.name))
+	c.name = decoded(nil, line, m.name)
 	c.id, c.intID, c.call = m.id.raw(line), m.id.kind == kInt, true
 	return c
 }
@@ -682,7 +685,7 @@ var (
 // the client: answers to the guard's own requests do not. It notes
 // initialize answers and list_changed announcements.
 func (s *Stdio) serverLine(line []byte) (forward bool) {
-	if bytes.Contains(line, s.prefix) {
+	if s.waiting.Load() > 0 && bytes.Contains(line, s.prefix) {
 		var msg struct {
 			ID     json.RawMessage `json:"id"`
 			Method json.RawMessage `json:"method"`
@@ -691,7 +694,10 @@ func (s *Stdio) serverLine(line []byte) (forward bool) {
 		if json.Unmarshal(line, &msg) == nil && msg.Method == nil && json.Unmarshal(msg.ID, &id) == nil {
 			s.mu.Lock()
 			ch, ok := s.waiters[id]
-			delete(s.waiters, id)
+			if ok {
+				delete(s.waiters, id)
+				s.waiting.Add(-1)
+			}
 			s.mu.Unlock()
 			if ok {
 				ch <- slices.Clone(line)

@@ -1,0 +1,129 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParse(t *testing.T) {
+	for _, args := range [][]string{
+		{},
+		{"-upstream", "ftp://example.com/mcp"},
+		{"-upstream", "http://"},
+		{"-upstream", "http://127.0.0.1:3000/mcp", "-host", "sometimes"},
+		{"-upstream", "http://127.0.0.1:3000/mcp", "extra"},
+		{"-nope"},
+	} {
+		if _, err := parse(args, io.Discard); err == nil {
+			t.Errorf("%q: no error", args)
+		}
+	}
+	c, err := parse([]string{"-upstream", "http://127.0.0.1:3000/mcp"}, io.Discard)
+	if err != nil || c.path != "/mcp" || c.host != "keep" || !c.guard.SafeIntegerIDs || c.listen != "127.0.0.1:8080" {
+		t.Errorf("defaults: %+v, %v", c, err)
+	}
+	c, _ = parse([]string{"-upstream", "http://127.0.0.1:3000"}, io.Discard)
+	if c.path != "/" {
+		t.Errorf("path %q for an upstream without one", c.path)
+	}
+}
+
+// fakeUpstream answers tools/list with echo and any tools/call with an
+// isError result, as the TypeScript SDK does, and records each Host.
+func fakeUpstream(hosts *[]string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		*hosts = append(*hosts, r.Host)
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		json.NewDecoder(r.Body).Decode(&m)
+		w.Header().Set("Content-Type", "application/json")
+		switch m.Method {
+		case "tools/list":
+			io.WriteString(w, `{"jsonrpc":"2.0","id":`+string(m.ID)+`,"result":{"tools":[{"name":"echo","inputSchema":{"type":"object"}}]}}`)
+		default:
+			io.WriteString(w, `{"jsonrpc":"2.0","id":`+string(m.ID)+`,"result":{"content":[{"type":"text","text":"ran or not"}],"isError":true}}`)
+		}
+	})
+}
+
+func post(t *testing.T, url, host, body string) string {
+	t.Helper()
+	req, _ := http.NewRequest("POST", url, strings.NewReader(body))
+	req.Host = host
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b)
+}
+
+func TestHandler(t *testing.T) {
+	for _, host := range []string{"keep", "upstream"} {
+		var hosts []string
+		up := httptest.NewServer(fakeUpstream(&hosts))
+		c, err := parse([]string{"-upstream", up.URL + "/mcp", "-host", host}, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var logged bytes.Buffer
+		h, err := handler(c, log.New(&logged, "", 0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		front := httptest.NewServer(h)
+		got := post(t, front.URL+"/mcp", "mcp.example", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ech0"}}`)
+		if !strings.Contains(got, `"error":{"code":-32602,"message":"Unknown tool: ech0","data":{"availableTools":["echo"],"suggestions":["echo"]}}`) {
+			t.Errorf("-host %s: unknown tool answered %s", host, got)
+		}
+		if got := post(t, front.URL+"/mcp", "mcp.example", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo"}}`); !strings.Contains(got, "ran or not") {
+			t.Errorf("-host %s: known tool answered %s", host, got)
+		}
+		if !strings.Contains(logged.String(), `rejected unknown tool "ech0"`) || strings.Count(logged.String(), "rejected") != 1 {
+			t.Errorf("log %q", logged.String())
+		}
+		want := "mcp.example"
+		if host == "upstream" {
+			want = strings.TrimPrefix(up.URL, "http://")
+		}
+		for _, h := range hosts {
+			if h != want {
+				t.Errorf("-host %s: the upstream saw Host %q, want %q", host, h, want)
+			}
+		}
+		front.Close()
+		up.Close()
+	}
+}
+
+func TestGracefulShutdown(t *testing.T) {
+	var hosts []string
+	up := httptest.NewServer(fakeUpstream(&hosts))
+	defer up.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int)
+	go func() { done <- run(ctx, []string{"-upstream", up.URL + "/mcp", "-listen", "127.0.0.1:0"}, io.Discard) }()
+	time.Sleep(100 * time.Millisecond)
+	cancel()
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Errorf("exit %d after shutdown, want 0", code)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no shutdown")
+	}
+}
