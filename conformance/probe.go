@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/toolguard/toolguard/internal/mcpwire"
 )
 
 // Options configures a check. The zero value is ready to use.
@@ -292,15 +294,14 @@ func withMeta(params any) map[string]any {
 			m[k] = v
 		}
 	}
-	m["_meta"] = map[string]any{
-		"io.modelcontextprotocol/protocolVersion":    Era2026,
-		"io.modelcontextprotocol/clientInfo":         clientInfo,
-		"io.modelcontextprotocol/clientCapabilities": map[string]any{},
-	}
+	m["_meta"] = mcpwire.Meta(Era2026, clientName, clientVersion)
 	return m
 }
 
-var clientInfo = map[string]any{"name": "toolguard-conformance", "version": "0.1.0"}
+// The client the checker says it is.
+const clientName, clientVersion = "toolguard-conformance", "0.1.0"
+
+var clientInfo = map[string]any{"name": clientName, "version": clientVersion}
 
 // result extracts the JSON-RPC result of a reply to id.
 func result(rep reply, id int64) (json.RawMessage, error) {

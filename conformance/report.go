@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/toolguard/toolguard/internal/mcpwire"
 )
 
 // CheckName is the name of the check this package runs, as seeds and
@@ -95,8 +97,8 @@ const (
 
 // Protocol eras.
 const (
-	Era2025 = "2025-11-25"
-	Era2026 = "2026-07-28"
+	Era2025 = mcpwire.LatestLegacy // "2025-11-25"
+	Era2026 = mcpwire.Modern       // "2026-07-28"
 )
 
 // A Report is the result of checking one target.

@@ -185,6 +185,20 @@ func MediaType(ct string) string {
 	return mt
 }
 
+// ClientMediaType returns the lower-case media type of a Content-Type value
+// as an HTTP client reads a reply's: a malformed parameter list does not
+// hide the type before it ("text/event-stream; charset" is an event
+// stream), and a value mime.ParseMediaType refuses outright is read as
+// whatever precedes its parameters.
+func ClientMediaType(ct string) string {
+	mt, _, err := mime.ParseMediaType(ct)
+	if err == nil || errors.Is(err, mime.ErrInvalidMediaParameter) {
+		return mt
+	}
+	mt, _, _ = strings.Cut(ct, ";")
+	return strings.ToLower(strings.TrimSpace(mt))
+}
+
 // IsJSON reports whether a Content-Type is application/json.
 func IsJSON(ct string) bool { return MediaType(ct) == "application/json" }
 

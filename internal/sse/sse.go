@@ -1,29 +1,41 @@
 // Package sse reads the events of a text/event-stream body, for the parts of
-// the kit that read MCP replies (the checker, the discovery tool set).
+// the kit that read MCP replies (the checker, the discovery tool set, the
+// test fixtures). It reads a stream as a WHATWG EventSource client does.
 package sse
 
 import "bytes"
 
-// Messages returns the data of each message event in body (an event with no
-// event field or with "event: message"), in order. Lines may end in LF,
-// CRLF or CR; data lines of one event are joined with LF; a last event
-// without a closing blank line still counts.
+// Messages returns the data of each message event in body (an event with
+// no event field or with "event: message"), in order, as an EventSource
+// client reads them: a leading BOM is dropped; lines end in CRLF, LF or CR;
+// comment lines (":") and other fields are skipped; the data lines of one
+// event are joined with LF; an event is dispatched at a blank line, so an
+// unfinished last event does not count. Events whose data is empty or only
+// white space carry nothing and are left out.
 func Messages(body []byte) [][]byte {
-	body = bytes.ReplaceAll(body, []byte("\r\n"), []byte("\n"))
-	body = bytes.ReplaceAll(body, []byte("\r"), []byte("\n"))
+	body = bytes.TrimPrefix(body, []byte("\xef\xbb\xbf"))
 	var out [][]byte
 	var data []byte
-	var hasData bool
+	hasData := false
 	event := ""
-	flush := func() {
-		if hasData && (event == "" || event == "message") {
-			out = append(out, data)
+	for len(body) > 0 {
+		i := bytes.IndexAny(body, "\r\n")
+		if i < 0 {
+			break // an unfinished line: no blank line will dispatch it
 		}
-		data, hasData, event = nil, false, ""
-	}
-	for _, line := range bytes.Split(body, []byte("\n")) {
+		line := body[:i]
+		if body[i] == '\r' && i+1 < len(body) && body[i+1] == '\n' {
+			i++
+		}
+		body = body[i+1:]
 		if len(line) == 0 {
-			flush()
+			if hasData && (event == "" || event == "message") && len(bytes.TrimSpace(data)) > 0 {
+				out = append(out, data)
+			}
+			data, hasData, event = nil, false, ""
+			continue
+		}
+		if line[0] == ':' {
 			continue
 		}
 		field, value, _ := bytes.Cut(line, []byte(":"))
@@ -39,6 +51,5 @@ func Messages(body []byte) [][]byte {
 			event = string(value)
 		}
 	}
-	flush()
 	return out
 }

@@ -11,9 +11,15 @@ func TestMessages(t *testing.T) {
 		want []string
 	}{
 		{"event: message\ndata: {\"a\":1}\n\n", []string{`{"a":1}`}},
-		{"data: one\r\n\r\ndata: two\r\rdata:three", []string{"one", "two", "three"}},
+		{"data: one\r\n\r\ndata: two\r\rdata:three\n\n", []string{"one", "two", "three"}},
 		{"data: {\"a\":\ndata: 1}\n\n", []string{"{\"a\":\n1}"}},
 		{": comment\n\nevent: ping\ndata: x\n\nid: 4\ndata: y\n\n", []string{"y"}},
+		{"\xef\xbb\xbfdata: bom\n\n", []string{"bom"}},
+		// An unfinished last event is never dispatched by EventSource.
+		{"data: done\n\ndata: cut", []string{"done"}},
+		{"data: done\n\ndata: cut\n", []string{"done"}},
+		// Empty data carries nothing.
+		{"data:\n\ndata: \n\nevent: message\n\n", nil},
 		{"", nil},
 	} {
 		var got []string

@@ -1,0 +1,26 @@
+package mcpwire
+
+import "testing"
+
+func TestClientMediaType(t *testing.T) {
+	for ct, want := range map[string]string{
+		"application/json":                      "application/json",
+		"Application/JSON; charset=utf-8":       "application/json",
+		"text/event-stream; charset":            "text/event-stream", // malformed parameter: the type still counts
+		"text/event-stream;;":                   "text/event-stream",
+		"text/html; charset=\"unterminated":     "text/html",
+		" TEXT/PLAIN ":                          "text/plain",
+		"":                                      "",
+		"json":                                  "json", // not a type/subtype: the caller maps it to "other"
+		"application/json, text/event-stream":   "application/json, text/event-stream",
+		"text/event-stream; charset=utf-8; a=b": "text/event-stream",
+	} {
+		if got := ClientMediaType(ct); got != want {
+			t.Errorf("ClientMediaType(%q) = %q, want %q", ct, got, want)
+		}
+	}
+	// The server side (MediaType) is strict where the client side is not.
+	if got := MediaType("text/event-stream; charset"); got != "" {
+		t.Errorf("MediaType of a malformed parameter = %q, want \"\"", got)
+	}
+}
