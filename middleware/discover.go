@@ -497,11 +497,8 @@ func (d *Discovery) page(ctx context.Context, r *http.Request, id, cursor string
 			return mcpwire.Page{}, errors.New("toolguard: tools/list: no reply in the event stream")
 		}
 	}
-	res, err := mcpwire.Result(msg, id)
-	if err != nil {
-		return mcpwire.Page{}, fmt.Errorf("toolguard: tools/list: %w", err)
-	}
-	p, err := mcpwire.DecodePage(res)
+	// Names only: schemas are skipped, never materialized.
+	p, err := mcpwire.DecodeListReply(msg, id)
 	if err != nil {
 		return mcpwire.Page{}, fmt.Errorf("toolguard: tools/list: %w", err)
 	}

@@ -235,19 +235,18 @@ type Page struct {
 	TTLMs      *int64 // 2026-07-28 ttlMs, when given
 }
 
-// DecodePage reads a tools/list result object. Every tool must have a
-// string name, and tools must be an array.
-func DecodePage(result []byte) (Page, error) {
-	var res struct {
-		Tools []struct {
-			Name *string `json:"name"`
-		} `json:"tools"`
-		NextCursor *string `json:"nextCursor"`
-		TTLMs      *int64  `json:"ttlMs"`
-	}
-	if err := json.Unmarshal(result, &res); err != nil {
-		return Page{}, err
-	}
+// pageFields are the members of a tools/list result the kit reads: the
+// tool names, the cursor and ttlMs. Everything else, input and output
+// schemas included, is skipped by the decoder without being materialized.
+type pageFields struct {
+	Tools []struct {
+		Name *string `json:"name"`
+	} `json:"tools"`
+	NextCursor *string `json:"nextCursor"`
+	TTLMs      *int64  `json:"ttlMs"`
+}
+
+func (res *pageFields) page() (Page, error) {
 	if res.Tools == nil {
 		return Page{}, errors.New("the result has no tools array")
 	}
@@ -262,6 +261,40 @@ func DecodePage(result []byte) (Page, error) {
 		p.NextCursor = *res.NextCursor
 	}
 	return p, nil
+}
+
+// DecodePage reads a tools/list result object. Every tool must have a
+// string name, and tools must be an array.
+func DecodePage(result []byte) (Page, error) {
+	var res pageFields
+	if err := json.Unmarshal(result, &res); err != nil {
+		return Page{}, err
+	}
+	return res.page()
+}
+
+// DecodeListReply reads msg, the JSON-RPC response to the tools/list with
+// the string id, in one pass: the page, or a *ReplyError. It is Result and
+// DecodePage without copying the result.
+func DecodeListReply(msg []byte, id string) (Page, error) {
+	var reply struct {
+		ID     json.RawMessage `json:"id"`
+		Result *pageFields     `json:"result"`
+		Error  *ReplyError     `json:"error"`
+	}
+	if err := json.Unmarshal(msg, &reply); err != nil {
+		return Page{}, err
+	}
+	if !bytes.Equal(reply.ID, []byte(strconv.Quote(id))) {
+		return Page{}, errors.New("the reply answers another id")
+	}
+	if reply.Error != nil {
+		return Page{}, reply.Error
+	}
+	if reply.Result == nil {
+		return Page{}, errors.New("the reply has no result")
+	}
+	return reply.Result.page()
 }
 
 // A ReplyError is a JSON-RPC error object in a reply.
