@@ -591,6 +591,15 @@ func TestStdioStopsAfterBrokenLine(t *testing.T) {
 		`{"jsonrpc":"2.0","id":1,"method":"ping"}x` + "\n",
 		`{"jsonrpc":"2.0","id":1,` + "\n", // the value goes on in the next line
 		`{"a":1}{"b":2}` + "\n",
+		`[{"jsonrpc":"2.0","id":9,"method":"ping"}]` + "\n", // go-sdk refuses batches after 2025-06-18
+		"42\n",
+		`{"a":1}` + "\n",
+		`{"jsonrpc":"1.0","id":1,"method":"ping"}` + "\n",
+		`{"jsonrpc":"2.0","id":null,"method":"ping"}` + "\n",
+		`{"jsonrpc":"2.0","id":1.5,"method":"ping"}` + "\n",
+		`{"jsonrpc":"2.0","id":"r","result":{},"extra":1}` + "\n",
+		`{"jsonrpc":"2.0","id":"r","id":"s","result":{}}` + "\n",
+		`{"jsonrpc":"2.0","id":"r"}` + "\n",
 	} {
 		rig := newStdioRig(t, StdioOptions{}, "echo")
 		rig.handshake(t)
@@ -612,11 +621,14 @@ func TestStdioStopsAfterBrokenLine(t *testing.T) {
 			t.Errorf("after %q: %d rejections", broken, rig.g.Rejections())
 		}
 	}
-	// Blank lines, and lines that are whole values of another kind, keep
-	// the stream readable.
+	// Blank lines, other requests and notifications, and the client's
+	// answers to server requests keep the stream readable.
 	rig := newStdioRig(t, StdioOptions{}, "echo")
 	rig.handshake(t)
-	rig.send(t, "\n", "  \r\n", `[{"jsonrpc":"2.0","id":9,"method":"ping"}]`+"\n", `{"jsonrpc":"2.0","id":"r","result":{}}`+"\r\n", "42\n", lineCall("4", "nope"))
+	rig.send(t, "\n", "  \r\n", `{"jsonrpc":"2.0","id":9,"method":"ping"}`+"\n",
+		`{"jsonrpc":"2.0","id":"r","result":{"action":"accept","content":{"name":"A\u00e9"}}}`+"\r\n",
+		`{"jsonrpc":"2.0","id":7,"error":{"code":-1,"message":"no"}}`+"\n",
+		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3}}`+"\n", lineCall("4", "nope"))
 	for {
 		if got := rig.next(t); strings.Contains(got, `"id":4,`) {
 			if !strings.Contains(got, `"error":{"code":-32602`) {
