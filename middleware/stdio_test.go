@@ -657,3 +657,28 @@ func waitFor(t *testing.T, cond func() bool) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// TestStdioToolsHint: a ToolSet over stdio lets known names through
+// without asking, and never rejects on its own: the stream confirms.
+func TestStdioToolsHint(t *testing.T) {
+	rig := newStdioRig(t, StdioOptions{Tools: StaticTools("echo", "gone")}, "echo", "fresh")
+	rig.handshake(t)
+	rig.send(t, lineCall("1", "echo"))
+	if got := rig.next(t); !strings.Contains(got, "ran echo") || rig.g.Fetches() != 0 {
+		t.Fatalf("a name the tool set has: %s, %d lists asked", got, rig.g.Fetches())
+	}
+	// The tool set does not have it, the server does: the stream decides.
+	rig.send(t, lineCall("2", "fresh"))
+	if got := rig.next(t); !strings.Contains(got, "ran fresh") || rig.g.Fetches() != 1 {
+		t.Fatalf("a name only the server has: %s, %d lists asked", got, rig.g.Fetches())
+	}
+	// The tool set has it, the server does not: passed through at once.
+	rig.send(t, lineCall("3", "gone"))
+	if got := rig.next(t); !strings.Contains(got, `"isError":true`) {
+		t.Fatalf("got %s", got)
+	}
+	rig.send(t, lineCall("4", "nope"))
+	if got := rig.next(t); !strings.Contains(got, `"availableTools":["echo","fresh"]`) {
+		t.Fatalf("got %s", got)
+	}
+}
