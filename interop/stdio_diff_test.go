@@ -166,6 +166,11 @@ func runStdio(t testing.TB, sdk string, guarded, modern bool, lines []string) st
 		}
 	}
 	answered := lineID == nil && !batch
+	// Many lines to go-sdk: whatever runs concurrently gets a while to answer.
+	settle := len(lines) > 1 && sdk == "gosdk"
+	if settle {
+		answered = false
+	}
 	var grace <-chan time.Time
 	for open := true; open; {
 		select {
@@ -177,7 +182,7 @@ func runStdio(t testing.TB, sdk string, guarded, modern bool, lines []string) st
 			var m rpcMessage
 			// The session holds one line: any answer other than the fence's
 			// is its answer (go-sdk rewrites ids beyond int64).
-			if !strings.Contains(l, `"id":"fence"`) && ((json.Unmarshal([]byte(l), &m) == nil && m.Method == "" && len(m.ID) > 0) || (batch && strings.HasPrefix(l, "["))) {
+			if !settle && !strings.Contains(l, `"id":"fence"`) && ((json.Unmarshal([]byte(l), &m) == nil && m.Method == "" && len(m.ID) > 0) || (batch && strings.HasPrefix(l, "["))) {
 				answered = true
 			}
 			if strings.Contains(l, `"id":"fence"`) {
@@ -333,6 +338,64 @@ func TestStdioDifferential(t *testing.T) {
 				sdk, tl.cases, tl.rejected, tl.passed, tl.identical, tl.ranAlone, tl.wrong, tl.nameDisagreements, tl.altered)
 			if tl.rejected == 0 || tl.ranAlone == 0 {
 				t.Errorf("degenerate corpus: %+v", tl)
+			}
+		})
+	}
+}
+
+// TestStdioDifferentialSessions follows each corpus line with a call to an
+// unknown tool in the same session: what a line does to the stream (go-sdk
+// ends the session at a line it cannot decode as one message) must never
+// make the guard answer a later line the server would not have looked up.
+func TestStdioDifferentialSessions(t *testing.T) {
+	for _, sdk := range []string{"mcpgo", "gosdk"} {
+		t.Run(sdk, func(t *testing.T) {
+			var sessions, rejected, probesAnswered int
+			for _, modern := range []bool{false, true} {
+				meta := ""
+				if modern {
+					meta = fixture.ModernMeta
+				}
+				probe := `{"jsonrpc":"2.0","id":"probe","method":"tools/call","params":{"name":"nope_after","arguments":{}` + meta + `}}`
+				for _, name := range []string{"echo", "nope"} {
+					for _, body := range fixture.Corpus(name, meta) {
+						lines := []string{strings.ReplaceAll(body, "\n", " "), probe}
+						var alone, guarded stdioRun
+						var wg sync.WaitGroup
+						wg.Add(2)
+						go func() { defer wg.Done(); alone = runStdio(t, sdk, false, modern, lines) }()
+						go func() { defer wg.Done(); guarded = runStdio(t, sdk, true, modern, lines) }()
+						wg.Wait()
+						sessions++
+						rejected += len(guarded.rejected)
+						if !slices.Equal(alone.ran, guarded.ran) {
+							t.Errorf("%s: alone ran %q, guarded ran %q\nlines %q", sdk, alone.ran, guarded.ran, lines)
+						}
+						var unknown []string
+						for _, l := range alone.out {
+							if n, ok := unknownToolName(sdk, []string{l}); ok {
+								unknown = append(unknown, n)
+							}
+						}
+						if slices.Contains(unknown, "nope_after") {
+							probesAnswered++
+						}
+						for _, n := range guarded.rejected {
+							i := slices.Index(unknown, n)
+							if i < 0 {
+								t.Errorf("%s: the guard rejected %q, which the server alone did not answer as unknown (it answered %q)\nlines %q", sdk, n, alone.out, lines)
+								continue
+							}
+							unknown = slices.Delete(unknown, i, i+1)
+						}
+					}
+				}
+			}
+			t.Logf("%s: %d sessions (a corpus line, then an unknown tool): %d rejections; the server alone answered the unknown tool after %d lines", sdk, sessions, rejected, probesAnswered)
+			// go-sdk ends the session at some lines: the test means something
+			// only if it did.
+			if rejected == 0 || (sdk == "gosdk" && probesAnswered == sessions) {
+				t.Error("degenerate")
 			}
 		})
 	}

@@ -84,11 +84,11 @@ type StdioOptions struct {
 // after it wait (at most MaxWait).
 //
 // It answers only a line that is one JSON object in the strict subset
-// (as over HTTP) followed directly by "\n" or "\r\n". Once a line is not one
-// whole JSON value, or is longer than MaxLineBytes, it answers nothing more
-// on the stream: go-sdk decodes the stream rather than lines, and after
-// such a line it has ended the session or reads the next line as part of a
-// value. It answers a 2025-era call only once the server has answered the
+// (as over HTTP) followed directly by "\n" or "\r\n". Once a line is not
+// certainly one JSON-RPC request, notification or response (blank lines
+// aside), or is longer than MaxLineBytes, it answers nothing more on the
+// stream: go-sdk decodes the stream rather than lines, and after such a
+// line it has ended the session or reads the next line as part of a value. It answers a 2025-era call only once the server has answered the
 // client's initialize and the client has sent notifications/initialized
 // after that answer.
 //
@@ -202,10 +202,11 @@ type stdioReader struct {
 	streaming bool   // handing on the rest of a line longer than MaxLineBytes
 	err       error  // the error that ended in, returned once pending is empty
 	hold      *hold  // a tools/call waiting for the server's list
-	// lost is set once a line was not one whole JSON value (or too long to
-	// tell): a server that decodes the stream rather than lines (go-sdk)
-	// has then closed the session or reads the next line as part of a
-	// value, so the guard answers nothing more on this stream.
+	// lost is set once a line was not certainly one JSON-RPC message that
+	// every server reads and goes on (or was too long to tell): a server
+	// that decodes the stream rather than lines (go-sdk) has then ended the
+	// session, or reads the next line as part of a value, so the guard
+	// answers nothing more on this stream.
 	lost bool
 
 	closeOnce sync.Once
@@ -297,8 +298,8 @@ func (r *stdioReader) line(line []byte) {
 		return
 	}
 	c := readStdioCall(line)
-	if !c.strict && !r.lost {
-		r.lost = !wholeValue(line)
+	if !r.lost {
+		r.lost = !c.message && !blank(line) && !responseLine(line)
 	}
 	if r.lost {
 		return
@@ -465,7 +466,10 @@ func listPage(answer []byte) (names []string, cursor string, ok bool) {
 
 // stdioCall is what the guard needs of one client line.
 type stdioCall struct {
-	strict      bool // a JSON object inside the strict subset, ending the line
+	// message: a request or notification inside the strict subset, ending
+	// the line, that every SDK decodes as one (jsonrpc "2.0", a string
+	// method, an id absent, a string or an integer).
+	message     bool
 	initialized bool // a notifications/initialized notification
 	call        bool // a tools/call the guard may answer
 	id          []byte
@@ -481,13 +485,11 @@ type stdioCall struct {
 func readStdioCall(line []byte) stdioCall {
 	var c stdioCall
 	m := readMessage(line)
-	if !m.strict || !endsLine(line) {
+	if !m.strict || !endsLine(line) || m.jsonrpc.kind != kString || !strEquals(line, m.jsonrpc, "2.0") ||
+		m.method.kind != kString || (m.id.kind != absent && m.id.kind != kString && m.id.kind != kInt) {
 		return c
 	}
-	c.strict = true
-	if m.jsonrpc.kind != kString || !strEquals(line, m.jsonrpc, "2.0") || m.method.kind != kString {
-		return c
-	}
+	c.message = true
 	if m.id.kind == absent {
 		c.initialized = strEquals(line, m.method, "notifications/initialized")
 		return c
@@ -520,22 +522,54 @@ func endsLine(line []byte) bool {
 	return len(line) > 0 && (line[len(line)-1] == '}' || line[len(line)-1] == ']')
 }
 
-// wholeValue reports whether a line the strict reader did not take is still
-// one whole JSON value ending the line, or blank: after it, every server
-// reads the next line as a message of its own.
-func wholeValue(line []byte) bool {
-	body := bytes.TrimSuffix(bytes.TrimSuffix(line, []byte("\n")), []byte("\r"))
-	if len(bytes.TrimLeft(body, " \t\r\n")) == 0 {
-		return true
-	}
-	if !json.Valid(body) {
+func blank(line []byte) bool { return len(bytes.Trim(line, " \t\r\n")) == 0 }
+
+// responseLine reports whether a line is certainly one JSON-RPC response
+// (the client's answer to a server request) that every SDK decodes as one:
+// an object of jsonrpc "2.0", a string or integer id, and one of result and
+// error, no other member and no member twice, ending right before the
+// line's end.
+func responseLine(line []byte) bool {
+	if !endsLine(line) || len(line) > 1<<20 {
 		return false
 	}
-	switch body[len(body)-1] {
-	case '}', ']', '"', 'e', 'l': // a value ends the line: no trailing space
-		return true
+	dec := json.NewDecoder(bytes.NewReader(line))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return false
 	}
-	return body[len(body)-1] >= '0' && body[len(body)-1] <= '9'
+	seen := map[string]bool{}
+	for dec.More() {
+		t, err := dec.Token()
+		key, ok := t.(string)
+		if err != nil || !ok || seen[key] {
+			return false
+		}
+		seen[key] = true
+		var v json.RawMessage
+		if dec.Decode(&v) != nil {
+			return false
+		}
+		switch key {
+		case "jsonrpc":
+			if string(v) != `"2.0"` {
+				return false
+			}
+		case "id":
+			if len(v) == 0 || (v[0] != '"' && bytes.ContainsAny(v, ".eE")) || v[0] == '{' || v[0] == '[' || v[0] == 'n' || v[0] == 't' || v[0] == 'f' {
+				return false
+			}
+		case "result", "error":
+		default:
+			return false
+		}
+	}
+	if t, err := dec.Token(); err != nil || t != json.Delim('}') {
+		return false
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return false
+	}
+	return seen["jsonrpc"] && seen["id"] && seen["result"] != seen["error"]
 }
 
 // callerMeta returns the _meta of a strict 2026-07-28 tools/call to send

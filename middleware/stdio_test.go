@@ -591,6 +591,15 @@ func TestStdioStopsAfterBrokenLine(t *testing.T) {
 		`{"jsonrpc":"2.0","id":1,"method":"ping"}x` + "\n",
 		`{"jsonrpc":"2.0","id":1,` + "\n", // the value goes on in the next line
 		`{"a":1}{"b":2}` + "\n",
+		`[{"jsonrpc":"2.0","id":9,"method":"ping"}]` + "\n", // go-sdk refuses batches after 2025-06-18
+		"42\n",
+		`{"a":1}` + "\n",
+		`{"jsonrpc":"1.0","id":1,"method":"ping"}` + "\n",
+		`{"jsonrpc":"2.0","id":null,"method":"ping"}` + "\n",
+		`{"jsonrpc":"2.0","id":1.5,"method":"ping"}` + "\n",
+		`{"jsonrpc":"2.0","id":"r","result":{},"extra":1}` + "\n",
+		`{"jsonrpc":"2.0","id":"r","id":"s","result":{}}` + "\n",
+		`{"jsonrpc":"2.0","id":"r"}` + "\n",
 	} {
 		rig := newStdioRig(t, StdioOptions{}, "echo")
 		rig.handshake(t)
@@ -612,11 +621,14 @@ func TestStdioStopsAfterBrokenLine(t *testing.T) {
 			t.Errorf("after %q: %d rejections", broken, rig.g.Rejections())
 		}
 	}
-	// Blank lines, and lines that are whole values of another kind, keep
-	// the stream readable.
+	// Blank lines, other requests and notifications, and the client's
+	// answers to server requests keep the stream readable.
 	rig := newStdioRig(t, StdioOptions{}, "echo")
 	rig.handshake(t)
-	rig.send(t, "\n", "  \r\n", `[{"jsonrpc":"2.0","id":9,"method":"ping"}]`+"\n", `{"jsonrpc":"2.0","id":"r","result":{}}`+"\r\n", "42\n", lineCall("4", "nope"))
+	rig.send(t, "\n", "  \r\n", `{"jsonrpc":"2.0","id":9,"method":"ping"}`+"\n",
+		`{"jsonrpc":"2.0","id":"r","result":{"action":"accept","content":{"name":"A\u00e9"}}}`+"\r\n",
+		`{"jsonrpc":"2.0","id":7,"error":{"code":-1,"message":"no"}}`+"\n",
+		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3}}`+"\n", lineCall("4", "nope"))
 	for {
 		if got := rig.next(t); strings.Contains(got, `"id":4,`) {
 			if !strings.Contains(got, `"error":{"code":-32602`) {
@@ -643,5 +655,30 @@ func waitFor(t *testing.T, cond func() bool) {
 			t.Fatal("condition not met within 5s")
 		}
 		time.Sleep(time.Millisecond)
+	}
+}
+
+// TestStdioToolsHint: a ToolSet over stdio lets known names through
+// without asking, and never rejects on its own: the stream confirms.
+func TestStdioToolsHint(t *testing.T) {
+	rig := newStdioRig(t, StdioOptions{Tools: StaticTools("echo", "gone")}, "echo", "fresh")
+	rig.handshake(t)
+	rig.send(t, lineCall("1", "echo"))
+	if got := rig.next(t); !strings.Contains(got, "ran echo") || rig.g.Fetches() != 0 {
+		t.Fatalf("a name the tool set has: %s, %d lists asked", got, rig.g.Fetches())
+	}
+	// The tool set does not have it, the server does: the stream decides.
+	rig.send(t, lineCall("2", "fresh"))
+	if got := rig.next(t); !strings.Contains(got, "ran fresh") || rig.g.Fetches() != 1 {
+		t.Fatalf("a name only the server has: %s, %d lists asked", got, rig.g.Fetches())
+	}
+	// The tool set has it, the server does not: passed through at once.
+	rig.send(t, lineCall("3", "gone"))
+	if got := rig.next(t); !strings.Contains(got, `"isError":true`) {
+		t.Fatalf("got %s", got)
+	}
+	rig.send(t, lineCall("4", "nope"))
+	if got := rig.next(t); !strings.Contains(got, `"availableTools":["echo","fresh"]`) {
+		t.Fatalf("got %s", got)
 	}
 }
