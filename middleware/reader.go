@@ -500,6 +500,20 @@ end: // a value ended at i
 	if level == 0 {
 		return i, true
 	}
+	if i+1 < len(b) && b[i] == ',' {
+		// The common case, without whitespace: ,"key" or ,value.
+		c = b[i+1]
+		if obj {
+			if c == '"' {
+				i++
+				isKey = true
+				goto str
+			}
+		} else if c > ' ' {
+			i++
+			goto value
+		}
+	}
 	if i >= len(b) {
 		return i, false
 	}
