@@ -30,10 +30,11 @@ import (
 // of the request.
 //
 // It runs each server twice, alternating (alone, guard, guard, alone), and
-// compares the means. It takes minutes on two cores, so it runs only with
+// compares the means. It takes 7 to 11 minutes on two busy cores (longer
+// than go test's default timeout), so it runs only with
 // TOOLGUARD_MEMORY_TEST=1:
 //
-//	TOOLGUARD_MEMORY_TEST=1 go test -run TestMemoryPeak -v .
+//	TOOLGUARD_MEMORY_TEST=1 go test -run TestMemoryPeak -v -timeout 60m .
 const (
 	memBodySize = 4 << 20
 	memRounds   = 2

@@ -151,7 +151,32 @@ func BenchmarkReader1MiB(b *testing.B) {
 // the fastest run of each.
 //
 //	go test -run '^$' -bench Reader1MiBPaired -count 6 .
-func BenchmarkReader1MiBPaired(b *testing.B) {
+func BenchmarkReader1MiBPaired(b *testing.B) { pairedReader(b, bigCall) }
+
+// BenchmarkReaderShapes is BenchmarkReader1MiBPaired on bodies of one shape
+// each: one long ASCII string, and records dense in short tokens.
+//
+//	go test -run '^$' -bench ReaderShapes -count 6 .
+func BenchmarkReaderShapes(b *testing.B) {
+	b.Run("long-string", func(b *testing.B) {
+		pairedReader(b, []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ingest","arguments":{"s":"`+
+			strings.Repeat("Lorem ipsum dolor sit amet. ", 1<<20/28)+`"}}}`))
+	})
+	b.Run("dense-records", func(b *testing.B) {
+		var sb strings.Builder
+		sb.WriteString(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ingest","arguments":{"records":[`)
+		for i := 0; sb.Len() < 1<<20-200; i++ {
+			if i > 0 {
+				sb.WriteByte(',')
+			}
+			fmt.Fprintf(&sb, `{"id":%d,"score":%d.%03d,"ok":true,"tags":["alpha","beta"]}`, i, i%1000, i%997)
+		}
+		sb.WriteString(`]}}}`)
+		pairedReader(b, []byte(sb.String()))
+	})
+}
+
+func pairedReader(b *testing.B, body []byte) {
 	type minimal struct {
 		JSONRPC string          `json:"jsonrpc"`
 		ID      json.RawMessage `json:"id"`
@@ -170,14 +195,14 @@ func BenchmarkReader1MiBPaired(b *testing.B) {
 		var err error
 		readerSide := func() {
 			start := time.Now()
-			m = readMessage(bigCall)
+			m = readMessage(body)
 			d := time.Since(start)
 			tr += d
 			minR = min(minR, d)
 		}
 		jsonSide := func() {
 			start := time.Now()
-			err = json.Unmarshal(bigCall, &v)
+			err = json.Unmarshal(body, &v)
 			d := time.Since(start)
 			tj += d
 			minJ = min(minJ, d)
@@ -195,6 +220,8 @@ func BenchmarkReader1MiBPaired(b *testing.B) {
 	}
 	b.ReportMetric(float64(tr.Nanoseconds())/float64(b.N), "reader-ns/op")
 	b.ReportMetric(float64(tj.Nanoseconds())/float64(b.N), "json-ns/op")
+	b.ReportMetric(float64(minR.Nanoseconds())/float64(len(body)), "reader-fastest-ns/byte")
+	b.ReportMetric(float64(minJ.Nanoseconds())/float64(len(body)), "json-fastest-ns/byte")
 	b.ReportMetric(float64(tj)/float64(tr), "json/reader")
 	// The fastest run of each side is the one least disturbed by other
 	// work on a shared machine.

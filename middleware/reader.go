@@ -424,7 +424,7 @@ scan:
 			// escapes are stepped over within the word.
 			for {
 				n := bits.TrailingZeros64(m)
-				c = byte(x >> (n &^ 7))
+				c = rest[n>>3]
 				if c == '\\' && n < 56 && simpleEscape[byte(x>>(n+1))] {
 					m &^= 1<<(n+9) - 1 // this byte and the escaped one
 					if m != 0 {
