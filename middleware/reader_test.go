@@ -139,7 +139,7 @@ func TestReaderStrictSubset(t *testing.T) {
 		{"unrelated duplicate keys deeper", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{"a":1,"a":2}}}`, true},
 		{"escaped key equal to name", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"\u006eame":"x"}}`, true},
 
-		// DESIGN §4's known ambiguous inputs.
+		// The known ambiguous inputs of docs/RULES.md §2.
 		{"duplicate name", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","name":"b"}}`, false},
 		{"duplicate method", `{"jsonrpc":"2.0","id":1,"method":"tools/list","method":"tools/call","params":{"name":"a"}}`, false},
 		{"duplicate params", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a"},"params":{"arguments":{}}}`, false},
