@@ -1,9 +1,13 @@
 package toolguard
 
 import (
+	"hash/maphash"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"unicode/utf8"
+	"unsafe"
 )
 
 // A listAnswer is what rejections need from one tool list, built once per
@@ -18,6 +22,7 @@ type listAnswer struct {
 	seen      atomic.Bool // answered from before: worth an index
 	indexOnce sync.Once
 	index     nameIndex
+	memo      [memoSize]atomic.Pointer[memoized] // recent names' suggestions
 }
 
 // listCacheSize is how many lists a guard keeps answers for: enough for a
@@ -38,7 +43,7 @@ type listCache struct {
 // bytes).
 func (g *Guard) answerFor(names []string) *listAnswer {
 	for i := range g.lists.entries {
-		if la := g.lists.entries[i].Load(); la != nil && slices.Equal(la.names, names) {
+		if la := g.lists.entries[i].Load(); la != nil && sameNames(la.names, names) {
 			la.seen.Store(true)
 			return la
 		}
@@ -46,6 +51,23 @@ func (g *Guard) answerFor(names []string) *listAnswer {
 	la := g.buildAnswer(names)
 	g.lists.entries[g.lists.next.Add(1)%listCacheSize].Store(la)
 	return la
+}
+
+// sameNames reports whether a and b hold the same strings in order. It is
+// slices.Equal without a call per name: names that share their bytes (a
+// tool set returning the list it returned before) compare by address, so a
+// list of 1,000 names compares in about a microsecond.
+func sameNames(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		x, y := a[i], b[i]
+		if len(x) != len(y) || unsafe.StringData(x) != unsafe.StringData(y) && x != y {
+			return false
+		}
+	}
+	return true
 }
 
 func (g *Guard) buildAnswer(names []string) *listAnswer {
@@ -70,19 +92,57 @@ func (g *Guard) buildAnswer(names []string) *listAnswer {
 // suggest returns the names nearest name: from the index once the list has
 // been rejected from before (building it the first time), else by the plain
 // search, so a list seen once costs no more than it did without an index.
+// The answers of recent names are kept (suggestions are a function of the
+// list and the name alone, and a list's answer never changes), so a caller
+// repeating a wrong name costs a lookup.
 func (la *listAnswer) suggest(name string) []string {
-	if !la.seen.Load() {
-		return suggest(name, la.sorted)
+	if len(name) > maxNameLen {
+		return nil // as prepareQuery: such names get no suggestions
 	}
-	la.indexOnce.Do(func() { la.index = newNameIndex(la.sorted) })
-	return la.index.suggest(name)
+	slot := &la.memo[maphash.String(memoSeed, name)%memoSize]
+	if m := slot.Load(); m != nil && m.name == name {
+		return m.out
+	}
+	var out []string
+	if !la.seen.Load() {
+		out = suggest(name, la.sorted)
+	} else {
+		la.indexOnce.Do(func() { la.index = newNameIndex(la.sorted) })
+		out = la.index.suggest(name)
+	}
+	slot.Store(&memoized{name: strings.Clone(name), out: out})
+	return out
+}
+
+// memoSize is how many names' suggestions a list keeps (direct-mapped: a
+// name takes the slot of its hash, replacing the one there).
+const memoSize = 64
+
+var memoSeed = maphash.MakeSeed()
+
+// memoized is the answer of suggest for one name. Neither field changes
+// once stored; the rejection only reads out.
+type memoized struct {
+	name string
+	out  []string
 }
 
 // A nameIndex holds the names of a sorted list normalized (lower case, no
 // separators) and bucketed by normalized length, so that suggestions only
-// look at names whose length is within the edit limit.
+// look at names whose length is within the edit limit. Each bucket also
+// holds, per name, the counts of its runes by low byte, so that the bag
+// distance is a sum over a few precomputed pairs.
 type nameIndex struct {
-	byLen [2*maxNameLen + 1][]indexedName
+	byLen [2*maxNameLen + 1]lenBucket
+}
+
+type lenBucket struct {
+	names []indexedName
+	// The byte counts of names[i] are keys[off[i]:off[i+1]] and
+	// counts[off[i]:off[i+1]]: each low byte once, with its count.
+	keys   []byte
+	counts []int16
+	off    []int32
 }
 
 type indexedName struct {
@@ -94,12 +154,28 @@ type indexedName struct {
 func newNameIndex(sorted []string) nameIndex {
 	var idx nameIndex
 	var buf [2 * maxNameLen]rune
+	for i := range idx.byLen {
+		idx.byLen[i].off = []int32{0}
+	}
 	for i, n := range sorted {
 		if len(n) > 2*maxNameLen {
 			continue // as suggest: beyond this no name is near
 		}
 		norm := normalize(n, buf[:0])
-		idx.byLen[len(norm)] = append(idx.byLen[len(norm)], indexedName{name: n, norm: slices.Clone(norm), pos: i})
+		b := &idx.byLen[len(norm)]
+		b.names = append(b.names, indexedName{name: n, norm: slices.Clone(norm), pos: i})
+		var count [256]int16
+		for _, r := range norm {
+			count[byte(r)]++
+		}
+		for _, r := range norm {
+			if c := count[byte(r)]; c > 0 {
+				b.keys = append(b.keys, byte(r))
+				b.counts = append(b.counts, c)
+				count[byte(r)] = 0
+			}
+		}
+		b.off = append(b.off, int32(len(b.keys)))
 	}
 	return idx
 }
@@ -113,18 +189,97 @@ func (idx *nameIndex) suggest(name string) []string {
 	if !ok {
 		return nil
 	}
+	pat := newPattern(want)
 	var cands []cand
 	for l := max(0, len(want)-limit); l <= min(2*maxNameLen, len(want)+limit); l++ {
-		for _, in := range idx.byLen[l] {
-			if bagDistance(&bag, len(want), in.norm) > limit {
+		b := &idx.byLen[l]
+		// A name passes the bag filter when it shares at least need
+		// runes (by low byte) with want: bagDistance is
+		// max(l, len(want)) minus the shared count.
+		need := int32(max(l, len(want)) - limit)
+		for i := range b.names {
+			shared := int32(0)
+			keys, counts := b.keys[b.off[i]:b.off[i+1]], b.counts[b.off[i]:b.off[i+1]]
+			for j, k := range keys {
+				shared += int32(min(bag[k], counts[j]))
+			}
+			if shared < need {
 				continue
 			}
-			if d := boundedDistance(want, in.norm, limit, &sc.row); d <= limit {
+			in := &b.names[i]
+			var d int
+			if pat.ok {
+				d = pat.distance(in.norm, limit)
+			} else {
+				d = boundedDistance(want, in.norm, limit, &sc.row)
+			}
+			if d <= limit {
 				cands = append(cands, cand{in.name, d, in.pos})
 			}
 		}
 	}
 	return best(cands)
+}
+
+// A pattern is a query prepared for the bit-parallel edit distance of
+// Myers (1999) in Hyyrö's formulation: one bit per query rune, one step
+// per rune of the other name. It serves ASCII queries of at most 64 runes
+// (ok); others use boundedDistance.
+type pattern struct {
+	peq [utf8.RuneSelf]uint64 // bit i set where the query's rune i is c
+	m   int
+	ok  bool
+}
+
+func newPattern(want []rune) (p pattern) {
+	if len(want) == 0 || len(want) > 64 {
+		return p
+	}
+	for i, r := range want {
+		if r >= utf8.RuneSelf {
+			return pattern{}
+		}
+		p.peq[r] |= 1 << i
+	}
+	p.m, p.ok = len(want), true
+	return p
+}
+
+// distance is boundedDistance(query, b, k): the Levenshtein distance when
+// it is at most k, else k+1. It tracks the last row of the dynamic
+// programming table as bit vectors of vertical deltas (pv, mv: +1, -1)
+// and stops once the distance can no longer come back within k (it falls
+// by at most one per remaining rune).
+func (p *pattern) distance(b []rune, k int) int {
+	pv, mv := ^uint64(0), uint64(0)
+	score := p.m
+	top := uint64(1) << (p.m - 1)
+	for j, r := range b {
+		var eq uint64
+		if r < utf8.RuneSelf {
+			eq = p.peq[r]
+		}
+		xv := eq | mv
+		xh := (((eq & pv) + pv) ^ pv) | eq
+		ph := mv | ^(xh | pv)
+		mh := pv & xh
+		if ph&top != 0 {
+			score++
+		} else if mh&top != 0 {
+			score--
+		}
+		ph = ph<<1 | 1 // the top row grows by one per rune
+		mh <<= 1
+		pv = mh | ^(xv | ph)
+		mv = ph & xv
+		if score-(len(b)-1-j) > k {
+			return k + 1
+		}
+	}
+	if score > k {
+		return k + 1
+	}
+	return score
 }
 
 // boundedDistance is the Levenshtein distance between a and b when it is

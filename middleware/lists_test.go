@@ -5,8 +5,10 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"slices"
+	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 // The index gives exactly the suggestions of the plain search, for many
@@ -42,6 +44,111 @@ func TestNameIndexAgreesWithSuggest(t *testing.T) {
 			}
 		}
 	}
+}
+
+// The index and the remembered answers give exactly the suggestions of
+// the plain search for lists shaped like real tool sets: hundreds of
+// names sharing prefixes and lengths, queries near and far, each asked
+// several times among more names than the memo has slots.
+func TestNameIndexAgreesWithSuggestToolNames(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	parts := []string{"get", "list", "search", "update", "user", "file", "tool", "repo", "issue", "Create", "delete", "x"}
+	seps := []string{"_", "-", ".", "", "/", ":"}
+	word := func() string {
+		n := 1 + rng.IntN(4)
+		w := parts[rng.IntN(len(parts))]
+		for range n - 1 {
+			w += seps[rng.IntN(len(seps))] + parts[rng.IntN(len(parts))]
+		}
+		if rng.IntN(3) == 0 {
+			w += fmt.Sprintf("_%d", rng.IntN(1000))
+		}
+		return w
+	}
+	edit := func(s string) string {
+		b := []byte(s)
+		for range rng.IntN(4) {
+			if len(b) == 0 {
+				break
+			}
+			i := rng.IntN(len(b))
+			switch rng.IntN(3) {
+			case 0:
+				b = append(b[:i], b[i+1:]...)
+			case 1:
+				b[i] = "abcdefghij_019"[rng.IntN(14)]
+			default:
+				b = append(b[:i], append([]byte{"aeiou_9"[rng.IntN(7)]}, b[i:]...)...)
+			}
+		}
+		return string(b)
+	}
+	for range 30 {
+		names := make([]string, rng.IntN(1200))
+		for i := range names {
+			names[i] = word()
+		}
+		slices.Sort(names)
+		names = slices.Compact(names)
+		g := mustGuard(t, Options{Tools: StaticTools(names...)})
+		la := g.answerFor(names)
+		queries := make([]string, 150)
+		for i := range queries {
+			queries[i] = word()
+			if len(names) > 0 && rng.IntN(2) == 0 {
+				queries[i] = edit(names[rng.IntN(len(names))])
+			}
+		}
+		for pass := range 3 {
+			if pass == 1 {
+				g.answerFor(names) // seen again: from now on the index
+			}
+			for _, q := range queries {
+				want := suggest(q, names)
+				if got := la.suggest(q); !slices.Equal(got, want) {
+					t.Fatalf("pass %d, %q: list answer %q, search %q", pass, q, got, want)
+				}
+				if pass == 2 {
+					idx := &la.index
+					if got := idx.suggest(q); !slices.Equal(got, want) {
+						t.Fatalf("%q: index %q, search %q", q, got, want)
+					}
+				}
+			}
+		}
+	}
+}
+
+// FuzzNameIndex holds the index and the remembered answers to the plain
+// search for any list and name: data is split at newlines into names, the
+// last line being the name asked for.
+//
+//	go test -run '^$' -fuzz FuzzNameIndex -fuzztime 60s ./middleware
+func FuzzNameIndex(f *testing.F) {
+	f.Add("get_user\nlist_users\nsearch\ngetUser")
+	f.Add("tool_0001\ntool_0999\ntool_9999")
+	f.Add("Straße\nstrasse\nSTRASSE\n😀_x\nstrase")
+	f.Fuzz(func(t *testing.T, data string) {
+		lines := strings.Split(data, "\n")
+		q := lines[len(lines)-1]
+		names := slices.Clone(lines[:len(lines)-1])
+		slices.Sort(names)
+		names = slices.Compact(names)
+		want := suggest(q, names)
+		if got := newNameIndex(names); !slices.Equal(got.suggest(q), want) {
+			t.Fatalf("names %q, %q: index %q, search %q", names, q, got.suggest(q), want)
+		}
+		g := mustGuard(t, Options{Tools: StaticTools(names...)})
+		la := g.answerFor(names)
+		for i := range 3 {
+			if i == 1 {
+				g.answerFor(names)
+			}
+			if got := la.suggest(q); !slices.Equal(got, want) {
+				t.Fatalf("names %q, %q, ask %d: list answer %q, search %q", names, q, i, got, want)
+			}
+		}
+	})
 }
 
 // A list is precomputed once and reused while the tool set returns the
@@ -151,5 +258,48 @@ func BenchmarkRejectionPaired(b *testing.B) {
 				b.ReportMetric(float64(pre)/float64(per), "ratio")
 			})
 		}
+	}
+}
+
+// The bit-parallel distance is the banded one, for queries of every
+// length it serves (up to 64 runes) and names up to twice as long, some
+// with runes it does not index.
+func TestPatternDistance(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	alphabet := []rune("abcab_9Ü")
+	word := func(n int) []rune {
+		r := make([]rune, n)
+		for i := range r {
+			r[i] = alphabet[rng.IntN(len(alphabet))]
+		}
+		return r
+	}
+	var row [2*64 + 1]int
+	for range 20000 {
+		a := word(1 + rng.IntN(64))
+		for i, r := range a {
+			if r >= utf8.RuneSelf {
+				a[i] = 'c'
+			}
+		}
+		b := word(rng.IntN(129))
+		if rng.IntN(2) == 0 { // a near name
+			b = append(slices.Clone(a), word(rng.IntN(3))...)
+			if len(b) > 2 {
+				b[rng.IntN(len(b))] = 'z'
+			}
+		}
+		p := newPattern(a)
+		if !p.ok {
+			t.Fatalf("%q not served", string(a))
+		}
+		for k := range 5 {
+			if got, want := p.distance(b, k), boundedDistance(a, b, k, &row); got != want {
+				t.Fatalf("%q %q k=%d: bit-parallel %d, banded %d (full %d)", string(a), string(b), k, got, want, distance(a, b, nil))
+			}
+		}
+	}
+	if newPattern([]rune("Über")).ok || newPattern(nil).ok || newPattern(make([]rune, 65)).ok {
+		t.Error("a query it cannot serve was accepted")
 	}
 }

@@ -123,22 +123,36 @@ func BenchmarkMCPGoPaired(b *testing.B) {
 			if mode == "session" {
 				h.Set("Mcp-Session-Id", initSession(b, alone, hdr))
 			}
-			for _, c := range []struct{ name, body string }{
-				{"known", call300("tool_0003")},
-				{"unknown", call300("tool_9999")},
+			// "unknown" asks for the same wrong name every time, as a
+			// caller retrying it; "unknown-distinct" for a new one each
+			// time (1,000 in turn), which no remembered answer covers.
+			distinct := make([]string, 1000)
+			for i := range distinct {
+				distinct[i] = call300(fmt.Sprintf("tool_9%03d", i))
+			}
+			for _, c := range []struct {
+				name   string
+				bodies []string
+			}{
+				{"known", []string{call300("tool_0003")}},
+				{"unknown", []string{call300("tool_9999")}},
+				{"unknown-distinct", distinct},
 			} {
 				b.Run(fmt.Sprintf("tools=%d/%s/%s", n, mode, c.name), func(b *testing.B) {
 					var ta, tg time.Duration
 					first := false
+					i := 0
 					for b.Loop() {
+						body := c.bodies[i%len(c.bodies)]
+						i++
 						// Each side goes first every other time, so
 						// neither gains from warm caches.
 						if first = !first; first {
-							ta += send(alone, c.body, h)
-							tg += send(guarded, c.body, h)
+							ta += send(alone, body, h)
+							tg += send(guarded, body, h)
 						} else {
-							tg += send(guarded, c.body, h)
-							ta += send(alone, c.body, h)
+							tg += send(guarded, body, h)
+							ta += send(alone, body, h)
 						}
 					}
 					b.ReportMetric(float64(ta.Nanoseconds())/float64(b.N), "alone-ns/op")

@@ -188,11 +188,18 @@ func (t *ToolSet) List(r *http.Request) ([]string, error) {
 	if err != nil || !t.cacheable(r) {
 		return names, err
 	}
+	key := t.key(r)
 	t.mu.Lock()
+	if old := t.cache[key]; old != nil && slices.Equal(old.names, names) {
+		// The same list again (MaxAge passed): keep the strings the
+		// guard's precomputed answer was built from, so that it is
+		// recognized by address rather than byte by byte.
+		names = old.names
+	}
 	if len(t.cache) >= maxCached {
 		clear(t.cache)
 	}
-	t.cache[t.key(r)] = &cached{names: names, version: v, at: at}
+	t.cache[key] = &cached{names: names, version: v, at: at}
 	t.mu.Unlock()
 	return names, nil
 }
