@@ -32,6 +32,7 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -62,7 +63,7 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 	c := &config{}
 	fs.StringVar(&c.upstream, "upstream", "", "the upstream MCP endpoint, e.g. http://127.0.0.1:3000/mcp (required)")
 	fs.StringVar(&c.listen, "listen", "127.0.0.1:8080", "listen `address`")
-	fs.StringVar(&c.path, "path", "", "the `path` served (default: the upstream URL's path, or /)")
+	fs.StringVar(&c.path, "path", "", "the one `path` served, matched exactly, percent-encoded as in a URL (default: the upstream URL's path, or /)")
 	fs.StringVar(&c.host, "host", "keep", "the Host sent upstream: keep (the caller's, so the server's DNS-rebinding protection judges the caller) or upstream (the upstream URL's host)")
 	fs.DurationVar(&c.shutdown, "shutdown-timeout", 10*time.Second, "how long in-flight requests may finish after SIGINT or SIGTERM")
 	fs.BoolVar(&c.quiet, "quiet", false, "no log line per rejection")
@@ -98,8 +99,39 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 		if c.path == "" {
 			c.path = "/"
 		}
+	} else {
+		p, err := servedPath(c.path)
+		if err != nil {
+			return nil, err
+		}
+		c.path = p
 	}
 	return c, nil
+}
+
+// servedPath checks the -path flag and returns it decoded, as requests'
+// URL.Path is: a path beginning with /, percent-encoded as in a URL, with
+// no query, fragment, space or control character.
+func servedPath(p string) (string, error) {
+	bad := func(why string) (string, error) {
+		return "", fmt.Errorf("-path %q is not a URL path: %s", p, why)
+	}
+	if !strings.HasPrefix(p, "/") {
+		return bad("it must begin with /")
+	}
+	if strings.ContainsAny(p, "?#") {
+		return bad("no query or fragment (? or #)")
+	}
+	for _, r := range p {
+		if r <= ' ' || r == 0x7f {
+			return bad("no space or control character")
+		}
+	}
+	decoded, err := url.PathUnescape(p)
+	if err != nil {
+		return bad("a bad % escape")
+	}
+	return decoded, nil
 }
 
 // handler returns the guarded reverse proxy.
@@ -133,9 +165,21 @@ func handler(c *config, logger *log.Logger) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	mux := http.NewServeMux()
-	mux.Handle(c.path, guard.Handler(proxy))
-	return mux, nil
+	return onePath(c.path, guard.Handler(proxy)), nil
+}
+
+// onePath serves h at exactly path (decoded, compared with the request's
+// URL.Path) and answers 404 elsewhere. The path is the user's text: it is
+// never read as an http.ServeMux pattern, where {x} would be a wildcard and
+// some paths would not parse at all.
+func onePath(path string, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != path {
+			http.NotFound(w, r)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 func run(ctx context.Context, args []string, stderr io.Writer) int {

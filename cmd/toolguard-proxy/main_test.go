@@ -8,6 +8,7 @@ import (
 	"log"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -125,5 +126,74 @@ func TestGracefulShutdown(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("no shutdown")
+	}
+}
+
+// TestPaths: -path and the upstream URL's path are served literally and
+// exactly, never read as http.ServeMux patterns (no panic, no wildcard),
+// and a -path that is not a URL path is a usage error.
+func TestPaths(t *testing.T) {
+	for _, p := range []string{"mcp", "GET /mcp", "/a?b", "/a#b", "/a b", "/a%zz", "/a\x00"} {
+		var stderr bytes.Buffer
+		if code := run(context.Background(), []string{"-upstream", "http://127.0.0.1:1/mcp", "-path", p}, &stderr); code != exitUsage || !strings.Contains(stderr.String(), "-path") {
+			t.Errorf("-path %q: exit %d, want %d naming -path: %s", p, code, exitUsage, stderr.String())
+		}
+	}
+	for _, tc := range []struct {
+		upstreamPath, path string // the upstream URL's path, and -path ("" for none)
+		served, notServed      string
+	}{
+		{"/v1/{tenant}/mcp", "", "/v1/%7Btenant%7D/mcp", "/v1/acme/mcp"},
+		{"/mcp%7Bx", "", "/mcp%7Bx", "/mcp"},
+		{"/mcp", "/a/{x", "/a/%7Bx", "/a/"},
+		{"/mcp", "/a/%7By%7D", "/a/%7By%7D", "/a/b"},
+		{"/mcp", "/x/", "/x/", "/x/y"},
+		{"", "", "/", "/mcp"},
+	} {
+		var hosts []string
+		var paths []string
+		up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			paths = append(paths, r.URL.Path)
+			fakeUpstream(&hosts).ServeHTTP(w, r)
+		}))
+		args := []string{"-upstream", up.URL + tc.upstreamPath}
+		if tc.path != "" {
+			args = append(args, "-path", tc.path)
+		}
+		c, err := parse(args, io.Discard)
+		if err != nil {
+			t.Errorf("%q: %v", args, err)
+			up.Close()
+			continue
+		}
+		h, err := handler(c, log.New(io.Discard, "", 0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		front := httptest.NewServer(h)
+		got := post(t, front.URL+tc.served, "", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ech0"}}`)
+		if !strings.Contains(got, "Unknown tool: ech0") {
+			t.Errorf("%q: %s answered %s", args, tc.served, got)
+		}
+		want, _ := url.PathUnescape(tc.upstreamPath)
+		if want == "" {
+			want = "/"
+		}
+		for _, p := range paths {
+			if p != want {
+				t.Errorf("%q: the upstream was asked %s, want %s", args, p, want)
+			}
+		}
+		req, _ := http.NewRequest("POST", front.URL+tc.notServed, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNotFound {
+			t.Errorf("%q: %s answered %d, want 404", args, tc.notServed, resp.StatusCode)
+		}
+		front.Close()
+		up.Close()
 	}
 }
