@@ -73,6 +73,7 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 	fs.BoolVar(&c.guard.HideSuggestions, "hide-suggestions", false, "leave data.suggestions out of rejections")
 	fs.BoolVar(&c.guard.SafeIntegerIDs, "safe-integer-ids", true, "pass through integer ids beyond ±(2^53−1), which JavaScript servers refuse")
 	fs.BoolVar(&c.guard.AnswerHeaderMismatch, "answer-header-mismatch", false, "answer a 2026-07-28 Mcp-Method/Mcp-Name mismatch with 400 and -32020 instead of passing it on")
+	fs.IntVar(&c.discover.ModernStatus, "modern-status", http.StatusBadRequest, "HTTP `status` of a 2026-07-28 rejection, the one the upstream sends with its own -32602: 400 (mcp-go, go-sdk) or 200 (TypeScript SDK v2); 200 or 4xx")
 	fs.DurationVar(&c.discover.TTL, "list-ttl", 10*time.Second, "how long a fetched tool list lets known names through")
 	fs.DurationVar(&c.discover.MinInterval, "list-min-interval", 10*time.Millisecond, "least time between two tools/list fetches for one caller")
 	fs.DurationVar(&c.discover.MaxWait, "list-max-wait", 2*time.Second, "longest a call waits for a fresh tool list before it is passed through")
@@ -91,6 +92,10 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 	if c.upstream == "" || err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("-upstream %q is not an http(s) URL", c.upstream)
 	}
+	if st := c.discover.ModernStatus; st != http.StatusOK && (st < 400 || st > 499) {
+		return nil, fmt.Errorf("-modern-status must be 200 or a 4xx status, not %d", st)
+	}
+	c.guard.ModernStatus = c.discover.ModernStatus
 	if c.host != "keep" && c.host != "upstream" {
 		return nil, fmt.Errorf("-host must be keep or upstream, not %q", c.host)
 	}

@@ -22,6 +22,10 @@ func TestParse(t *testing.T) {
 		{"-upstream", "http://127.0.0.1:3000/mcp", "-host", "sometimes"},
 		{"-upstream", "http://127.0.0.1:3000/mcp", "extra"},
 		{"-nope"},
+		{"-upstream", "http://127.0.0.1:3000/mcp", "-modern-status", "0"},
+		{"-upstream", "http://127.0.0.1:3000/mcp", "-modern-status", "302"},
+		{"-upstream", "http://127.0.0.1:3000/mcp", "-modern-status", "500"},
+		{"-upstream", "http://127.0.0.1:3000/mcp", "-modern-status", "201"},
 	} {
 		if _, err := parse(args, io.Discard); err == nil {
 			t.Errorf("%q: no error", args)
@@ -30,6 +34,9 @@ func TestParse(t *testing.T) {
 	c, err := parse([]string{"-upstream", "http://127.0.0.1:3000/mcp"}, io.Discard)
 	if err != nil || c.path != "/mcp" || c.host != "keep" || !c.guard.SafeIntegerIDs || c.listen != "127.0.0.1:8080" {
 		t.Errorf("defaults: %+v, %v", c, err)
+	}
+	if c.guard.ModernStatus != 400 || c.discover.ModernStatus != 400 {
+		t.Errorf("-modern-status defaults to %d, %d, want 400", c.guard.ModernStatus, c.discover.ModernStatus)
 	}
 	c, _ = parse([]string{"-upstream", "http://127.0.0.1:3000"}, io.Discard)
 	if c.path != "/" {
@@ -195,5 +202,53 @@ func TestPaths(t *testing.T) {
 		}
 		front.Close()
 		up.Close()
+	}
+}
+
+// TestModernStatus: -modern-status is the HTTP status of a 2026-07-28
+// rejection; 2025-era rejections stay 200.
+func TestModernStatus(t *testing.T) {
+	var hosts []string
+	up := httptest.NewServer(fakeUpstream(&hosts))
+	defer up.Close()
+	modern := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ech0","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
+	for _, tc := range []struct {
+		flag         []string
+		modern, old int
+	}{{nil, 400, 200}, {[]string{"-modern-status", "200"}, 200, 200}, {[]string{"-modern-status", "422"}, 422, 200}} {
+		c, err := parse(append([]string{"-upstream", up.URL + "/mcp"}, tc.flag...), io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, err := handler(c, log.New(io.Discard, "", 0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		front := httptest.NewServer(h)
+		for _, m := range []struct {
+			body string
+			hdr  map[string]string
+			want int
+		}{
+			{modern, map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "ech0"}, tc.modern},
+			{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ech0"}}`, nil, tc.old},
+		} {
+			req, _ := http.NewRequest("POST", front.URL+"/mcp", strings.NewReader(m.body))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			for k, v := range m.hdr {
+				req.Header.Set(k, v)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != m.want || !strings.Contains(string(b), "Unknown tool: ech0") {
+				t.Errorf("%q: %d %s, want %d", tc.flag, resp.StatusCode, b, m.want)
+			}
+		}
+		front.Close()
 	}
 }
