@@ -148,7 +148,7 @@ func TestPaths(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		upstreamPath, path string // the upstream URL's path, and -path ("" for none)
-		served, notServed      string
+		served, notServed  string
 	}{
 		{"/v1/{tenant}/mcp", "", "/v1/%7Btenant%7D/mcp", "/v1/acme/mcp"},
 		{"/mcp%7Bx", "", "/mcp%7Bx", "/mcp"},
@@ -213,7 +213,7 @@ func TestModernStatus(t *testing.T) {
 	defer up.Close()
 	modern := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ech0","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
 	for _, tc := range []struct {
-		flag         []string
+		flag        []string
 		modern, old int
 	}{{nil, 400, 200}, {[]string{"-modern-status", "200"}, 200, 200}, {[]string{"-modern-status", "422"}, 422, 200}} {
 		c, err := parse(append([]string{"-upstream", up.URL + "/mcp"}, tc.flag...), io.Discard)
