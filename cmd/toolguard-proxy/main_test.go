@@ -252,3 +252,78 @@ func TestModernStatus(t *testing.T) {
 		front.Close()
 	}
 }
+
+// TestUsageMessages: -h exits 0; a usage error exits 64, says what is
+// wrong once, naming the flag the user typed, never a Go struct field.
+func TestUsageMessages(t *testing.T) {
+	up := "http://127.0.0.1:1/mcp"
+	for _, args := range [][]string{{"-h"}, {"-help"}} {
+		var stderr bytes.Buffer
+		if code := run(context.Background(), args, &stderr); code != 0 || !strings.Contains(stderr.String(), "usage:") {
+			t.Errorf("%q: exit %d, %q; want 0 and the usage", args, code, stderr.String())
+		}
+	}
+	for _, tc := range []struct {
+		args []string
+		want string // in the message, exactly once
+	}{
+		{nil, "-upstream is required"},
+		{[]string{"-nope"}, "flag provided but not defined: -nope"},
+		{[]string{"-upstream", up, "-max-wait", "x"}, "flag provided but not defined: -max-wait"},
+		{[]string{"-upstream", up, "-list-ttl", "-1s"}, "-list-ttl must not be negative"},
+		{[]string{"-upstream", up, "-list-min-interval", "-1s"}, "-list-min-interval must not be negative"},
+		{[]string{"-upstream", up, "-tool-list-limit", "-1"}, "-tool-list-limit must not be negative"},
+		{[]string{"-upstream", up, "-shutdown-timeout", "-1s"}, "-shutdown-timeout must not be negative"},
+		{[]string{"-upstream", up, "-list-max-wait", "0"}, "-list-max-wait must be more than 0"},
+		{[]string{"-upstream", up, "-list-max-wait", "-1s"}, "-list-max-wait must be more than 0"},
+		{[]string{"-upstream", up, "-list-timeout", "0"}, "-list-timeout must be more than 0"},
+		{[]string{"-upstream", up, "-max-body-bytes", "0"}, "-max-body-bytes must be more than 0"},
+		{[]string{"-upstream", up, "-max-body-bytes", "-1"}, "-max-body-bytes must be more than 0"},
+		{[]string{"-upstream", up, "-modern-status", "302"}, "-modern-status must be 200 or a 4xx status"},
+		{[]string{"-upstream", "ftp://x"}, `-upstream "ftp://x" is not an http(s) URL`},
+	} {
+		var stderr bytes.Buffer
+		code := run(context.Background(), tc.args, &stderr)
+		if code != exitUsage || strings.Count(stderr.String(), tc.want) != 1 || strings.Contains(stderr.String(), "Options") {
+			t.Errorf("%q: exit %d, %q; want %d and %q once", tc.args, code, stderr.String(), exitUsage, tc.want)
+		}
+	}
+	var stderr bytes.Buffer
+	run(context.Background(), nil, &stderr)
+	if !strings.Contains(stderr.String(), "usage: toolguard-proxy") {
+		t.Errorf("no arguments: no usage in %q", stderr.String())
+	}
+}
+
+// TestZeroMeansZero: an explicit 0 means none, not the library's default.
+func TestZeroMeansZero(t *testing.T) {
+	c, err := parse([]string{"-upstream", "http://127.0.0.1:1/mcp", "-list-ttl", "0", "-list-min-interval", "0", "-shutdown-timeout", "0"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.discover.TTL != time.Nanosecond || c.discover.MinInterval != time.Nanosecond || c.shutdown != 0 {
+		t.Errorf("TTL %v, MinInterval %v, shutdown %v: want no caching, no spacing, no wait", c.discover.TTL, c.discover.MinInterval, c.shutdown)
+	}
+	var hosts []string
+	up := httptest.NewServer(fakeUpstream(&hosts))
+	defer up.Close()
+	for _, tc := range []struct {
+		limit    string
+		withList bool
+	}{{"100", true}, {"1", true}, {"0", false}} {
+		c, err := parse([]string{"-upstream", up.URL + "/mcp", "-tool-list-limit", tc.limit}, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, err := handler(c, log.New(io.Discard, "", 0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		front := httptest.NewServer(h)
+		got := post(t, front.URL+"/mcp", "", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ech0"}}`)
+		if !strings.Contains(got, `"code":-32602`) || strings.Contains(got, "availableTools") != tc.withList {
+			t.Errorf("-tool-list-limit %s: %s; want a list: %v", tc.limit, got, tc.withList)
+		}
+		front.Close()
+	}
+}
