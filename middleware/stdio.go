@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"slices"
@@ -142,12 +143,21 @@ const (
 //	server.NewStdioServer(s).Listen(ctx, g.Reader(), g.Writer())         // mcp-go
 //	s.Run(ctx, &mcp.IOTransport{Reader: g.Reader(), Writer: g.Writer()}) // go-sdk
 func NewStdio(in io.Reader, out io.Writer, opts StdioOptions) (*Stdio, error) {
-	switch {
-	case in == nil || out == nil:
+	if in == nil || out == nil {
 		return nil, errors.New("toolguard: NewStdio needs a reader and a writer")
-	case opts.MaxLineBytes < 0 || opts.MaxListBytes < 0 || opts.MaxWait < 0 || opts.MaxPages < 0:
-		return nil, errors.New("toolguard: StdioOptions must not be negative")
-	case opts.ToolListLimit < 0:
+	}
+	for _, f := range []struct {
+		name     string
+		negative bool
+	}{
+		{"MaxLineBytes", opts.MaxLineBytes < 0}, {"MaxListBytes", opts.MaxListBytes < 0},
+		{"MaxWait", opts.MaxWait < 0}, {"MaxPages", opts.MaxPages < 0},
+	} {
+		if f.negative {
+			return nil, fmt.Errorf("toolguard: StdioOptions.%s must not be negative", f.name)
+		}
+	}
+	if opts.ToolListLimit < 0 {
 		return nil, errors.New("toolguard: StdioOptions.ToolListLimit must not be negative (use HideToolList to leave the list out)")
 	}
 	if opts.MaxLineBytes == 0 {

@@ -777,3 +777,21 @@ func TestStdioToolsHint(t *testing.T) {
 		t.Fatalf("got %s", got)
 	}
 }
+
+// TestStdioOptionErrors: a negative option is an error naming its field.
+func TestStdioOptionErrors(t *testing.T) {
+	for _, tc := range []struct {
+		opts  StdioOptions
+		field string
+	}{
+		{StdioOptions{MaxLineBytes: -1}, "StdioOptions.MaxLineBytes"},
+		{StdioOptions{MaxListBytes: -1}, "StdioOptions.MaxListBytes"},
+		{StdioOptions{MaxWait: -1}, "StdioOptions.MaxWait"},
+		{StdioOptions{MaxPages: -1}, "StdioOptions.MaxPages"},
+		{StdioOptions{ToolListLimit: -1}, "StdioOptions.ToolListLimit"},
+	} {
+		if _, err := NewStdio(strings.NewReader(""), io.Discard, tc.opts); err == nil || !strings.Contains(err.Error(), tc.field+" must not be negative") {
+			t.Errorf("%s: %v", tc.field, err)
+		}
+	}
+}
