@@ -15,8 +15,11 @@
 //
 // It logs one line per rejection to standard error, and shuts down
 // gracefully on SIGINT or SIGTERM (in-flight requests get -shutdown-timeout
-// to finish). Exit status: 0 after a graceful shutdown, 1 on a server
-// error, 64 on a usage error.
+// to finish). Exit status: 0 after a graceful shutdown or -h, 1 on a
+// server error, 64 on a usage error.
+//
+// It serves exactly one path, -path or the upstream URL's, taken literally
+// ({x} is not a wildcard) and compared with the request's decoded path.
 package main
 
 import (

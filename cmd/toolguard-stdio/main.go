@@ -13,8 +13,8 @@
 // byte for byte and in order. SIGINT, SIGTERM, SIGHUP and SIGQUIT are
 // forwarded to the server. When standard input ends, the server's standard
 // input is closed. toolguard-stdio exits with the server's status (128 plus
-// the signal number when a signal ended it), or 64 on a usage error and
-// 127 when the command cannot be started.
+// the signal number when a signal ended it), or 0 after -h, 64 on a usage
+// error and 127 when the command cannot be started.
 //
 // In a JSON MCP client configuration:
 //
@@ -62,7 +62,9 @@ func run(args []string, stdin io.Reader, stdout io.WriteCloser, stderr io.Writer
 	fs.IntVar(&opts.MaxLineBytes, "max-line-bytes", toolguard.DefaultMaxBodyBytes, "longer client lines pass through unread, and the guard answers nothing more on the stream; more than 0")
 	logRejections := fs.Bool("log", false, "write one line per rejection to standard error, and say so once when the guard leaves calls to the server (before the handshake, or after a line it cannot read)")
 	fs.Usage = func() {
-		fmt.Fprint(stderr, "usage: toolguard-stdio [flags] -- COMMAND [ARG...]\n\nflags:\n")
+		fmt.Fprint(stderr, "usage: toolguard-stdio [flags] -- COMMAND [ARG...]\n\n"+
+			"Exit status: the server's (128+N when signal N ended it), 0 for -h, 64 on a usage error,\n"+
+			"127 when the command cannot be started.\n\nflags:\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
