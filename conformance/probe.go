@@ -88,9 +88,18 @@ func (o Options) withDefaults() (Options, error) {
 	if o.MaxRetryWait == 0 {
 		o.MaxRetryWait = 10 * time.Second
 	}
+	for _, f := range []struct {
+		name     string
+		negative bool
+	}{
+		{"Timeout", o.Timeout < 0}, {"MaxPages", o.MaxPages < 0}, {"MaxBodyBytes", o.MaxBodyBytes < 0},
+		{"MaxRetries", o.MaxRetries < 0}, {"MaxRetryWait", o.MaxRetryWait < 0},
+	} {
+		if f.negative {
+			return o, fmt.Errorf("conformance: Options.%s must not be negative", f.name)
+		}
+	}
 	switch {
-	case o.Timeout < 0 || o.MaxPages < 0 || o.MaxBodyBytes < 0 || o.MaxRetries < 0 || o.MaxRetryWait < 0:
-		return o, errors.New("conformance: negative option")
 	case o.Era != "" && o.Era != Era2025 && o.Era != Era2026:
 		return o, fmt.Errorf("conformance: unknown era %q (want %q or %q)", o.Era, Era2025, Era2026)
 	}

@@ -461,3 +461,40 @@ func inProcess(t testing.TB, mode string) (c *lineClient, stop func()) {
 		}
 	}
 }
+
+// TestPipelinedHandshakeBehindStdioGuard: a client that sends initialize
+// and notifications/initialized at once, before the answer (as clients
+// piping every line do), gets the guard's -32602 once the answer has come;
+// and the servers alone look a tool up then, even for a call sent in the
+// same write as the handshake (so the guard answering there is no wrong
+// rejection).
+func TestPipelinedHandshakeBehindStdioGuard(t *testing.T) {
+	const (
+		initialize  = `{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"interop","version":"1"}}}`
+		initialized = `{"jsonrpc":"2.0","method":"notifications/initialized"}`
+		call        = `{"jsonrpc":"2.0","id":"c1","method":"tools/call","params":{"name":"ech","arguments":{}}}`
+	)
+	check := func(t *testing.T, c *lineClient, guarded bool) {
+		t.Helper()
+		c.send(t, initialize+"\n"+initialized+"\n"+call)
+		if m := c.wait(t, `"init"`); m.Error != nil {
+			t.Fatalf("initialize: %+v", m.Error)
+		}
+		if m := c.wait(t, `"c1"`); m.Error == nil || m.Error.Code != -32602 {
+			t.Errorf("a call in the same write as the handshake: %+v %s, want -32602 (the tool looked up)", m.Error, m.Result)
+		}
+		rpcErr, available := c.unknownTool(t, "ech")
+		if rpcErr.Code != -32602 || guarded != slices.Equal(available, []string{"add", "echo"}) {
+			t.Errorf("after the pipelined handshake: %+v, availableTools %q (guarded %v)", rpcErr, available, guarded)
+		}
+	}
+	for _, sdk := range []string{"mcpgo", "gosdk"} {
+		for _, mode := range []string{sdk, sdk + "-guarded"} {
+			t.Run(mode, func(t *testing.T) {
+				c, stop := inProcess(t, mode)
+				defer stop()
+				check(t, c, mode != sdk)
+			})
+		}
+	}
+}

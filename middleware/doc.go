@@ -38,6 +38,13 @@
 // modules add tool sets read from mark3labs/mcp-go and
 // modelcontextprotocol/go-sdk servers.
 //
+// For a server that speaks over standard input and output, [NewStdio]
+// guards the stream itself: give the server the guard's [Stdio.Reader] and
+// [Stdio.Writer] instead of os.Stdin and os.Stdout. It asks the server for
+// tools/list on the same stream, as the caller, and answers only lines it
+// can read with certainty (see [Stdio]). The command toolguard-stdio puts it
+// in front of a stdio server in any language.
+//
 // Put the guard after authentication: a rejection lists the tools the
 // caller could call, which anonymous callers should not see. Options has
 // HideToolList and HideSuggestions for servers that must not enumerate.

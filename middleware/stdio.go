@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"slices"
@@ -60,6 +61,13 @@ type StdioOptions struct {
 
 	// OnReject, if set, is told of every rejection, before it is written.
 	OnReject func(rej *Rejection)
+
+	// OnInactive, if set, is told why the guard leaves tools/call lines
+	// to the server: once per session when a 2025-era call comes before
+	// the handshake is done, and once when the guard stops answering for
+	// the rest of the stream (a line that is not certainly one JSON-RPC
+	// message, or longer than MaxLineBytes).
+	OnInactive func(reason string)
 }
 
 // A Stdio guards one MCP stdio stream: the client's messages on one side
@@ -88,9 +96,11 @@ type StdioOptions struct {
 // certainly one JSON-RPC request, notification or response (blank lines
 // aside), or is longer than MaxLineBytes, it answers nothing more on the
 // stream: go-sdk decodes the stream rather than lines, and after such a
-// line it has ended the session or reads the next line as part of a value. It answers a 2025-era call only once the server has answered the
-// client's initialize and the client has sent notifications/initialized
-// after that answer.
+// line it has ended the session or reads the next line as part of a
+// value. It answers a 2025-era call only once the handshake is done: the
+// server has answered the client's initialize successfully and the client
+// has sent notifications/initialized, in either order (a client may send
+// it before the answer has come).
 //
 // A Stdio is for one stream. Its Reader is read by one goroutine at a time;
 // its Writer may be written concurrently.
@@ -113,12 +123,16 @@ type Stdio struct {
 	outDone chan struct{}                  // closed when the server's output is closed
 }
 
+// handshake is the 2025-era handshake of the current session, a set of
+// bits: both make it done, in either order. A client initialize request
+// starts a new session and clears them.
 type handshake uint8
 
 const (
-	hsNone     handshake = iota // no initialize answered yet
-	hsAnswered                  // the server answered initialize
-	hsReady                     // and the client sent notifications/initialized
+	hsNone        handshake = 0
+	hsAnswered    handshake = 1 << 0 // the server answered initialize successfully
+	hsInitialized handshake = 1 << 1 // the client sent notifications/initialized
+	hsReady                 = hsAnswered | hsInitialized
 )
 
 // NewStdio returns a guard for the stream whose client side reads from in
@@ -129,12 +143,21 @@ const (
 //	server.NewStdioServer(s).Listen(ctx, g.Reader(), g.Writer())         // mcp-go
 //	s.Run(ctx, &mcp.IOTransport{Reader: g.Reader(), Writer: g.Writer()}) // go-sdk
 func NewStdio(in io.Reader, out io.Writer, opts StdioOptions) (*Stdio, error) {
-	switch {
-	case in == nil || out == nil:
+	if in == nil || out == nil {
 		return nil, errors.New("toolguard: NewStdio needs a reader and a writer")
-	case opts.MaxLineBytes < 0 || opts.MaxListBytes < 0 || opts.MaxWait < 0 || opts.MaxPages < 0:
-		return nil, errors.New("toolguard: StdioOptions must not be negative")
-	case opts.ToolListLimit < 0:
+	}
+	for _, f := range []struct {
+		name     string
+		negative bool
+	}{
+		{"MaxLineBytes", opts.MaxLineBytes < 0}, {"MaxListBytes", opts.MaxListBytes < 0},
+		{"MaxWait", opts.MaxWait < 0}, {"MaxPages", opts.MaxPages < 0},
+	} {
+		if f.negative {
+			return nil, fmt.Errorf("toolguard: StdioOptions.%s must not be negative", f.name)
+		}
+	}
+	if opts.ToolListLimit < 0 {
 		return nil, errors.New("toolguard: StdioOptions.ToolListLimit must not be negative (use HideToolList to leave the list out)")
 	}
 	if opts.MaxLineBytes == 0 {
@@ -208,6 +231,9 @@ type stdioReader struct {
 	// session, or reads the next line as part of a value, so the guard
 	// answers nothing more on this stream.
 	lost bool
+	// toldEarly: OnInactive was told of a call before the handshake, in
+	// this session.
+	toldEarly bool
 
 	closeOnce sync.Once
 	closed    chan struct{}
@@ -259,8 +285,9 @@ func (r *stdioReader) Read(p []byte) (int, error) {
 		if err == bufio.ErrBufferFull {
 			r.long = append(r.long, frag...)
 			if len(r.long) > r.s.opts.MaxLineBytes {
-				r.pending, r.streaming, r.lost = r.long, true, true
+				r.pending, r.streaming = r.long, true
 				r.long = r.long[:0:0]
+				r.lose(errLineTooLong)
 			}
 			continue
 		}
@@ -294,22 +321,27 @@ func (r *stdioReader) line(line []byte) {
 	s := r.s
 	r.pending = line
 	if len(line) > s.opts.MaxLineBytes {
-		r.lost = true
+		r.lose(errLineTooLong)
 		return
-	}
-	c := readStdioCall(line)
-	if !r.lost {
-		r.lost = !c.message && !blank(line) && !responseLine(line)
 	}
 	if r.lost {
 		return
 	}
+	c := readStdioCall(line)
+	if !c.message && !blank(line) && !responseLine(line) {
+		r.lose("a client line is not certainly one JSON-RPC message (a server that decodes the stream, as go-sdk does, ends the session or misreads what follows)")
+		return
+	}
 	switch {
+	case c.initialize:
+		s.mu.Lock()
+		s.hs = hsNone // a new session: its own handshake
+		s.mu.Unlock()
+		r.toldEarly = false
+		return
 	case c.initialized:
 		s.mu.Lock()
-		if s.hs == hsAnswered {
-			s.hs = hsReady
-		}
+		s.hs |= hsInitialized
 		s.mu.Unlock()
 		return
 	case !c.call:
@@ -330,7 +362,13 @@ func (r *stdioReader) line(line []byte) {
 		ready := s.hs == hsReady
 		s.mu.Unlock()
 		if !ready {
-			return // the server has not finished the handshake: it may refuse the call before any lookup
+			// The handshake is not done: the server may refuse the call
+			// before any lookup.
+			if !r.toldEarly && s.opts.OnInactive != nil {
+				r.toldEarly = true
+				s.opts.OnInactive("a tools/call came before the initialize handshake was done (the server's initialize answer and the client's notifications/initialized): it is left to the server")
+			}
+			return
 		}
 	}
 	s.mu.Lock()
@@ -347,6 +385,20 @@ func (r *stdioReader) line(line []byte) {
 	h.deadline = time.Now().Add(s.opts.MaxWait)
 	r.pending = s.ask(h, "")
 	r.hold = h
+}
+
+const errLineTooLong = "a client line is longer than MaxLineBytes (a line the guard cannot read whole: it cannot tell where the next message starts)"
+
+// lose makes the guard answer nothing more on the stream, and says why
+// once.
+func (r *stdioReader) lose(reason string) {
+	if r.lost {
+		return
+	}
+	r.lost = true
+	if r.s.opts.OnInactive != nil {
+		r.s.opts.OnInactive(reason + "; no more answers on this stream")
+	}
 }
 
 // wait waits for the answer to the held call's current tools/list request
@@ -470,6 +522,7 @@ type stdioCall struct {
 	// the line, that every SDK decodes as one (jsonrpc "2.0", a string
 	// method, an id absent, a string or an integer).
 	message     bool
+	initialize  bool // an initialize request
 	initialized bool // a notifications/initialized notification
 	call        bool // a tools/call the guard may answer
 	id          []byte
@@ -492,6 +545,10 @@ func readStdioCall(line []byte) stdioCall {
 	c.message = true
 	if m.id.kind == absent {
 		c.initialized = strEquals(line, m.method, "notifications/initialized")
+		return c
+	}
+	if strEquals(line, m.method, "initialize") {
+		c.initialize = true
 		return c
 	}
 	if (m.id.kind != kString && m.id.kind != kInt) || !strEquals(line, m.method, "tools/call") ||
@@ -760,8 +817,8 @@ func (s *Stdio) serverLine(line []byte) (forward bool) {
 		if json.Unmarshal(line, &msg) == nil && msg.Method == nil && msg.Result != nil &&
 			msg.Result.ProtocolVersion != nil && len(msg.Result.ServerInfo) > 0 {
 			s.mu.Lock()
-			s.hs = hsAnswered // a new session: what was known belongs to the old one
-			clear(s.lists)
+			s.hs |= hsAnswered
+			clear(s.lists) // a new session: what was known belongs to the old one
 			s.mu.Unlock()
 		}
 	}

@@ -22,6 +22,7 @@ type fakeStdioServer struct {
 	tools      []string
 	pageSize   int
 	silentList bool     // never answer tools/list
+	lateInit   bool     // answer initialize only after reading the next line, as a server reading ahead does
 	got        []string // every line read, whole
 	lists      []string // the tools/list requests read
 	w          io.Writer
@@ -46,13 +47,23 @@ func (f *fakeStdioServer) serve(r io.Reader, w io.Writer) {
 	defer close(f.done)
 	f.w = w
 	br := bufio.NewReaderSize(r, 1<<20)
+	var deferred []byte // an initialize held back (lateInit)
 	for {
 		line, err := br.ReadBytes('\n')
 		if len(line) > 0 {
 			f.mu.Lock()
 			f.got = append(f.got, string(line))
+			late := f.lateInit && bytes.Contains(line, []byte(`"method":"initialize"`))
 			f.mu.Unlock()
+			if late {
+				deferred = line
+				continue
+			}
 			f.handle(line)
+			if deferred != nil {
+				f.handle(deferred)
+				deferred = nil
+			}
 		}
 		if err != nil {
 			return
@@ -253,6 +264,90 @@ func TestStdioPassesBeforeHandshake(t *testing.T) {
 	}
 	if n := rig.g.Fetches(); n != 0 {
 		t.Errorf("%d tools/list requests before the handshake", n)
+	}
+}
+
+// TestStdioHandshakeEitherOrder: a client that sends
+// notifications/initialized before the server's initialize answer has
+// passed (it pipes every line at once) still gets answers once both have
+// happened; a new initialize starts a new handshake.
+func TestStdioHandshakeEitherOrder(t *testing.T) {
+	var mu sync.Mutex
+	var inactive []string
+	rig := newStdioRig(t, StdioOptions{OnInactive: func(r string) {
+		mu.Lock()
+		inactive = append(inactive, r)
+		mu.Unlock()
+	}}, "echo")
+	rig.srv.mu.Lock()
+	rig.srv.lateInit = true
+	rig.srv.mu.Unlock()
+	initialize := `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n"
+	initialized := `{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n"
+	rig.send(t, initialize+initialized)
+	if l := rig.next(t); !strings.Contains(l, `"serverInfo"`) {
+		t.Fatalf("initialize answered %q", l)
+	}
+	rig.send(t, lineCall("1", "nope"))
+	if got := rig.next(t); !strings.Contains(got, `"id":1,"error":{"code":-32602`) {
+		t.Fatalf("after a pipelined handshake: %s", got)
+	}
+	mu.Lock()
+	if len(inactive) != 0 {
+		t.Errorf("OnInactive told %q after a whole handshake", inactive)
+	}
+	mu.Unlock()
+
+	// A new initialize: until its answer and a new notifications/initialized,
+	// calls are the server's, and OnInactive is told once.
+	rig.send(t, initialize, lineCall("2", "nope"), lineCall("3", "nope"))
+	for _, id := range []string{"2", "3"} {
+		got := rig.next(t)
+		if strings.Contains(got, `"serverInfo"`) {
+			got = rig.next(t)
+		}
+		if !strings.Contains(got, `"id":`+id+`,"jsonrpc":"2.0","result":{"content":[{"text":"Tool nope not found"`) {
+			t.Fatalf("call %s before the new handshake: %s", id, got)
+		}
+	}
+	rig.send(t, initialized, lineCall("4", "nope"))
+	if got := rig.next(t); !strings.Contains(got, `"id":4,"error":{"code":-32602`) {
+		t.Fatalf("after the new handshake: %s", got)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(inactive) != 1 || !strings.Contains(inactive[0], "before the initialize handshake") {
+		t.Errorf("OnInactive told %q, want once, of the handshake", inactive)
+	}
+}
+
+// TestStdioOnInactiveLost: once the guard stops answering for the rest of
+// the stream, OnInactive is told once, and why.
+func TestStdioOnInactiveLost(t *testing.T) {
+	for _, tc := range []struct {
+		line, why string
+	}{
+		{"not json\n", "not certainly one JSON-RPC message"},
+		{`{"jsonrpc":"2.0","id":9,"method":"ping","pad":"` + strings.Repeat("x", 300) + `"}` + "\n", "longer than MaxLineBytes"},
+		{`{"jsonrpc":"2.0","id":9,"method":"ping","pad":"` + strings.Repeat("x", 100<<10) + `"}` + "\n", "longer than MaxLineBytes"},
+	} {
+		var mu sync.Mutex
+		var inactive []string
+		rig := newStdioRig(t, StdioOptions{MaxLineBytes: 256, OnInactive: func(r string) {
+			mu.Lock()
+			inactive = append(inactive, r)
+			mu.Unlock()
+		}}, "echo")
+		rig.handshake(t)
+		rig.send(t, tc.line, tc.line, lineCall("1", "nope"))
+		if got := rig.next(t); !strings.Contains(got, `"isError":true`) {
+			t.Fatalf("%.20q: after it the server must answer; got %s", tc.line, got)
+		}
+		mu.Lock()
+		if len(inactive) != 1 || !strings.Contains(inactive[0], tc.why) {
+			t.Errorf("%.20q: OnInactive told %q, want once: %s", tc.line, inactive, tc.why)
+		}
+		mu.Unlock()
 	}
 }
 
@@ -680,5 +775,23 @@ func TestStdioToolsHint(t *testing.T) {
 	rig.send(t, lineCall("4", "nope"))
 	if got := rig.next(t); !strings.Contains(got, `"availableTools":["echo","fresh"]`) {
 		t.Fatalf("got %s", got)
+	}
+}
+
+// TestStdioOptionErrors: a negative option is an error naming its field.
+func TestStdioOptionErrors(t *testing.T) {
+	for _, tc := range []struct {
+		opts  StdioOptions
+		field string
+	}{
+		{StdioOptions{MaxLineBytes: -1}, "StdioOptions.MaxLineBytes"},
+		{StdioOptions{MaxListBytes: -1}, "StdioOptions.MaxListBytes"},
+		{StdioOptions{MaxWait: -1}, "StdioOptions.MaxWait"},
+		{StdioOptions{MaxPages: -1}, "StdioOptions.MaxPages"},
+		{StdioOptions{ToolListLimit: -1}, "StdioOptions.ToolListLimit"},
+	} {
+		if _, err := NewStdio(strings.NewReader(""), io.Discard, tc.opts); err == nil || !strings.Contains(err.Error(), tc.field+" must not be negative") {
+			t.Errorf("%s: %v", tc.field, err)
+		}
 	}
 }

@@ -15,8 +15,11 @@
 //
 // It logs one line per rejection to standard error, and shuts down
 // gracefully on SIGINT or SIGTERM (in-flight requests get -shutdown-timeout
-// to finish). Exit status: 0 after a graceful shutdown, 1 on a server
-// error, 64 on a usage error.
+// to finish). Exit status: 0 after a graceful shutdown or -h, 1 on a
+// server error, 64 on a usage error.
+//
+// It serves exactly one path, -path or the upstream URL's, taken literally
+// ({x} is not a wildcard) and compared with the request's decoded path.
 package main
 
 import (
@@ -32,6 +35,7 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -62,34 +66,54 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 	c := &config{}
 	fs.StringVar(&c.upstream, "upstream", "", "the upstream MCP endpoint, e.g. http://127.0.0.1:3000/mcp (required)")
 	fs.StringVar(&c.listen, "listen", "127.0.0.1:8080", "listen `address`")
-	fs.StringVar(&c.path, "path", "", "the `path` served (default: the upstream URL's path, or /)")
+	fs.StringVar(&c.path, "path", "", "the one `path` served, matched exactly, percent-encoded as in a URL (default: the upstream URL's path, or /)")
 	fs.StringVar(&c.host, "host", "keep", "the Host sent upstream: keep (the caller's, so the server's DNS-rebinding protection judges the caller) or upstream (the upstream URL's host)")
-	fs.DurationVar(&c.shutdown, "shutdown-timeout", 10*time.Second, "how long in-flight requests may finish after SIGINT or SIGTERM")
+	fs.DurationVar(&c.shutdown, "shutdown-timeout", 10*time.Second, "how long in-flight requests may finish after SIGINT or SIGTERM; 0 does not wait")
 	fs.BoolVar(&c.quiet, "quiet", false, "no log line per rejection")
-	fs.Int64Var(&c.guard.MaxBodyBytes, "max-body-bytes", toolguard.DefaultMaxBodyBytes, "larger bodies pass through unread")
-	fs.IntVar(&c.guard.ToolListLimit, "tool-list-limit", toolguard.DefaultToolListLimit, "cap on the names in data.availableTools")
+	fs.Int64Var(&c.guard.MaxBodyBytes, "max-body-bytes", toolguard.DefaultMaxBodyBytes, "larger bodies pass through unread; more than 0")
+	fs.IntVar(&c.guard.ToolListLimit, "tool-list-limit", toolguard.DefaultToolListLimit, "cap on the names in data.availableTools; 0 leaves the list out, as -hide-tool-list")
 	fs.BoolVar(&c.guard.HideToolList, "hide-tool-list", false, "leave data.availableTools out of rejections")
 	fs.BoolVar(&c.guard.HideSuggestions, "hide-suggestions", false, "leave data.suggestions out of rejections")
 	fs.BoolVar(&c.guard.SafeIntegerIDs, "safe-integer-ids", true, "pass through integer ids beyond ±(2^53−1), which JavaScript servers refuse")
 	fs.BoolVar(&c.guard.AnswerHeaderMismatch, "answer-header-mismatch", false, "answer a 2026-07-28 Mcp-Method/Mcp-Name mismatch with 400 and -32020 instead of passing it on")
-	fs.DurationVar(&c.discover.TTL, "list-ttl", 10*time.Second, "how long a fetched tool list lets known names through")
-	fs.DurationVar(&c.discover.MinInterval, "list-min-interval", 10*time.Millisecond, "least time between two tools/list fetches for one caller")
-	fs.DurationVar(&c.discover.MaxWait, "list-max-wait", 2*time.Second, "longest a call waits for a fresh tool list before it is passed through")
-	fs.DurationVar(&c.discover.Timeout, "list-timeout", 5*time.Second, "timeout of one tools/list fetch")
+	fs.IntVar(&c.discover.ModernStatus, "modern-status", http.StatusBadRequest, "HTTP `status` of a 2026-07-28 rejection, the one the upstream sends with its own -32602: 400 (mcp-go, go-sdk) or 200 (TypeScript SDK v2); 200 or 4xx")
+	fs.DurationVar(&c.discover.TTL, "list-ttl", 10*time.Second, "how long a fetched tool list lets known names through; 0 keeps none")
+	fs.DurationVar(&c.discover.MinInterval, "list-min-interval", 10*time.Millisecond, "least time between two tools/list fetches for one caller; 0 for none")
+	fs.DurationVar(&c.discover.MaxWait, "list-max-wait", 2*time.Second, "longest a call waits for a fresh tool list before it is passed through; more than 0 (a rejection needs that list)")
+	fs.DurationVar(&c.discover.Timeout, "list-timeout", 5*time.Second, "timeout of one tools/list fetch; more than 0")
 	fs.Usage = func() {
-		fmt.Fprint(stderr, "usage: toolguard-proxy -upstream URL [-listen ADDRESS] [flags]\n\nflags:\n")
+		fmt.Fprint(stderr, "usage: toolguard-proxy -upstream URL [-listen ADDRESS] [flags]\n\n"+
+			"Exit status: 0 after a graceful shutdown (or -h), 1 on a server error, 64 on a usage error.\n\nflags:\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
-		return nil, err
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, err
+		}
+		return nil, errReported // flag printed the error and the usage
+	}
+	usage := func(format string, a ...any) (*config, error) {
+		fmt.Fprintf(stderr, "toolguard-proxy: "+format+"\n", a...)
+		fs.Usage()
+		return nil, errReported
 	}
 	if fs.NArg() > 0 {
-		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+		return usage("unexpected argument %q", fs.Arg(0))
+	}
+	if c.upstream == "" {
+		return usage("-upstream is required: the URL of the MCP server to guard")
 	}
 	u, err := url.Parse(c.upstream)
-	if c.upstream == "" || err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("-upstream %q is not an http(s) URL", c.upstream)
 	}
+	if err := checkFlags(c); err != nil {
+		return nil, err
+	}
+	if st := c.discover.ModernStatus; st != http.StatusOK && (st < 400 || st > 499) {
+		return nil, fmt.Errorf("-modern-status must be 200 or a 4xx status, not %d", st)
+	}
+	c.guard.ModernStatus = c.discover.ModernStatus
 	if c.host != "keep" && c.host != "upstream" {
 		return nil, fmt.Errorf("-host must be keep or upstream, not %q", c.host)
 	}
@@ -98,8 +122,85 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 		if c.path == "" {
 			c.path = "/"
 		}
+	} else {
+		p, err := servedPath(c.path)
+		if err != nil {
+			return nil, err
+		}
+		c.path = p
 	}
 	return c, nil
+}
+
+// errReported is a usage error already written to standard error.
+var errReported = errors.New("usage error")
+
+// checkFlags checks the numeric flags, naming the flag, and makes 0 mean
+// what it says where the library would read it as "the default".
+func checkFlags(c *config) error {
+	positive := []struct {
+		name string
+		v    int64
+	}{
+		{"-max-body-bytes", c.guard.MaxBodyBytes},
+		{"-list-max-wait", int64(c.discover.MaxWait)},
+		{"-list-timeout", int64(c.discover.Timeout)},
+	}
+	for _, f := range positive {
+		if f.v <= 0 {
+			return fmt.Errorf("%s must be more than 0", f.name)
+		}
+	}
+	notNegative := []struct {
+		name string
+		v    int64
+	}{
+		{"-tool-list-limit", int64(c.guard.ToolListLimit)},
+		{"-list-ttl", int64(c.discover.TTL)},
+		{"-list-min-interval", int64(c.discover.MinInterval)},
+		{"-shutdown-timeout", int64(c.shutdown)},
+	}
+	for _, f := range notNegative {
+		if f.v < 0 {
+			return fmt.Errorf("%s must not be negative", f.name)
+		}
+	}
+	// The library reads 0 as its default; here 0 means none.
+	if c.guard.ToolListLimit == 0 {
+		c.guard.HideToolList = true
+	}
+	if c.discover.TTL == 0 {
+		c.discover.TTL = time.Nanosecond // a list is never used again
+	}
+	if c.discover.MinInterval == 0 {
+		c.discover.MinInterval = time.Nanosecond
+	}
+	return nil
+}
+
+// servedPath checks the -path flag and returns it decoded, as requests'
+// URL.Path is: a path beginning with /, percent-encoded as in a URL, with
+// no query, fragment, space or control character.
+func servedPath(p string) (string, error) {
+	bad := func(why string) (string, error) {
+		return "", fmt.Errorf("-path %q is not a URL path: %s", p, why)
+	}
+	if !strings.HasPrefix(p, "/") {
+		return bad("it must begin with /")
+	}
+	if strings.ContainsAny(p, "?#") {
+		return bad("no query or fragment (? or #)")
+	}
+	for _, r := range p {
+		if r <= ' ' || r == 0x7f {
+			return bad("no space or control character")
+		}
+	}
+	decoded, err := url.PathUnescape(p)
+	if err != nil {
+		return bad("a bad % escape")
+	}
+	return decoded, nil
 }
 
 // handler returns the guarded reverse proxy.
@@ -133,17 +234,31 @@ func handler(c *config, logger *log.Logger) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	mux := http.NewServeMux()
-	mux.Handle(c.path, guard.Handler(proxy))
-	return mux, nil
+	return onePath(c.path, guard.Handler(proxy)), nil
+}
+
+// onePath serves h at exactly path (decoded, compared with the request's
+// URL.Path) and answers 404 elsewhere. The path is the user's text: it is
+// never read as an http.ServeMux pattern, where {x} would be a wildcard and
+// some paths would not parse at all.
+func onePath(path string, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != path {
+			http.NotFound(w, r)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 func run(ctx context.Context, args []string, stderr io.Writer) int {
 	c, err := parse(args, stderr)
-	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.Is(err, errReported):
+		return exitUsage
+	case err != nil:
 		fmt.Fprintln(stderr, "toolguard-proxy:", err)
 		return exitUsage
 	}

@@ -8,6 +8,7 @@ import (
 	"log"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -21,6 +22,10 @@ func TestParse(t *testing.T) {
 		{"-upstream", "http://127.0.0.1:3000/mcp", "-host", "sometimes"},
 		{"-upstream", "http://127.0.0.1:3000/mcp", "extra"},
 		{"-nope"},
+		{"-upstream", "http://127.0.0.1:3000/mcp", "-modern-status", "0"},
+		{"-upstream", "http://127.0.0.1:3000/mcp", "-modern-status", "302"},
+		{"-upstream", "http://127.0.0.1:3000/mcp", "-modern-status", "500"},
+		{"-upstream", "http://127.0.0.1:3000/mcp", "-modern-status", "201"},
 	} {
 		if _, err := parse(args, io.Discard); err == nil {
 			t.Errorf("%q: no error", args)
@@ -29,6 +34,9 @@ func TestParse(t *testing.T) {
 	c, err := parse([]string{"-upstream", "http://127.0.0.1:3000/mcp"}, io.Discard)
 	if err != nil || c.path != "/mcp" || c.host != "keep" || !c.guard.SafeIntegerIDs || c.listen != "127.0.0.1:8080" {
 		t.Errorf("defaults: %+v, %v", c, err)
+	}
+	if c.guard.ModernStatus != 400 || c.discover.ModernStatus != 400 {
+		t.Errorf("-modern-status defaults to %d, %d, want 400", c.guard.ModernStatus, c.discover.ModernStatus)
 	}
 	c, _ = parse([]string{"-upstream", "http://127.0.0.1:3000"}, io.Discard)
 	if c.path != "/" {
@@ -125,5 +133,197 @@ func TestGracefulShutdown(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("no shutdown")
+	}
+}
+
+// TestPaths: -path and the upstream URL's path are served literally and
+// exactly, never read as http.ServeMux patterns (no panic, no wildcard),
+// and a -path that is not a URL path is a usage error.
+func TestPaths(t *testing.T) {
+	for _, p := range []string{"mcp", "GET /mcp", "/a?b", "/a#b", "/a b", "/a%zz", "/a\x00"} {
+		var stderr bytes.Buffer
+		if code := run(context.Background(), []string{"-upstream", "http://127.0.0.1:1/mcp", "-path", p}, &stderr); code != exitUsage || !strings.Contains(stderr.String(), "-path") {
+			t.Errorf("-path %q: exit %d, want %d naming -path: %s", p, code, exitUsage, stderr.String())
+		}
+	}
+	for _, tc := range []struct {
+		upstreamPath, path string // the upstream URL's path, and -path ("" for none)
+		served, notServed  string
+	}{
+		{"/v1/{tenant}/mcp", "", "/v1/%7Btenant%7D/mcp", "/v1/acme/mcp"},
+		{"/mcp%7Bx", "", "/mcp%7Bx", "/mcp"},
+		{"/mcp", "/a/{x", "/a/%7Bx", "/a/"},
+		{"/mcp", "/a/%7By%7D", "/a/%7By%7D", "/a/b"},
+		{"/mcp", "/x/", "/x/", "/x/y"},
+		{"", "", "/", "/mcp"},
+	} {
+		var hosts []string
+		var paths []string
+		up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			paths = append(paths, r.URL.Path)
+			fakeUpstream(&hosts).ServeHTTP(w, r)
+		}))
+		args := []string{"-upstream", up.URL + tc.upstreamPath}
+		if tc.path != "" {
+			args = append(args, "-path", tc.path)
+		}
+		c, err := parse(args, io.Discard)
+		if err != nil {
+			t.Errorf("%q: %v", args, err)
+			up.Close()
+			continue
+		}
+		h, err := handler(c, log.New(io.Discard, "", 0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		front := httptest.NewServer(h)
+		got := post(t, front.URL+tc.served, "", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ech0"}}`)
+		if !strings.Contains(got, "Unknown tool: ech0") {
+			t.Errorf("%q: %s answered %s", args, tc.served, got)
+		}
+		want, _ := url.PathUnescape(tc.upstreamPath)
+		if want == "" {
+			want = "/"
+		}
+		for _, p := range paths {
+			if p != want {
+				t.Errorf("%q: the upstream was asked %s, want %s", args, p, want)
+			}
+		}
+		req, _ := http.NewRequest("POST", front.URL+tc.notServed, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNotFound {
+			t.Errorf("%q: %s answered %d, want 404", args, tc.notServed, resp.StatusCode)
+		}
+		front.Close()
+		up.Close()
+	}
+}
+
+// TestModernStatus: -modern-status is the HTTP status of a 2026-07-28
+// rejection; 2025-era rejections stay 200.
+func TestModernStatus(t *testing.T) {
+	var hosts []string
+	up := httptest.NewServer(fakeUpstream(&hosts))
+	defer up.Close()
+	modern := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ech0","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
+	for _, tc := range []struct {
+		flag        []string
+		modern, old int
+	}{{nil, 400, 200}, {[]string{"-modern-status", "200"}, 200, 200}, {[]string{"-modern-status", "422"}, 422, 200}} {
+		c, err := parse(append([]string{"-upstream", up.URL + "/mcp"}, tc.flag...), io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, err := handler(c, log.New(io.Discard, "", 0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		front := httptest.NewServer(h)
+		for _, m := range []struct {
+			body string
+			hdr  map[string]string
+			want int
+		}{
+			{modern, map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "ech0"}, tc.modern},
+			{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ech0"}}`, nil, tc.old},
+		} {
+			req, _ := http.NewRequest("POST", front.URL+"/mcp", strings.NewReader(m.body))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			for k, v := range m.hdr {
+				req.Header.Set(k, v)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != m.want || !strings.Contains(string(b), "Unknown tool: ech0") {
+				t.Errorf("%q: %d %s, want %d", tc.flag, resp.StatusCode, b, m.want)
+			}
+		}
+		front.Close()
+	}
+}
+
+// TestUsageMessages: -h exits 0; a usage error exits 64, says what is
+// wrong once, naming the flag the user typed, never a Go struct field.
+func TestUsageMessages(t *testing.T) {
+	up := "http://127.0.0.1:1/mcp"
+	for _, args := range [][]string{{"-h"}, {"-help"}} {
+		var stderr bytes.Buffer
+		if code := run(context.Background(), args, &stderr); code != 0 || !strings.Contains(stderr.String(), "usage:") {
+			t.Errorf("%q: exit %d, %q; want 0 and the usage", args, code, stderr.String())
+		}
+	}
+	for _, tc := range []struct {
+		args []string
+		want string // in the message, exactly once
+	}{
+		{nil, "-upstream is required"},
+		{[]string{"-nope"}, "flag provided but not defined: -nope"},
+		{[]string{"-upstream", up, "-max-wait", "x"}, "flag provided but not defined: -max-wait"},
+		{[]string{"-upstream", up, "-list-ttl", "-1s"}, "-list-ttl must not be negative"},
+		{[]string{"-upstream", up, "-list-min-interval", "-1s"}, "-list-min-interval must not be negative"},
+		{[]string{"-upstream", up, "-tool-list-limit", "-1"}, "-tool-list-limit must not be negative"},
+		{[]string{"-upstream", up, "-shutdown-timeout", "-1s"}, "-shutdown-timeout must not be negative"},
+		{[]string{"-upstream", up, "-list-max-wait", "0"}, "-list-max-wait must be more than 0"},
+		{[]string{"-upstream", up, "-list-max-wait", "-1s"}, "-list-max-wait must be more than 0"},
+		{[]string{"-upstream", up, "-list-timeout", "0"}, "-list-timeout must be more than 0"},
+		{[]string{"-upstream", up, "-max-body-bytes", "0"}, "-max-body-bytes must be more than 0"},
+		{[]string{"-upstream", up, "-max-body-bytes", "-1"}, "-max-body-bytes must be more than 0"},
+		{[]string{"-upstream", up, "-modern-status", "302"}, "-modern-status must be 200 or a 4xx status"},
+		{[]string{"-upstream", "ftp://x"}, `-upstream "ftp://x" is not an http(s) URL`},
+	} {
+		var stderr bytes.Buffer
+		code := run(context.Background(), tc.args, &stderr)
+		if code != exitUsage || strings.Count(stderr.String(), tc.want) != 1 || strings.Contains(stderr.String(), "Options") {
+			t.Errorf("%q: exit %d, %q; want %d and %q once", tc.args, code, stderr.String(), exitUsage, tc.want)
+		}
+	}
+	var stderr bytes.Buffer
+	run(context.Background(), nil, &stderr)
+	if !strings.Contains(stderr.String(), "usage: toolguard-proxy") {
+		t.Errorf("no arguments: no usage in %q", stderr.String())
+	}
+}
+
+// TestZeroMeansZero: an explicit 0 means none, not the library's default.
+func TestZeroMeansZero(t *testing.T) {
+	c, err := parse([]string{"-upstream", "http://127.0.0.1:1/mcp", "-list-ttl", "0", "-list-min-interval", "0", "-shutdown-timeout", "0"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.discover.TTL != time.Nanosecond || c.discover.MinInterval != time.Nanosecond || c.shutdown != 0 {
+		t.Errorf("TTL %v, MinInterval %v, shutdown %v: want no caching, no spacing, no wait", c.discover.TTL, c.discover.MinInterval, c.shutdown)
+	}
+	var hosts []string
+	up := httptest.NewServer(fakeUpstream(&hosts))
+	defer up.Close()
+	for _, tc := range []struct {
+		limit    string
+		withList bool
+	}{{"100", true}, {"1", true}, {"0", false}} {
+		c, err := parse([]string{"-upstream", up.URL + "/mcp", "-tool-list-limit", tc.limit}, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, err := handler(c, log.New(io.Discard, "", 0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		front := httptest.NewServer(h)
+		got := post(t, front.URL+"/mcp", "", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ech0"}}`)
+		if !strings.Contains(got, `"code":-32602`) || strings.Contains(got, "availableTools") != tc.withList {
+			t.Errorf("-tool-list-limit %s: %s; want a list: %v", tc.limit, got, tc.withList)
+		}
+		front.Close()
 	}
 }

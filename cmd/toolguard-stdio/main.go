@@ -13,8 +13,8 @@
 // byte for byte and in order. SIGINT, SIGTERM, SIGHUP and SIGQUIT are
 // forwarded to the server. When standard input ends, the server's standard
 // input is closed. toolguard-stdio exits with the server's status (128 plus
-// the signal number when a signal ended it), or 64 on a usage error and
-// 127 when the command cannot be started.
+// the signal number when a signal ended it), or 0 after -h, 64 on a usage
+// error and 127 when the command cannot be started.
 //
 // In a JSON MCP client configuration:
 //
@@ -54,21 +54,27 @@ func run(args []string, stdin io.Reader, stdout io.WriteCloser, stderr io.Writer
 	fs := flag.NewFlagSet("toolguard-stdio", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var opts toolguard.StdioOptions
-	fs.DurationVar(&opts.MaxWait, "max-wait", 2*time.Second, "longest a call waits for the server's tools/list before it is passed through")
-	fs.IntVar(&opts.ToolListLimit, "tool-list-limit", toolguard.DefaultToolListLimit, "cap on the names listed in data.availableTools")
+	fs.DurationVar(&opts.MaxWait, "max-wait", 2*time.Second, "longest a call waits for the server's tools/list before it is passed through; more than 0 (a rejection needs that list)")
+	fs.IntVar(&opts.ToolListLimit, "tool-list-limit", toolguard.DefaultToolListLimit, "cap on the names listed in data.availableTools; 0 leaves the list out, as -hide-tool-list")
 	fs.BoolVar(&opts.HideToolList, "hide-tool-list", false, "leave data.availableTools out of rejections")
 	fs.BoolVar(&opts.HideSuggestions, "hide-suggestions", false, "leave data.suggestions out of rejections")
 	fs.BoolVar(&opts.SafeIntegerIDs, "safe-integer-ids", true, "pass through integer ids beyond ±(2^53−1), which JavaScript servers refuse")
-	fs.IntVar(&opts.MaxLineBytes, "max-line-bytes", toolguard.DefaultMaxBodyBytes, "longer client lines pass through unread")
-	logRejections := fs.Bool("log", false, "write one line per rejection to standard error")
+	fs.IntVar(&opts.MaxLineBytes, "max-line-bytes", toolguard.DefaultMaxBodyBytes, "longer client lines pass through unread, and the guard answers nothing more on the stream; more than 0")
+	logRejections := fs.Bool("log", false, "write one line per rejection to standard error, and say so once when the guard leaves calls to the server (before the handshake, or after a line it cannot read)")
 	fs.Usage = func() {
-		fmt.Fprint(stderr, "usage: toolguard-stdio [flags] -- COMMAND [ARG...]\n\nflags:\n")
+		fmt.Fprint(stderr, "usage: toolguard-stdio [flags] -- COMMAND [ARG...]\n\n"+
+			"Exit status: the server's (128+N when signal N ended it), 0 for -h, 64 on a usage error,\n"+
+			"127 when the command cannot be started.\n\nflags:\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
+		return exitUsage
+	}
+	if err := checkFlags(&opts); err != nil {
+		fmt.Fprintln(stderr, "toolguard-stdio:", err)
 		return exitUsage
 	}
 	argv := fs.Args()
@@ -81,6 +87,9 @@ func run(args []string, stdin io.Reader, stdout io.WriteCloser, stderr io.Writer
 		logger := log.New(stderr, "toolguard-stdio: ", log.LstdFlags)
 		opts.OnReject = func(rej *toolguard.Rejection) {
 			logger.Printf("rejected unknown tool %q", rej.Name)
+		}
+		opts.OnInactive = func(reason string) {
+			logger.Printf("not answering: %s", reason)
 		}
 	}
 
@@ -149,6 +158,23 @@ func run(args []string, stdin io.Reader, stdout io.WriteCloser, stderr io.Writer
 		<-drained
 	}
 	return exitStatus(cmd.ProcessState, waitErr, stderr)
+}
+
+// checkFlags checks the flags' values, naming the flag, and makes 0 mean
+// what it says where the library would read it as "the default".
+func checkFlags(opts *toolguard.StdioOptions) error {
+	switch {
+	case opts.MaxWait <= 0:
+		return fmt.Errorf("-max-wait must be more than 0, not %v (how long a call may wait for the server's tool list: a rejection needs that list)", opts.MaxWait)
+	case opts.ToolListLimit < 0:
+		return fmt.Errorf("-tool-list-limit must not be negative, not %d (0 leaves the list out)", opts.ToolListLimit)
+	case opts.MaxLineBytes <= 0:
+		return fmt.Errorf("-max-line-bytes must be more than 0, not %d", opts.MaxLineBytes)
+	}
+	if opts.ToolListLimit == 0 {
+		opts.HideToolList = true // no names, not the library's default of 100
+	}
+	return nil
 }
 
 // exitStatus is the server's exit status, as a shell reports it.

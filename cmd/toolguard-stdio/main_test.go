@@ -1,10 +1,15 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
+	"encoding/json"
+	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -12,17 +17,43 @@ type nopCloser struct{ io.Writer }
 
 func (nopCloser) Close() error { return nil }
 
+// lockedBuffer is written by the server's standard error and the log at
+// once, as os.Stderr may be.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
 func runWith(t *testing.T, stdin string, args ...string) (int, string, string) {
 	t.Helper()
-	var out, errOut bytes.Buffer
+	var out bytes.Buffer
+	var errOut lockedBuffer
 	code := run(args, strings.NewReader(stdin), nopCloser{&out}, &errOut)
-	return code, out.String(), errOut.String()
+	return code, out.String(), errOut.b.String()
 }
 
 func TestUsage(t *testing.T) {
-	for _, args := range [][]string{{}, {"--"}, {"-nope", "--", "true"}, {"-max-wait", "-1s", "--", "true"}} {
+	for _, args := range [][]string{{}, {"--"}, {"-nope", "--", "true"}} {
 		if code, _, _ := runWith(t, "", args...); code != exitUsage {
 			t.Errorf("%q: exit %d, want %d", args, code, exitUsage)
+		}
+	}
+	// A bad value is a usage error that names the flag, checked before
+	// anything starts.
+	for _, args := range [][]string{
+		{"-max-wait", "-1s"}, {"-max-wait", "0"},
+		{"-tool-list-limit", "-1"},
+		{"-max-line-bytes", "0"}, {"-max-line-bytes", "-5"},
+	} {
+		code, _, errOut := runWith(t, "", append(args, "--", "true")...)
+		if code != exitUsage || !strings.Contains(errOut, args[0]+" must") || strings.Contains(errOut, "Options") {
+			t.Errorf("%q: exit %d, %q; want %d naming %s", args, code, errOut, exitUsage, args[0])
 		}
 	}
 	if code, _, _ := runWith(t, "", "--", "/nonexistent/server"); code != exitNotFound {
@@ -52,5 +83,96 @@ func TestPipes(t *testing.T) {
 	}
 	if !strings.Contains(errOut, "to-stderr") {
 		t.Errorf("standard error: %q", errOut)
+	}
+}
+
+// TestLogInactive: with -log, the guard says once why it leaves calls to
+// the server.
+func TestLogInactive(t *testing.T) {
+	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"nope"}}` + "\n"
+	for _, tc := range []struct{ in, why string }{
+		{call + call, "before the initialize handshake"},
+		{"not json\n" + "not json\n", "not certainly one JSON-RPC message"},
+	} {
+		code, _, errOut := runWith(t, tc.in, "-log", "--", "cat")
+		if code != 0 || strings.Count(errOut, "not answering") != 1 || !strings.Contains(errOut, tc.why) {
+			t.Errorf("%q: exit %d, log %q, want one line: %s", tc.in, code, errOut, tc.why)
+		}
+	}
+}
+
+// TestMain makes the test binary a stdio MCP server with one tool, echo,
+// when TOOLGUARD_FAKE_SERVER is set.
+func TestMain(m *testing.M) {
+	if os.Getenv("TOOLGUARD_FAKE_SERVER") != "" {
+		fakeServer()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+func fakeServer() {
+	sc := bufio.NewScanner(os.Stdin)
+	for sc.Scan() {
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		if json.Unmarshal(sc.Bytes(), &m) != nil || m.ID == nil {
+			continue
+		}
+		id := string(m.ID)
+		switch m.Method {
+		case "initialize":
+			fmt.Printf(`{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"fake","version":"1"}}}`+"\n", id)
+		case "tools/list":
+			fmt.Printf(`{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"echo","inputSchema":{"type":"object"}}]}}`+"\n", id)
+		case "tools/call":
+			fmt.Printf(`{"jsonrpc":"2.0","id":%s,"result":{"content":[],"isError":true}}`+"\n", id)
+		}
+	}
+}
+
+// session runs toolguard-stdio in front of the fake server, does the
+// handshake, sends line and returns the answer.
+func session(t *testing.T, line string, flags ...string) string {
+	t.Helper()
+	t.Setenv("TOOLGUARD_FAKE_SERVER", "1")
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan int, 1)
+	go func() {
+		done <- run(append(flags, "--", os.Args[0]), inR, outW, io.Discard)
+	}()
+	br := bufio.NewReader(outR)
+	io.WriteString(inW, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`+"\n")
+	if l, err := br.ReadString('\n'); err != nil || !strings.Contains(l, "serverInfo") {
+		t.Fatalf("initialize answered %q, %v", l, err)
+	}
+	io.WriteString(inW, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"+line)
+	answer, err := br.ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	inW.Close()
+	go io.Copy(io.Discard, br)
+	if code := <-done; code != 0 {
+		t.Errorf("exit %d", code)
+	}
+	return answer
+}
+
+// TestFlagValues: an explicit value means what it says: -tool-list-limit 0
+// lists no names (not the library's default of 100).
+func TestFlagValues(t *testing.T) {
+	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ech0"}}` + "\n"
+	for _, tc := range []struct {
+		flags    []string
+		withList bool
+	}{{nil, true}, {[]string{"-tool-list-limit", "1"}, true}, {[]string{"-tool-list-limit", "0"}, false}} {
+		got := session(t, call, tc.flags...)
+		if !strings.Contains(got, `"code":-32602`) || strings.Contains(got, `"availableTools"`) != tc.withList {
+			t.Errorf("%q: answered %s, want a list: %v", tc.flags, got, tc.withList)
+		}
 	}
 }

@@ -93,18 +93,34 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
        toolguard-check [flags] -fleet FILE
 
 Calls a made-up tool on an MCP server and classifies the answer.
-Exit status: 0 VERIFIED, 1 OBSERVED_RISK, 2 UNVERIFIED, 64 usage error.
+Exit status: 0 VERIFIED, 1 OBSERVED_RISK, 2 UNVERIFIED, 64 usage error
+(0 for -h).
 
 `)
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
-		return exitUsage
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return exitUsage // flag printed the error and the usage
 	}
 	usage := func(msg string) int {
 		fmt.Fprintln(stderr, "toolguard-check:", msg)
 		fs.Usage()
 		return exitUsage
+	}
+	for _, f := range []struct {
+		name     string
+		negative bool
+	}{
+		{"-timeout", opts.Timeout < 0}, {"-max-pages", opts.MaxPages < 0}, {"-max-bytes", opts.MaxBodyBytes < 0},
+		{"-concurrency", *concurrency < 0}, {"-processes", *processes < 0}, {"-spacing", *spacing < 0},
+	} {
+		if f.negative {
+			fmt.Fprintf(stderr, "toolguard-check: %s must not be negative\n", f.name)
+			return exitUsage
+		}
 	}
 
 	if *fleetFile != "" {

@@ -311,3 +311,41 @@ func stdioServer(mode string) {
 		}
 	}
 }
+
+// TestHelpAndFlagErrors: -h exits 0, as in toolguard-stdio and
+// toolguard-proxy; a bad value names the flag the user typed, once; the
+// library's own error names the option.
+func TestHelpAndFlagErrors(t *testing.T) {
+	for _, args := range [][]string{{"-h"}, {"-help"}} {
+		if code, _, errOut := runCLI(t, "", args...); code != 0 || !strings.Contains(errOut, "usage:") {
+			t.Errorf("%q: exit %d, %q; want 0 and the usage", args, code, errOut)
+		}
+	}
+	for _, args := range [][]string{
+		{"-timeout", "-1s"}, {"-max-pages", "-1"}, {"-max-bytes", "-1"},
+		{"-concurrency", "-1"}, {"-processes", "-1"}, {"-spacing", "-1s"},
+	} {
+		code, _, errOut := runCLI(t, "", append(args, "http://127.0.0.1:1")...)
+		if code != exitUsage || strings.Count(errOut, args[0]+" must not be negative") != 1 {
+			t.Errorf("%q: exit %d, %q; want %d naming %s once", args, code, errOut, exitUsage, args[0])
+		}
+	}
+	code, _, errOut := runCLI(t, "", "-nosuchflag", "http://x")
+	if code != exitUsage || strings.Count(errOut, "-nosuchflag") != 1 {
+		t.Errorf("-nosuchflag: exit %d, %q; want the error once", code, errOut)
+	}
+	for _, tc := range []struct {
+		opts conformance.Options
+		name string
+	}{
+		{conformance.Options{Timeout: -1}, "Options.Timeout"},
+		{conformance.Options{MaxPages: -1}, "Options.MaxPages"},
+		{conformance.Options{MaxBodyBytes: -1}, "Options.MaxBodyBytes"},
+		{conformance.Options{MaxRetries: -1}, "Options.MaxRetries"},
+		{conformance.Options{MaxRetryWait: -1}, "Options.MaxRetryWait"},
+	} {
+		if _, err := conformance.CheckURL(context.Background(), "http://127.0.0.1:1/mcp", tc.opts); err == nil || !strings.Contains(err.Error(), tc.name+" must not be negative") {
+			t.Errorf("%s: %v", tc.name, err)
+		}
+	}
+}
