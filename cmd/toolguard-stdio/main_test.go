@@ -44,6 +44,14 @@ func TestUsage(t *testing.T) {
 			t.Errorf("%q: exit %d, want %d", args, code, exitUsage)
 		}
 	}
+	for _, args := range [][]string{{"-h"}, {"-help"}} {
+		if code, _, errOut := runWith(t, "", args...); code != 0 || !strings.Contains(errOut, "usage:") || !strings.Contains(errOut, "Exit status") {
+			t.Errorf("%q: exit %d, %q; want 0 and the usage with the exit statuses", args, code, errOut)
+		}
+	}
+	if _, _, errOut := runWith(t, "", "-nope", "--", "true"); strings.Count(errOut, "-nope") != 1 {
+		t.Errorf("-nope: %q, want the error once", errOut)
+	}
 	// A bad value is a usage error that names the flag, checked before
 	// anything starts.
 	for _, args := range [][]string{
