@@ -354,7 +354,10 @@ var volatile = map[string]bool{
 // what it is sent.
 func CallerKey(r *http.Request) string {
 	keys := make([]string, 0, len(r.Header))
-	size := len(r.URL.Path) + len(r.URL.RawQuery) + len(r.Host) + len(r.RemoteAddr) + 16
+	// The path as it is sent on (escaped): /t/a%2Fb/mcp and /t/a/b/mcp are
+	// different callers to a router that matches the escaped path.
+	path := r.URL.EscapedPath()
+	size := len(path) + len(r.URL.RawQuery) + len(r.Host) + len(r.RemoteAddr) + 16
 	for k, vs := range r.Header {
 		if forwarded(k) && !volatile[k] {
 			keys = append(keys, k)
@@ -367,7 +370,7 @@ func CallerKey(r *http.Request) string {
 	sort.Strings(keys)
 	var b strings.Builder
 	b.Grow(size)
-	b.WriteString(r.URL.Path)
+	b.WriteString(path)
 	b.WriteByte('?')
 	b.WriteString(r.URL.RawQuery)
 	b.WriteString("\nhost\x00")
@@ -383,7 +386,8 @@ func CallerKey(r *http.Request) string {
 		b.WriteString(la.String())
 	}
 	if r.TLS != nil {
-		b.WriteString("\ntls")
+		b.WriteString("\ntls\x00")
+		b.WriteString(r.TLS.ServerName) // a server may route by SNI
 		if certs := r.TLS.PeerCertificates; len(certs) > 0 {
 			// A client certificate is who the caller is, to a server
 			// that authenticates with mutual TLS.

@@ -262,11 +262,16 @@ func announcesListChanges(s *server.MCPServer) bool {
 // drain reads the notifications the server has sent the watcher. It runs
 // before every use of the cache, so a change the server announced before
 // the call arrived is always seen (the server sends before AddTool
-// returns). A full channel loses later notifications, never the pending
-// ones that already invalidate. t.mu is held.
+// returns). mcp-go drops a notification for a session whose channel is
+// full, so a full channel may have lost a tools/list_changed: it
+// invalidates too. Only drain reads the channel, so after a drop it stays
+// full until here. t.mu is held.
 func (t *ToolSet) drain() {
 	t.draining.Store(true)
 	defer t.draining.Store(false)
+	if len(t.watch.ch) == cap(t.watch.ch) {
+		t.version.Add(1)
+	}
 	for {
 		select {
 		case n := <-t.watch.ch:
