@@ -122,30 +122,7 @@ func newLineClient(w io.Writer, r io.Reader) *lineClient {
 // is stopped when the test ends.
 func startLineClient(t testing.TB, argv []string) (*lineClient, *exec.Cmd) {
 	t.Helper()
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Stderr = os.Stderr
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		in.Close()
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			cmd.Process.Kill()
-			<-done
-		}
-	})
+	cmd, in, out := fixture.StartPiped(t, argv)
 	return newLineClient(in, out), cmd
 }
 

@@ -245,19 +245,18 @@ func (g *Guard) decide(r *http.Request, body []byte) (rej *Rejection, reason Rea
 	if len(r.Header[mcpwire.HeaderLastEventID]) > 0 {
 		return nil, ReasonLastEventID, named(), nil
 	}
+	json, stream := mcpwire.Accepts(r.Header["Accept"])
 	if modern {
 		if hdr, single := mismatchedHeader(r.Header, nameBytes); hdr != "" {
 			if !single || !g.opts.AnswerHeaderMismatch {
 				return nil, ReasonHeaderMismatch, named(), nil
 			}
-			json, stream := mcpwire.Accepts(r.Header["Accept"])
 			if !json && !stream {
 				return nil, ReasonAccept, named(), nil
 			}
 			return newHeaderMismatch(m.id.raw(body), string(nameBytes), hdr, stream && !json), 0, "", nil
 		}
 	}
-	json, stream := mcpwire.Accepts(r.Header["Accept"])
 	if !json && !stream {
 		return nil, ReasonAccept, named(), nil
 	}

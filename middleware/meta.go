@@ -33,14 +33,14 @@ func member(obj []byte, key string) []byte {
 		if i >= len(obj) || obj[i] != '"' {
 			return nil
 		}
-		end := skipValidValue(obj, i)
+		end := valueEnd(obj, i)
 		k := obj[i:end]
 		i = skipWS(obj, end)
 		if i >= len(obj) || obj[i] != ':' {
 			return nil
 		}
 		i = skipWS(obj, i+1)
-		vend := skipValidValue(obj, i)
+		vend := valueEnd(obj, i)
 		if keyEquals(k, key) {
 			return obj[i:vend]
 		}
@@ -61,42 +61,11 @@ func keyEquals(k []byte, key string) bool {
 	return json.Unmarshal(k, &s) == nil && s == key
 }
 
-// skipValidValue returns the index just past the JSON value starting at i, in
-// a document known to be valid.
-func skipValidValue(b []byte, i int) int {
-	depth := 0
-	for i < len(b) {
-		switch c := b[i]; c {
-		case '"':
-			i++
-			for i < len(b) && b[i] != '"' {
-				if b[i] == '\\' {
-					i++
-				}
-				i++
-			}
-			i++
-		case '{', '[':
-			depth++
-			i++
-		case '}', ']':
-			depth--
-			i++
-		default:
-			for i < len(b) && b[i] != ',' && b[i] != '}' && b[i] != ']' && b[i] != ' ' &&
-				b[i] != '\t' && b[i] != '\n' && b[i] != '\r' {
-				i++
-			}
-		}
-		if depth == 0 {
-			return i
-		}
-		// inside a container: skip separators
-		for i < len(b) && (b[i] == ',' || b[i] == ':' || b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-			i++
-		}
-	}
-	return i
+// valueEnd returns the index just past the JSON value at i of a body the
+// strict reader accepted (so the value is valid, and within maxDepth).
+func valueEnd(b []byte, i int) int {
+	end, _ := skipValue(b, i, 0)
+	return end
 }
 
 // forwardedMeta returns a copy of a call's _meta to send on the tools/list
@@ -114,14 +83,14 @@ func forwardedMeta(meta []byte) json.RawMessage {
 	out = append(out, '{')
 	i := skipWS(meta, 1)
 	for i < len(meta) && meta[i] == '"' {
-		kend := skipValidValue(meta, i)
+		kend := valueEnd(meta, i)
 		k := meta[i:kend]
 		j := skipWS(meta, kend)
 		if j >= len(meta) || meta[j] != ':' {
 			return bytes.Clone(meta)
 		}
 		v := skipWS(meta, j+1)
-		vend := skipValidValue(meta, v)
+		vend := valueEnd(meta, v)
 		if !keyEquals(k, "progressToken") {
 			if len(out) > 1 {
 				out = append(out, ',')

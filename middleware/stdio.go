@@ -353,10 +353,12 @@ func (r *stdioReader) line(line []byte) {
 	var meta []byte
 	key := ""
 	if c.modern {
-		var ok bool
-		if meta, key, ok = callerMeta(line); !ok {
+		// The call's own _meta, as over HTTP (see forwardedMeta); the
+		// caller is known by its bytes.
+		if meta = forwardedMeta(paramsMeta(line)); meta == nil {
 			return
 		}
+		key = string(meta)
 	} else {
 		s.mu.Lock()
 		ready := s.hs == hsReady
@@ -627,26 +629,6 @@ func responseLine(line []byte) bool {
 		return false
 	}
 	return seen["jsonrpc"] && seen["id"] && seen["result"] != seen["error"]
-}
-
-// callerMeta returns the _meta of a strict 2026-07-28 tools/call to send
-// on the guard's tools/list, without progressToken (a list must not make
-// the server send progress to the client), and the cache key of that caller.
-func callerMeta(line []byte) (meta []byte, key string, ok bool) {
-	var msg struct {
-		Params struct {
-			Meta map[string]json.RawMessage `json:"_meta"`
-		} `json:"params"`
-	}
-	if json.Unmarshal(line, &msg) != nil || msg.Params.Meta == nil {
-		return nil, "", false
-	}
-	delete(msg.Params.Meta, "progressToken")
-	b, err := json.Marshal(msg.Params.Meta) // keys sorted: the same caller, the same key
-	if err != nil {
-		return nil, "", false
-	}
-	return b, string(b), true
 }
 
 func syntheticRequest(line []byte) *http.Request {
