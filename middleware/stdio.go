@@ -416,7 +416,7 @@ func (r *stdioReader) wait() {
 	case <-s.outDone:
 	case <-r.closed:
 	}
-	names, cursor, ok := listPage(answer)
+	names, cursor, ok := listPage(answer, h.reqID)
 	if !ok {
 		r.release()
 		return
@@ -470,52 +470,24 @@ func (s *Stdio) ask(h *hold, cursor string) []byte {
 	s.waiting.Add(1)
 	s.mu.Unlock()
 	s.fetches.Add(1)
-	b := make([]byte, 0, 96+len(h.meta)+len(cursor))
-	b = append(b, `{"jsonrpc":"2.0","id":"`...)
-	b = append(b, id...)
-	b = append(b, `","method":"tools/list","params":{`...)
-	sep := ""
-	if cursor != "" {
-		b = append(b, `"cursor":"`...)
-		b = appendEscaped(b, cursor)
-		b = append(b, '"')
-		sep = ","
-	}
-	if h.meta != nil {
-		b = append(b, sep...)
-		b = append(b, `"_meta":`...)
-		b = append(b, h.meta...)
-	}
-	return append(b, "}}\n"...)
+	return append(mcpwire.ListRequest(id, cursor, h.meta), '\n')
 }
 
-// listPage reads one tools/list answer: the names, the next cursor, and ok
-// false for anything but a complete page.
-func listPage(answer []byte) (names []string, cursor string, ok bool) {
+// listPage reads one tools/list answer to the request id: the names, the
+// next cursor, and ok false for anything but a complete page.
+func listPage(answer []byte, id string) (names []string, cursor string, ok bool) {
 	if answer == nil {
 		return nil, "", false
 	}
-	var reply struct {
-		Result *struct {
-			Tools []struct {
-				Name *string `json:"name"`
-			} `json:"tools"`
-			NextCursor *string `json:"nextCursor"`
-		} `json:"result"`
-	}
-	if json.Unmarshal(answer, &reply) != nil || reply.Result == nil || reply.Result.Tools == nil {
+	res, err := mcpwire.Result(answer, id)
+	if err != nil {
 		return nil, "", false
 	}
-	for _, t := range reply.Result.Tools {
-		if t.Name == nil {
-			return nil, "", false
-		}
-		names = append(names, *t.Name)
+	page, err := mcpwire.DecodePage(res)
+	if err != nil {
+		return nil, "", false
 	}
-	if c := reply.Result.NextCursor; c != nil {
-		cursor = *c
-	}
-	return names, cursor, true
+	return page.Names, page.NextCursor, true
 }
 
 // stdioCall is what the guard needs of one client line.
