@@ -140,10 +140,12 @@ type ToolSet struct {
 	checkOnce sync.Once
 	notifies  bool // the server sends list_changed
 
-	mu      sync.Mutex
-	cache   map[string]*cached
-	flights map[string]*flight
-	lives   map[string]*life // by session id: ended when the server unregisters it
+	mu         sync.Mutex
+	cache      map[string]*cached
+	flights    map[string]*flight
+	lives      map[string]*life // by session id: ended when the server unregisters it
+	recent     [4]*internedList
+	nextRecent int
 	// globals holds the server's global tool names as of a version, kept
 	// while the server announces its changes; read without locking.
 	globals  atomic.Pointer[globalNames]
@@ -381,12 +383,32 @@ func (t *ToolSet) ask(r *http.Request) (*cached, error) {
 		}
 	}
 	cp.mu.Unlock()
-	c.sorted = c.names
-	if !slices.IsSorted(c.names) {
-		c.sorted = slices.Sorted(slices.Values(c.names))
-	}
+	c.names, c.sorted = t.intern(c.names)
 	return c, nil
 }
+
+// intern returns a list equal to names that an earlier caller got, if one
+// of the last few is, so that callers with the same list (the common case)
+// share one slice: memory stays flat with many callers, and the guard
+// recognizes the list it built its answer from by address.
+func (t *ToolSet) intern(names []string) (list, sorted []string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, l := range t.recent {
+		if l != nil && slices.Equal(l.names, names) {
+			return l.names, l.sorted
+		}
+	}
+	l := &internedList{names: names, sorted: names}
+	if !slices.IsSorted(names) {
+		l.sorted = slices.Sorted(slices.Values(names))
+	}
+	t.recent[t.nextRecent%len(t.recent)] = l
+	t.nextRecent++
+	return l.names, l.sorted
+}
+
+type internedList struct{ names, sorted []string }
 
 func (t *ToolSet) lifeOf(id string) *life {
 	t.mu.Lock()
