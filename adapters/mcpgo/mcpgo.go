@@ -37,23 +37,25 @@
 //     tools are added); without it every rejection is confirmed with a
 //     fresh list, with every schema.
 //
-// Tools changes the server it is given in two ways, both invisible to
-// clients: it appends a tool filter that returns every tool unchanged
-// except in the tool set's own tools/list requests, and it adds an
-// OnUnregisterSession hook (installing empty Hooks if the server has none).
-// Call Tools after the server's options and tools are set and before it
-// serves: a tool filter added to the server after Tools would not be
-// applied to the names the guard lists.
+// Tools changes the server it is given, invisibly to clients: it appends a
+// tool filter that returns every tool unchanged except in the tool set's
+// own tools/list requests (where the server's OnBeforeListTools and
+// OnAfterListTools hooks see them, with an empty result), it adds
+// OnRegisterSession and OnUnregisterSession hooks (installing empty Hooks
+// if the server has none), and it registers the watcher session. Call Tools
+// after the server's options and tools are set and before it serves: a
+// tool filter added to the server after Tools would not be applied to the
+// names the guard lists.
 package toolguardmcpgo
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"net/http"
 	"reflect"
 	"slices"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -66,13 +68,20 @@ import (
 
 // Options configures Tools.
 type Options struct {
-	// Discover configures the tools/list fetches.
+	// Discover configures the tools/list requests: Timeout, MaxBodyBytes
+	// and MaxPages bound each one, Key says which callers may share a list
+	// (see below), MinInterval spaces one caller's requests and MaxWait
+	// bounds how long a call waits for another call's request.
+	//
+	// A list read in a session is only ever reused in that session, whatever
+	// Key says; Key returning "" shares and reuses nothing.
 	Discover toolguard.DiscoverOptions
 
 	// MaxAge bounds how long a caller's list is reused while no
 	// list_changed notification arrives and the caller's session tools do
 	// not change; it covers tool filters whose answer changes with time and
-	// session ids a custom session id manager stops accepting. Default 1s.
+	// session ids that a custom session id manager stops accepting without
+	// unregistering the session. Default 1s.
 	MaxAge time.Duration
 }
 
@@ -99,7 +108,7 @@ func Tools(s *server.MCPServer, h http.Handler, opts Options) (*ToolSet, error) 
 	}
 	// The tool set's own list requests (marked in their context) skip the
 	// Discovery's cache and sharing: their reply is empty, the names come
-	// through the capture. The tool set shares and caches them itself.
+	// through the capture. The tool set shares and reuses them itself.
 	dopts := opts.Discover
 	dopts.Key = func(r *http.Request) string {
 		if r.Context().Value(captureKey{}) != nil {
@@ -112,46 +121,57 @@ func Tools(s *server.MCPServer, h http.Handler, opts Options) (*ToolSet, error) 
 		return nil, err
 	}
 	t := &ToolSet{s: s, d: d, key: key, maxAge: opts.MaxAge,
-		cache: map[string]*cached{}, flights: map[string]*flight{}, lives: map[string]*life{}}
-	t.watch = &watcher{id: "toolguard-watch-" + strconv.FormatInt(time.Now().UnixNano(), 36),
-		ch: make(chan mcp.JSONRPCNotification, 64)}
-	if err := s.RegisterSession(context.Background(), t.watch); err != nil {
-		return nil, err
+		minInterval: opts.Discover.MinInterval, maxWait: opts.Discover.MaxWait,
+		callers: map[string]*caller{}, sessions: map[string]*life{}}
+	if t.minInterval == 0 {
+		t.minInterval = 10 * time.Millisecond
 	}
-	server.WithToolFilter(capture)(s)
+	if t.maxWait == 0 {
+		t.maxWait = 2 * time.Second
+	}
+	t.watch = &watcher{id: "toolguard-watch-" + rand.Text(), ch: make(chan mcp.JSONRPCNotification, 64)}
 	hooks := s.GetHooks()
 	if hooks == nil {
 		hooks = &server.Hooks{}
 		server.WithHooks(hooks)(s)
 	}
+	hooks.AddOnRegisterSession(t.sessionStarted)
 	hooks.AddOnUnregisterSession(t.sessionEnded)
+	server.WithToolFilter(t.capture)(s)
+	if err := s.RegisterSession(context.Background(), t.watch); err != nil {
+		return nil, err
+	}
 	return t, nil
 }
 
 // ToolSet is the toolguard.ToolSet of an mcp-go server.
 type ToolSet struct {
-	s      *server.MCPServer
-	d      *toolguard.Discovery
-	key    func(*http.Request) string
-	maxAge time.Duration
-	watch  *watcher
+	s           *server.MCPServer
+	d           *toolguard.Discovery
+	key         func(*http.Request) string
+	maxAge      time.Duration
+	minInterval time.Duration
+	maxWait     time.Duration
+	watch       *watcher
 
 	version   atomic.Int64 // bumped on every list_changed the watcher hears
 	checkOnce sync.Once
-	notifies  bool // the server sends list_changed
+	notifies  bool        // the server sends list_changed
+	closed    atomic.Bool // Close was called: nothing is reused any more
 
-	mu         sync.Mutex
-	cache      map[string]*cached
-	flights    map[string]*flight
-	lives      map[string]*life // by session id: ended when the server unregisters it
-	recent     [4]*internedList
-	nextRecent int
+	mu       sync.Mutex
+	callers  map[string]*caller // by caller key and session id
+	sessions map[string]*life   // the sessions registered since Tools, by id
+	recent   [4]*internedList   // the last lists read, shared by callers listed the same
+	next     int                // where the next list goes in recent
+
 	// globals holds the server's global tool names as of a version, kept
 	// while the server announces its changes; read without locking.
 	globals  atomic.Pointer[globalNames]
 	draining atomic.Bool // a notification is being taken off the channel
-	// last is the entry the last Absent from Lookup was read from, so that
-	// the List the guard makes next for the same request finds it without
+
+	// last remembers the list the last Absent of Lookup was read from, so
+	// that the List the guard makes next for the same call finds it without
 	// computing the caller's key again.
 	last atomic.Pointer[lastAbsent]
 }
@@ -161,60 +181,73 @@ type globalNames struct {
 	names   map[string]struct{}
 }
 
-// cached is one caller's list.
-type cached struct {
+// caller is what the tool set keeps for one caller. t.mu guards it.
+type caller struct {
+	list    *list     // the caller's last list that may be reused, or nil
+	flight  *flight   // the request for the caller's list in progress, or nil
+	lastEnd time.Time // when the last request ended
+}
+
+// list is one caller's tools/list as the tool set keeps it.
+type list struct {
 	names   []string // as the server listed them
 	sorted  []string // the same, sorted, for lookups
-	version int64
+	version int64    // t.version when the request started
 	at      time.Time
-	// session is the caller's session as the server handed it to its tool
-	// filters, nil without one; sessionNames the names of its session
-	// tools then, sorted.
+	// session is the caller's session as mcp-go gave it to its tool
+	// filters, nil without one; sessionNames the names of its session tools
+	// at that moment, sorted; life ends when mcp-go unregisters it.
 	session      server.SessionWithTools
 	sessionNames []string
 	life         *life
-	// reusable is false for a session caller whose list came without the
-	// capture (a context function that drops the request's context, a
-	// handler that is not this server's): its session tools cannot be
-	// watched, so each rejection asks again.
+	// reusable says whether later calls may be decided by this list: the
+	// server announces its changes, and a session caller's session is
+	// one the tool set can watch (see ask).
 	reusable bool
 }
 
-// life is a session's: ended is set when the server unregisters it.
+// life is a registered session's: ended is set when mcp-go unregisters it.
 type life struct{ ended atomic.Bool }
 
 type flight struct {
 	done chan struct{}
-	c    *cached
+	l    *list
 	err  error
 }
 
 type lastAbsent struct {
 	req *http.Request
-	c   *cached
+	l   *list
 }
 
-const maxCached = 10000
+type internedList struct{ names, sorted []string }
+
+const maxCallers = 10000
+
+var errBusy = errors.New("toolguardmcpgo: no list for this caller within MinInterval or MaxWait")
 
 // Lookup reports a global tool, a session tool of the caller and any name
-// in the caller's current list Present, anything else Absent once the
-// caller's list is known, and leaves it to List otherwise.
+// in the caller's current list Present; any other name Absent.
 func (t *ToolSet) Lookup(r *http.Request, name string) toolguard.Presence {
 	if t.isGlobal(name) {
 		return toolguard.Present
 	}
-	if !t.announces() {
+	if !t.watching() {
 		return t.d.Lookup(r, name)
 	}
-	c := t.current(t.key(r))
-	if c == nil {
-		return toolguard.Absent // List fetches it
+	key := t.callerKey(r)
+	if key == "" {
+		return toolguard.Absent // List asks the server
 	}
-	if _, ok := slices.BinarySearch(c.sorted, name); ok {
+	l := t.current(key)
+	if l == nil {
+		return toolguard.Absent // List asks the server
+	}
+	if _, ok := slices.BinarySearch(l.sorted, name); ok {
 		return toolguard.Present
 	}
-	if c.session != nil {
-		if _, ok := c.session.GetSessionTools()[name]; ok {
+	if l.session != nil {
+		if _, ok := l.session.GetSessionTools()[name]; ok {
 			return toolguard.Present
 		}
 	}
@@ -223,66 +256,55 @@ func (t *ToolSet) Lookup(r *http.Request, name string) toolguard.Presence {
 	if t.s.GetTool(name) != nil {
 		return toolguard.Present
 	}
-	t.last.Store(&lastAbsent{req: r, c: c})
+	t.last.Store(&lastAbsent{req: r, l: l})
 	return toolguard.Absent
 }
 
-// isGlobal reports whether name is a global tool of the server. While the
-// server announces list changes, the names are kept and refreshed after
-// each announcement, which spares a lock and a copy of the tool per call;
-// otherwise the registry is asked every time.
-func (t *ToolSet) isGlobal(name string) bool {
-	if !t.announces() {
-		return t.s.GetTool(name) != nil
-	}
-	// Fast path: nothing announced since the names were read. A pending
-	// or half-taken notification sends the call down the locked path.
-	if g := t.globals.Load(); g != nil && len(t.watch.ch) == 0 && !t.draining.Load() && g.version == t.version.Load() {
-		_, ok := g.names[name]
-		return ok
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.drain()
-	g := t.globals.Load()
-	if v := t.version.Load(); g == nil || g.version != v {
-		tools := t.s.ListTools()
-		g = &globalNames{version: v, names: make(map[string]struct{}, len(tools))}
-		for n := range tools {
-			g.names[n] = struct{}{}
-		}
-		t.globals.Store(g)
-	}
-	_, ok := g.names[name]
-	return ok
-}
-
 // List returns the caller's tools/list: the one Lookup read while it is
-// current, otherwise one fetched now. Without list_changed announcements
-// it is always fetched after the call arrived.
+// current, otherwise one asked for now. Without list_changed announcements
+// every list is asked for after the call arrived, through the Discovery.
 func (t *ToolSet) List(r *http.Request) ([]string, error) {
-	if !t.announces() {
+	if !t.watching() {
 		return t.d.List(r)
 	}
-	if l := t.last.Load(); l != nil && sameRequest(l.req, r) && t.fresh(l.c) {
-		return l.c.names, nil
+	if la := t.last.Load(); la != nil && sameCall(la.req, r) && t.fresh(la.l) {
+		return la.l.names, nil
 	}
-	key := t.key(r)
-	if c := t.current(key); c != nil {
-		return c.names, nil
+	key := t.callerKey(r)
+	if key == "" {
+		l, err := t.ask(r)
+		if err != nil {
+			return nil, err
+		}
+		return l.names, nil
 	}
-	c, err := t.fetch(r, key)
+	l, err := t.shared(r, key)
 	if err != nil {
 		return nil, err
 	}
-	return c.names, nil
+	return l.names, nil
 }
 
-// sameRequest reports whether b stands for the same caller as a, the
-// request Lookup saw: a itself, or the shallow copy the guard makes of a
-// 2025-era call to give List its call, when the call has no _meta (a
-// call's _meta is part of List's key).
-func sameRequest(a, b *http.Request) bool {
+// callerKey is the key of r's caller in the tool set: the Discover key
+// with the session id added, so that a list read in one session is never
+// used in another, whatever the Discover key says. "" shares nothing.
+func (t *ToolSet) callerKey(r *http.Request) string {
+	k := t.key(r)
+	if k == "" {
+		return ""
+	}
+	if ids := r.Header["Mcp-Session-Id"]; len(ids) > 0 {
+		return k + "\x00session\x00" + ids[0]
+	}
+	return k
+}
+
+// sameCall reports whether b stands for the call of a, the request Lookup
+// saw: a itself (a 2026-07-28 call), or the shallow copy the guard makes of
+// a 2025-era call to give List its call, when the call has no _meta (a
+// call's _meta is part of List's key). Two requests share their URL and
+// header map only when one is such a copy of the other.
+func sameCall(a, b *http.Request) bool {
 	if a == b {
 		return true
 	}
@@ -293,33 +315,40 @@ func sameRequest(a, b *http.Request) bool {
 	return ok && !c.Modern && c.Meta == nil
 }
 
-// current returns the caller's cached list if it is still current.
-func (t *ToolSet) current(key string) *cached {
+// watching reports whether lists may be reused: the server announces its
+// changes and the watcher that hears them runs.
+func (t *ToolSet) watching() bool { return t.announces() && !t.closed.Load() }
+
+// current returns the caller's list if it is still current.
+func (t *ToolSet) current(key string) *list {
 	t.mu.Lock()
 	t.drain()
-	c := t.cache[key]
+	var l *list
+	if c := t.callers[key]; c != nil {
+		l = c.list
+	}
 	t.mu.Unlock()
-	if c == nil || !t.fresh(c) {
+	if l == nil || !t.fresh(l) {
 		return nil
 	}
-	return c
+	return l
 }
 
-// fresh reports whether c still is the caller's list: no announced change,
+// fresh reports whether l is still the caller's list: no announced change,
 // not older than MaxAge, its session alive with the same session tools.
-func (t *ToolSet) fresh(c *cached) bool {
-	if c.version != t.version.Load() || time.Since(c.at) > t.maxAge {
+func (t *ToolSet) fresh(l *list) bool {
+	if !l.reusable || l.version != t.version.Load() || time.Since(l.at) > t.maxAge || t.closed.Load() {
 		return false
 	}
-	if c.life != nil && c.life.ended.Load() {
+	if l.life != nil && l.life.ended.Load() {
 		return false
 	}
-	if c.session != nil {
-		now := c.session.GetSessionTools()
-		if len(now) != len(c.sessionNames) {
+	if l.session != nil {
+		now := l.session.GetSessionTools()
+		if len(now) != len(l.sessionNames) {
 			return false
 		}
-		for _, n := range c.sessionNames {
+		for _, n := range l.sessionNames {
 			if _, ok := now[n]; !ok {
 				return false
 			}
@@ -328,107 +357,159 @@ func (t *ToolSet) fresh(c *cached) bool {
 	return true
 }
 
-// fetch asks the server for the caller's list, sharing one request among
-// concurrent callers with the same key.
-func (t *ToolSet) fetch(r *http.Request, key string) (*cached, error) {
+// shared returns a list for the caller of r: the current one, the one a
+// request in progress brings (calls that arrive together share it), or a
+// new one. One caller's requests are at least MinInterval apart (end of
+// one to start of the next) and a call waits at most MaxWait for another
+// call's; when neither allows a list, the call passes through.
+func (t *ToolSet) shared(r *http.Request, key string) (*list, error) {
+	deadline := time.Now().Add(t.maxWait)
 	t.mu.Lock()
-	if f := t.flights[key]; f != nil {
-		t.mu.Unlock()
-		select {
-		case <-f.done:
-		case <-r.Context().Done():
-			return nil, r.Context().Err()
+	t.drain()
+	c := t.callers[key]
+	if c == nil {
+		if len(t.callers) >= maxCallers {
+			clear(t.callers)
 		}
-		if f.err == nil && f.c.reusable && t.fresh(f.c) {
-			return f.c, nil
-		}
-		t.mu.Lock()
+		c = &caller{}
+		t.callers[key] = c
 	}
-	f := &flight{done: make(chan struct{})}
-	t.flights[key] = f
-	t.mu.Unlock()
-
-	f.c, f.err = t.ask(r)
-	t.mu.Lock()
-	delete(t.flights, key)
-	if f.err == nil && f.c.reusable {
-		if len(t.cache) >= maxCached {
-			clear(t.cache)
-			clear(t.lives)
+	if c.list != nil && t.fresh(c.list) {
+		l := c.list
+		t.mu.Unlock()
+		return l, nil
+	}
+	f := c.flight
+	if f == nil {
+		if next := c.lastEnd.Add(t.minInterval); time.Now().Before(next) {
+			t.mu.Unlock()
+			return nil, errBusy
 		}
-		t.cache[key] = f.c
+		f = &flight{done: make(chan struct{})}
+		c.flight = f
+		go t.fly(r, c, f)
+	}
+	t.mu.Unlock()
+	timer := time.NewTimer(time.Until(deadline))
+	defer timer.Stop()
+	select {
+	case <-f.done:
+	case <-timer.C:
+		return nil, errBusy
+	case <-r.Context().Done():
+		return nil, r.Context().Err()
+	}
+	return f.l, f.err
+}
+
+// fly asks for the caller's list and hands it to every call waiting for
+// it; it runs on its own, so a call waits at most MaxWait even for its own
+// request (which keeps going for the calls after it, up to Timeout).
+func (t *ToolSet) fly(r *http.Request, c *caller, f *flight) {
+	f.l, f.err = t.ask(r)
+	t.mu.Lock()
+	c.flight, c.lastEnd = nil, time.Now()
+	if f.err == nil && f.l.reusable {
+		c.list = f.l
 	}
 	t.mu.Unlock()
 	close(f.done)
-	return f.c, f.err
 }
 
 // ask sends the caller's tools/list through the handler with a capture in
 // its context: the tool set's filter, last in the server's chain, takes
 // the names there and empties the reply.
-func (t *ToolSet) ask(r *http.Request) (*cached, error) {
+func (t *ToolSet) ask(r *http.Request) (*list, error) {
 	v, at := t.version.Load(), time.Now()
-	cp := &captured{}
+	cp := &captured{owner: t}
 	names, err := t.d.List(r.WithContext(context.WithValue(r.Context(), captureKey{}, cp)))
 	if err != nil {
 		return nil, err
 	}
-	c := &cached{names: names, version: v, at: at, reusable: len(r.Header["Mcp-Session-Id"]) == 0}
-	cp.mu.Lock()
-	if cp.done {
-		c.reusable = true
-		c.names, c.session, c.sessionNames = cp.names, cp.session, cp.sessionNames
-		if cp.sessionID != "" {
-			c.life = t.lifeOf(cp.sessionID)
-		}
+	l := &list{names: names, version: v, at: at}
+	sessionID := ""
+	if call, ok := toolguard.CallFromContext(r.Context()); !ok || !call.Modern {
+		// mcp-go ignores Mcp-Session-Id in 2026-07-28 requests.
+		sessionID = r.Header.Get("Mcp-Session-Id")
 	}
+	cp.mu.Lock()
+	done := cp.done
+	if done {
+		l.names, l.session, l.sessionNames = cp.names, cp.session, cp.sessionNames
+	}
+	capturedID := cp.sessionID
 	cp.mu.Unlock()
-	c.names, c.sorted = t.intern(c.names)
-	return c, nil
+	switch {
+	case !done:
+		// No capture (a context function that replaced the request's
+		// context, a handler that is not this server's): the reply had
+		// the list. A session caller's session tools cannot be watched
+		// then, so only a caller without one may reuse it.
+		l.reusable = sessionID == ""
+	case sessionID == "":
+		l.reusable = capturedID == ""
+	default:
+		// Reused only in a session mcp-go registered after Tools and has
+		// not unregistered since, and only if the filter saw that session.
+		t.mu.Lock()
+		l.life = t.sessions[sessionID]
+		t.mu.Unlock()
+		l.reusable = capturedID == sessionID && l.life != nil && !l.life.ended.Load()
+	}
+	l.names, l.sorted = t.intern(l.names)
+	return l, nil
 }
 
 // intern returns a list equal to names that an earlier caller got, if one
-// of the last few is, so that callers with the same list (the common case)
-// share one slice: memory stays flat with many callers, and the guard
-// recognizes the list it built its answer from by address.
+// of the last few is, so that callers listed the same (the common case)
+// share one slice and memory stays flat with many callers.
 func (t *ToolSet) intern(names []string) (list, sorted []string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	for _, l := range t.recent {
-		if l != nil && slices.Equal(l.names, names) {
-			return l.names, l.sorted
+	for _, il := range t.recent {
+		if il != nil && slices.Equal(il.names, names) {
+			return il.names, il.sorted
 		}
 	}
-	l := &internedList{names: names, sorted: names}
+	il := &internedList{names: names, sorted: names}
 	if !slices.IsSorted(names) {
-		l.sorted = slices.Sorted(slices.Values(names))
+		il.sorted = slices.Sorted(slices.Values(names))
 	}
-	t.recent[t.nextRecent%len(t.recent)] = l
-	t.nextRecent++
-	return l.names, l.sorted
+	t.recent[t.next%len(t.recent)] = il
+	t.next++
+	return il.names, il.sorted
 }
 
-type internedList struct{ names, sorted []string }
-
-func (t *ToolSet) lifeOf(id string) *life {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	l := t.lives[id]
-	if l == nil {
-		l = &life{}
-		t.lives[id] = l
+// sessionStarted is the server's OnRegisterSession hook.
+func (t *ToolSet) sessionStarted(_ context.Context, s server.ClientSession) {
+	id := s.SessionID()
+	if id == t.watch.id {
+		return
 	}
-	return l
+	t.mu.Lock()
+	if len(t.sessions) < maxCallers {
+		t.sessions[id] = &life{} // past that, new sessions are never reused
+	}
+	t.mu.Unlock()
 }
 
 // sessionEnded is the server's OnUnregisterSession hook: lists read in
-// that session are no longer reused.
-func (t *ToolSet) sessionEnded(_ context.Context, s server.ClientSession) {
+// that session are no longer reused. If the watcher itself was
+// unregistered (a client can DELETE any session id in mcp-go's default
+// mode), it registers again and every list is dropped.
+func (t *ToolSet) sessionEnded(ctx context.Context, s server.ClientSession) {
 	id := s.SessionID()
+	if id == t.watch.id {
+		if !t.closed.Load() {
+			t.s.RegisterSession(ctx, t.watch)
+			t.version.Add(1)
+		}
+		return
+	}
 	t.mu.Lock()
-	if l := t.lives[id]; l != nil {
+	if l := t.sessions[id]; l != nil {
 		l.ended.Store(true)
-		delete(t.lives, id)
+		delete(t.sessions, id)
 	}
 	t.mu.Unlock()
 }
@@ -437,6 +518,7 @@ type captureKey struct{}
 
 // captured is what the filter saw in one of the tool set's own requests.
 type captured struct {
+	owner        *ToolSet
 	mu           sync.Mutex
 	done         bool
 	names        []string
@@ -447,12 +529,12 @@ type captured struct {
 
 // capture is the tool filter the tool set appends to the server. In the
 // tool set's own tools/list it records the names the caller would be
-// listed, after every other filter, with the caller's session, and
+// listed, after every filter before it, with the caller's session, and
 // returns none, so the reply encodes no tool; for everyone else it returns
 // the tools unchanged.
-func capture(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
+func (t *ToolSet) capture(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
 	cp, ok := ctx.Value(captureKey{}).(*captured)
-	if !ok {
+	if !ok || cp.owner != t {
 		return tools
 	}
 	names := make([]string, len(tools))
@@ -478,6 +560,36 @@ func capture(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
 	cp.done, cp.names, cp.session, cp.sessionID, cp.sessionNames = true, names, swt, id, snames
 	cp.mu.Unlock()
 	return tools[:0]
+}
+
+// isGlobal reports whether name is a global tool of the server. While the
+// server announces list changes, the names are kept and refreshed after
+// each announcement, which spares a lock and a copy of the tool per call;
+// otherwise the registry is asked every time.
+func (t *ToolSet) isGlobal(name string) bool {
+	if !t.watching() {
+		return t.s.GetTool(name) != nil
+	}
+	// Fast path: nothing announced since the names were read. A pending
+	// or half-taken notification sends the call down the locked path.
+	if g := t.globals.Load(); g != nil && len(t.watch.ch) == 0 && !t.draining.Load() && g.version == t.version.Load() {
+		_, ok := g.names[name]
+		return ok
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.drain()
+	g := t.globals.Load()
+	if v := t.version.Load(); g == nil || g.version != v {
+		tools := t.s.ListTools()
+		g = &globalNames{version: v, names: make(map[string]struct{}, len(tools))}
+		for n := range tools {
+			g.names[n] = struct{}{}
+		}
+		t.globals.Store(g)
+	}
+	_, ok := g.names[name]
+	return ok
 }
 
 // announces reports, asking the server once, whether it sends
@@ -539,8 +651,12 @@ func (t *ToolSet) drain() {
 // 2026-07-28 request: 400.
 func (t *ToolSet) ModernStatus() int { return http.StatusBadRequest }
 
-// Close unregisters the watcher session.
+// Close unregisters the watcher session. From then on no list is reused:
+// every rejection is confirmed with a fresh list, as for a server that
+// does not announce its changes. The tool filter and hooks Tools added to
+// the server stay; they do nothing for anyone else.
 func (t *ToolSet) Close() error {
+	t.closed.Store(true)
 	t.s.UnregisterSession(context.Background(), t.watch.id)
 	return nil
 }
@@ -555,3 +671,11 @@ func (w *watcher) Initialize()                                         {}
 func (w *watcher) Initialized() bool                                   { return true }
 func (w *watcher) NotificationChannel() chan<- mcp.JSONRPCNotification { return w.ch }
 func (w *watcher) SessionID() string                                   { return w.id }
+
+// The watcher takes only tools/list_changed: mcp-go drops every other
+// notification before sending it, so other broadcasts never fill its
+// channel (nor report it blocked to the server's OnError hooks).
+func (w *watcher) SetSubscriptionFilter(mcp.SubscriptionFilter) {}
+func (w *watcher) SubscriptionFilter() (mcp.SubscriptionFilter, bool) {
+	return mcp.SubscriptionFilter{ToolsListChanged: true}, true
+}

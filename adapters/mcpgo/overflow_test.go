@@ -8,9 +8,10 @@ import (
 	"github.com/toolguard/toolguard/internal/fixture"
 )
 
-// A burst of broadcasts fills the watcher's channel, so mcp-go drops the
-// tools/list_changed that follows; a tool added then must still run, never
-// be rejected from the list cached before it.
+// A burst of tools/list_changed fills the watcher's channel, so mcp-go
+// drops the one AddTool sends; a tool added then must still run, never be
+// rejected from the list cached before it. (Other notifications never
+// reach the watcher: TestWatcherTakesOnlyListChanged.)
 func TestWatcherOverflowNeverRejectsANewTool(t *testing.T) {
 	h := newHarness(t, "stateless")
 	call := func(name string) fixture.Outcome {
@@ -20,7 +21,7 @@ func TestWatcherOverflowNeverRejectsANewTool(t *testing.T) {
 		t.Fatalf("setup: the unknown call was not rejected: %d %s", o.Status, o.Body)
 	}
 	for range 3 * 64 {
-		h.mcp.SendNotificationToAllClients("notifications/message", map[string]any{"level": "info", "data": "x"})
+		h.mcp.SendNotificationToAllClients("notifications/tools/list_changed", nil)
 	}
 	h.mcp.AddTool(mcp.NewTool("fresh"), h.record("fresh"))
 	if o := call("fresh"); len(o.Rejected) != 0 || len(o.Ran) != 1 {

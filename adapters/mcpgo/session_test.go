@@ -80,7 +80,9 @@ func newSessionServer(t testing.TB, n int, maxAge time.Duration, opts ...server.
 	}
 	ss.alone = server.NewStreamableHTTPServer(ss.mcp, opts...)
 	ss.tap = &listTap{next: ss.alone}
-	tools, err := Tools(ss.mcp, ss.tap, Options{MaxAge: maxAge})
+	// MinInterval is cut so that a call right after a change of session
+	// tools is decided, not passed for the flood bound (tested on its own).
+	tools, err := Tools(ss.mcp, ss.tap, Options{MaxAge: maxAge, Discover: toolguard.DiscoverOptions{MinInterval: time.Nanosecond}})
 	if err != nil {
 		t.Fatal(err)
 	}
