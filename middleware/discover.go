@@ -390,7 +390,20 @@ func CallerKey(r *http.Request) string {
 			}
 		}
 	}
-	slices.SortFunc(keys, func(a, b keyedValues) int { return strings.Compare(a.name, b.name) })
+	// Sorted by name through an index, so the sort moves bytes, not
+	// strings and slices (no write barriers).
+	var orderArr [len(arr)]uint8
+	order := orderArr[:0]
+	if len(keys) <= len(orderArr) {
+		for i := range keys {
+			order = append(order, uint8(i))
+			for j := len(order) - 1; j > 0 && keys[order[j]].name < keys[order[j-1]].name; j-- {
+				order[j], order[j-1] = order[j-1], order[j]
+			}
+		}
+	} else {
+		slices.SortFunc(keys, func(a, b keyedValues) int { return strings.Compare(a.name, b.name) })
+	}
 	var b strings.Builder
 	b.Grow(size)
 	b.WriteString(path)
@@ -415,7 +428,11 @@ func CallerKey(r *http.Request) string {
 			b.Write(sum[:])
 		}
 	}
-	for _, k := range keys {
+	for i := range keys {
+		k := &keys[i]
+		if len(order) > 0 {
+			k = &keys[order[i]]
+		}
 		b.WriteByte('\n')
 		b.WriteString(k.name)
 		for _, v := range k.values {
