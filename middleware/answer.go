@@ -34,45 +34,73 @@ type Rejection struct {
 // error, as JSON or as one SSE event (event: message). It is the only code
 // in the kit that writes a rejection; adapters call it.
 func (j *Rejection) Write(w http.ResponseWriter) error {
-	var payload []byte
+	payload := j.body
 	h := w.Header()
+	// The header values are set as Header.Set would (the keys are
+	// canonical), the two or three of them in one allocation.
+	var vs []string
 	if j.SSE {
 		payload = make([]byte, 0, len(j.body)+24)
 		payload = append(payload, "event: message\ndata: "...)
 		payload = append(payload, j.body...)
 		payload = append(payload, "\n\n"...)
-		h.Set("Content-Type", "text/event-stream")
-		h.Set("Cache-Control", "no-cache")
+		vs = []string{"text/event-stream", "no-cache", strconv.Itoa(len(payload))}
+		h["Cache-Control"] = vs[1:2:2]
 	} else {
-		payload = j.body
-		h.Set("Content-Type", "application/json")
+		vs = []string{"application/json", "", strconv.Itoa(len(payload))}
 	}
-	h.Set("Content-Length", strconv.Itoa(len(payload)))
+	h["Content-Type"] = vs[0:1:1]
+	h["Content-Length"] = vs[2:3:3]
 	w.WriteHeader(j.Status)
 	_, err := w.Write(payload)
 	return err
 }
 
 func (g *Guard) newUnknownTool(id []byte, name string, names []string, status int, sse bool) *Rejection {
-	la := g.answerFor(names)
-	var suggestions []string
-	if !g.opts.HideSuggestions {
-		suggestions = la.suggest(name)
+	return g.unknownTool(id, name, g.answerFor(names), status, sse)
+}
+
+const (
+	unknownToolHead = `{"jsonrpc":"2.0","id":`
+	unknownToolMsg  = `,"error":{"code":-32602,"message":"Unknown tool: `
+)
+
+// unknownTool writes the -32602 answer for name from the parts of its
+// list: a name of at most maxNameLen bytes (every name that can get
+// suggestions) has its escaped form and suggestions remembered by the
+// list, so a repeated rejection is copies of precomputed bytes into one
+// buffer.
+func (g *Guard) unknownTool(id []byte, name string, la *listAnswer, status int, sse bool) *Rejection {
+	var escaped, suggestions []byte
+	if len(name) <= maxNameLen {
+		if la.hideSuggestions {
+			escaped = appendEscaped(make([]byte, 0, len(name)+8), name)
+		} else {
+			m := la.remembered(name)
+			escaped, suggestions = m.escaped, m.suggestions
+		}
+	} else {
+		escaped = appendEscaped(make([]byte, 0, maxNameInMessage+8), cut(name, maxNameInMessage))
 	}
-	b := make([]byte, 0, 128+len(id)+min(len(name), maxNameInMessage+8)+len(la.listed)+32*len(suggestions))
-	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	size := len(unknownToolHead) + len(id) + len(unknownToolMsg) + len(escaped) + len(`"`) + len("}}")
+	data := la.listed != nil || suggestions != nil
+	if data {
+		size += len(`,"data":{`) + len(la.listed) + len(",") + len(suggestions) + len("}")
+	}
+	b := make([]byte, 0, size)
+	b = append(b, unknownToolHead...)
 	b = append(b, id...)
-	b = append(b, `,"error":{"code":-32602,"message":"Unknown tool: `...)
-	b = appendEscaped(b, cut(name, maxNameInMessage))
+	b = append(b, unknownToolMsg...)
+	b = append(b, escaped...)
 	b = append(b, '"')
-	if la.listed != nil || len(suggestions) > 0 {
+	if data {
 		b = append(b, `,"data":{`...)
 		b = append(b, la.listed...)
-		if len(suggestions) > 0 {
+		if suggestions != nil {
 			if la.listed != nil {
 				b = append(b, ',')
 			}
-			b = appendStrings(append(b, `"suggestions":`...), suggestions)
+			b = append(b, suggestions...)
 		}
 		b = append(b, '}')
 	}

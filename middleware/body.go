@@ -123,3 +123,14 @@ type passRequest struct {
 	req  http.Request
 	body replayBody
 }
+
+// newPassRequest returns the copy of r to hand on, whose body replays buf
+// (read up to eof, or up to the read error readErr) and then the rest of
+// r's body. It is made only once the request is to pass: a rejection
+// never copies the request.
+func newPassRequest(r *http.Request, buf *buffer, eof bool, readErr error) *passRequest {
+	p := &passRequest{req: *r}
+	p.body = replayBody{buf: buf, data: buf.b, err: readErr, eof: eof, rest: r.Body}
+	p.req.Body = &p.body
+	return p
+}

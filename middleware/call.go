@@ -37,11 +37,27 @@ func CallFromContext(ctx context.Context) (*Call, bool) {
 	return c, ok
 }
 
-// withCall returns r with c in its context (a shallow copy; r is kept in
-// c as the plain request).
-func withCall(r *http.Request, c *Call) *http.Request {
-	c.plain = r
-	return r.WithContext(context.WithValue(r.Context(), callKey{}, c))
+// withCall returns r with a copy of c in its context (a shallow copy of r;
+// r is kept in the call as the plain request), and that call.
+func withCall(r *http.Request, c Call) (*http.Request, *Call) {
+	cc := &callContext{Context: r.Context(), call: c}
+	cc.call.plain = r
+	return r.WithContext(cc), &cc.call
+}
+
+// callContext is the context of the request withCall returns: its
+// parent with the call as the value of callKey, allocated together (the
+// call is made per rejection).
+type callContext struct {
+	context.Context
+	call Call
+}
+
+func (c *callContext) Value(key any) any {
+	if _, ok := key.(callKey); ok {
+		return &c.call
+	}
+	return c.Context.Value(key)
 }
 
 // lookupRequest returns the request the guard gives Lookup for the call

@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/http"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -353,21 +352,58 @@ var volatile = map[string]bool{
 // with the same key get the same list from any server that decides by
 // what it is sent.
 func CallerKey(r *http.Request) string {
-	keys := make([]string, 0, len(r.Header))
+	// The headers to key, sorted by name; most requests have a few, held
+	// on the stack.
+	var arr [24]keyedValues
+	keys := arr[:0]
 	// The path as it is sent on (escaped): /t/a%2Fb/mcp and /t/a/b/mcp are
 	// different callers to a router that matches the escaped path.
 	path := r.URL.EscapedPath()
-	size := len(path) + len(r.URL.RawQuery) + len(r.Host) + len(r.RemoteAddr) + 16
+	remote := r.RemoteAddr
+	if host, _, err := net.SplitHostPort(remote); err == nil {
+		remote = host
+	}
+	local, hasLocal := "", false
+	if la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && la != nil {
+		local, hasLocal = la.String(), true
+	}
+	var meta []byte
+	if c, ok := CallFromContext(r.Context()); ok && c.Meta != nil {
+		meta = c.Meta
+	}
+	size := len(path) + 1 + len(r.URL.RawQuery) + len("\nhost\x00") + len(r.Host) + len("\nremote\x00") + len(remote)
+	if hasLocal {
+		size += len("\nlocal\x00") + len(local)
+	}
+	if r.TLS != nil {
+		size += len("\ntls\x00") + len(r.TLS.ServerName) + 1 + sha256.Size
+	}
+	if meta != nil {
+		size += len("\n_meta\x00") + len(meta)
+	}
 	for k, vs := range r.Header {
-		if forwarded(k) && !volatile[k] {
-			keys = append(keys, k)
-			size += len(k) + 1
+		if keyedHeader(k) {
+			keys = append(keys, keyedValues{k, vs})
+			size += 1 + len(k)
 			for _, v := range vs {
-				size += len(v) + 1
+				size += 1 + len(v)
 			}
 		}
 	}
-	sort.Strings(keys)
+	// Sorted by name through an index, so the sort moves bytes, not
+	// strings and slices (no write barriers).
+	var orderArr [len(arr)]uint8
+	order := orderArr[:0]
+	if len(keys) <= len(orderArr) {
+		for i := range keys {
+			order = append(order, uint8(i))
+			for j := len(order) - 1; j > 0 && keys[order[j]].name < keys[order[j-1]].name; j-- {
+				order[j], order[j-1] = order[j-1], order[j]
+			}
+		}
+	} else {
+		slices.SortFunc(keys, func(a, b keyedValues) int { return strings.Compare(a.name, b.name) })
+	}
 	var b strings.Builder
 	b.Grow(size)
 	b.WriteString(path)
@@ -376,14 +412,10 @@ func CallerKey(r *http.Request) string {
 	b.WriteString("\nhost\x00")
 	b.WriteString(r.Host)
 	b.WriteString("\nremote\x00")
-	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
-		b.WriteString(host)
-	} else {
-		b.WriteString(r.RemoteAddr)
-	}
-	if la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && la != nil {
+	b.WriteString(remote)
+	if hasLocal {
 		b.WriteString("\nlocal\x00")
-		b.WriteString(la.String())
+		b.WriteString(local)
 	}
 	if r.TLS != nil {
 		b.WriteString("\ntls\x00")
@@ -392,23 +424,48 @@ func CallerKey(r *http.Request) string {
 			// A client certificate is who the caller is, to a server
 			// that authenticates with mutual TLS.
 			sum := sha256.Sum256(certs[0].Raw)
-			b.WriteString("\x00")
+			b.WriteByte(0)
 			b.Write(sum[:])
 		}
 	}
-	for _, k := range keys {
+	for i := range keys {
+		k := &keys[i]
+		if len(order) > 0 {
+			k = &keys[order[i]]
+		}
 		b.WriteByte('\n')
-		b.WriteString(k)
-		for _, v := range r.Header[k] {
-			b.WriteByte('\x00')
+		b.WriteString(k.name)
+		for _, v := range k.values {
+			b.WriteByte(0)
 			b.WriteString(v)
 		}
 	}
-	if c, ok := CallFromContext(r.Context()); ok && c.Meta != nil {
+	if meta != nil {
 		b.WriteString("\n_meta\x00")
-		b.Write(c.Meta)
+		b.Write(meta)
 	}
 	return b.String()
+}
+
+type keyedValues struct {
+	name   string
+	values []string
+}
+
+// keyedHeader reports whether CallerKey keys the header k: forwarded(k)
+// and not volatile[k], decided by one switch instead of two map lookups
+// (TestKeyedHeader holds it to the maps).
+func keyedHeader(k string) bool {
+	switch k {
+	case "Accept-Encoding", "Connection", "Content-Encoding", "Content-Length", "Expect",
+		"Keep-Alive", mcpwire.HeaderMethod, mcpwire.HeaderName, "Te", "Trailer",
+		"Transfer-Encoding", "Upgrade",
+		"Traceparent", "Tracestate", "Baggage", "X-Request-Id", "X-Amzn-Trace-Id",
+		"Sentry-Trace", "X-B3-Traceid", "X-B3-Spanid", "X-B3-Parentspanid", "X-B3-Sampled",
+		"X-Cloud-Trace-Context":
+		return false
+	}
+	return !strings.HasPrefix(k, mcpwire.HeaderParamPrefix)
 }
 
 var listIDs atomic.Int64
@@ -495,14 +552,8 @@ func (d *Discovery) page(ctx context.Context, r *http.Request, id, cursor string
 	if w.over {
 		return mcpwire.Page{}, fmt.Errorf("toolguard: tools/list: reply larger than MaxBodyBytes (%d)", d.opts.MaxBodyBytes)
 	}
-	msg := w.buf.Bytes()
-	if mcpwire.IsEventStream(w.header.Get("Content-Type")) {
-		if msg = findSSEReply(msg, id); msg == nil {
-			return mcpwire.Page{}, errors.New("toolguard: tools/list: no reply in the event stream")
-		}
-	}
 	// Names only: schemas are skipped, never materialized.
-	p, err := mcpwire.DecodeListReply(msg, id)
+	p, err := decodeListReply(w.buf.Bytes(), mcpwire.IsEventStream(w.header.Get("Content-Type")), id)
 	if err != nil {
 		return mcpwire.Page{}, fmt.Errorf("toolguard: tools/list: %w", err)
 	}
@@ -575,4 +626,223 @@ func (w *captureWriter) setPanic(p string) {
 	w.mu.Lock()
 	w.panicked = p
 	w.mu.Unlock()
+}
+
+// decodeListReply reads the reply to the tools/list with the string id:
+// msg is a JSON-RPC message, or an event stream when stream is set.
+//
+// Names only: the reply is read by the strict reader's scanner, which
+// takes the id, result.tools[].name, result.nextCursor and result.ttlMs
+// and steps over every other value (input and output schemas, titles,
+// annotations) without materializing it. Whenever that read fails (a
+// reply outside the strict subset: a key twice or spelled in another case,
+// invalid UTF-8, a number beyond float64, an error reply, a missing or
+// non-string name, a reply to another id, ...), the reply is read again by
+// encoding/json as before (decodeListReplyJSON), so the outcome is always
+// the one encoding/json gives: the fast read only answers where the two
+// agree (FuzzListReply).
+func decodeListReply(msg []byte, stream bool, id string) (mcpwire.Page, error) {
+	var p mcpwire.Page
+	var ok bool
+	if stream {
+		p, ok = readStreamListReply(msg, id)
+	} else {
+		p, ok = readJSONListReply(msg, id)
+	}
+	if ok {
+		return p, nil
+	}
+	return decodeListReplyJSON(msg, stream, id)
+}
+
+// decodeListReplyJSON reads the reply with encoding/json: the message of
+// the stream whose id is id, then the page.
+func decodeListReplyJSON(msg []byte, stream bool, id string) (mcpwire.Page, error) {
+	if stream {
+		if msg = findSSEReply(msg, id); msg == nil {
+			return mcpwire.Page{}, errors.New("no reply in the event stream")
+		}
+	}
+	return mcpwire.DecodeListReply(msg, id)
+}
+
+// readJSONListReply reads msg, the reply to the tools/list with the
+// string id, with the strict scanner; ok is false when it cannot tell.
+func readJSONListReply(msg []byte, id string) (mcpwire.Page, bool) {
+	r, ok := readReply(msg)
+	if !ok || !r.hasResult || string(r.id) != strconv.Quote(id) {
+		return mcpwire.Page{}, false
+	}
+	return r.page, true
+}
+
+// readStreamListReply reads the event stream msg as findSSEReply and
+// decodeListReply do: the first message whose id is id. Every message up
+// to it must read strictly, or ok is false.
+func readStreamListReply(stream []byte, id string) (mcpwire.Page, bool) {
+	want := strconv.Quote(id)
+	for _, data := range sse.Messages(stream) {
+		r, ok := readReply(data)
+		if !ok {
+			return mcpwire.Page{}, false
+		}
+		if string(r.id) == want {
+			return r.page, r.hasResult
+		}
+	}
+	return mcpwire.Page{}, false
+}
+
+// Keys of a tools/list reply, per level, for the scanner: a key equal to
+// one of them under case folding, or twice, ends the fast read.
+var (
+	replyKeys  = []string{"id", "result", "error"}
+	resultKeys = []string{"tools", "nextCursor", "ttlMs"}
+	toolKeys   = []string{"name"}
+)
+
+// reply is what readReply takes from a JSON-RPC message.
+type reply struct {
+	id        []byte // the raw id, nil when absent
+	hasResult bool
+	page      mcpwire.Page
+}
+
+// readReply reads a JSON-RPC message in the strict subset whose error is
+// absent or null and whose result, if any, is a tools/list page. ok is
+// false for anything else.
+func readReply(b []byte) (r reply, ok bool) {
+	s := scanner{b: b}
+	s.ws()
+	if s.i >= len(b) || b[s.i] != '{' {
+		return r, false
+	}
+	ok = s.members(replyKeys, func(k int) bool {
+		switch k {
+		case 0:
+			start := s.i
+			if !s.value() {
+				return false
+			}
+			r.id = b[start:s.i]
+			return true
+		case 1:
+			r.hasResult = true
+			return s.listPage(&r.page)
+		case 2:
+			return s.null()
+		}
+		return s.value()
+	})
+	if !ok {
+		return r, false
+	}
+	s.ws()
+	return r, s.i == len(b)
+}
+
+// null steps over a null literal at s.i.
+func (s *scanner) null() bool {
+	if len(s.b)-s.i >= 4 && string(s.b[s.i:s.i+4]) == "null" {
+		s.i += 4
+		return true
+	}
+	return false
+}
+
+// listPage reads a tools/list result object: tools an array of objects
+// each with a string name, nextCursor a string or null, ttlMs an integer
+// in int64 or null; every other value is skipped.
+func (s *scanner) listPage(p *mcpwire.Page) bool {
+	if s.i >= len(s.b) || s.b[s.i] != '{' {
+		return false
+	}
+	tools := false
+	ok := s.members(resultKeys, func(k int) bool {
+		switch k {
+		case 0:
+			tools = true
+			return s.toolNames(p)
+		case 1:
+			if s.null() {
+				return true
+			}
+			if s.i >= len(s.b) || s.b[s.i] != '"' {
+				return false
+			}
+			sp, ok := s.str()
+			if ok {
+				var scratch [64]byte
+				p.NextCursor = string(decoded(scratch[:0], s.b, sp))
+			}
+			return ok
+		case 2:
+			if s.null() {
+				return true
+			}
+			var sp span
+			if !s.capture(&sp) || sp.kind != kInt {
+				return false
+			}
+			n, err := strconv.ParseInt(string(sp.raw(s.b)), 10, 64)
+			if err != nil {
+				return false
+			}
+			p.TTLMs = &n
+			return true
+		}
+		return s.value()
+	})
+	return ok && tools
+}
+
+// toolNames reads the tools array into p.Names.
+func (s *scanner) toolNames(p *mcpwire.Page) bool {
+	if s.i >= len(s.b) || s.b[s.i] != '[' || !s.enter() {
+		return false
+	}
+	s.i++
+	p.Names = make([]string, 0, 16)
+	s.ws()
+	if s.i < len(s.b) && s.b[s.i] == ']' {
+		s.i++
+		s.depth--
+		return true
+	}
+	for {
+		if s.i >= len(s.b) || s.b[s.i] != '{' {
+			return false
+		}
+		var name span
+		if !s.members(toolKeys, func(k int) bool {
+			if k == 0 {
+				if s.i >= len(s.b) || s.b[s.i] != '"' {
+					return false
+				}
+				sp, ok := s.str()
+				name = sp
+				return ok
+			}
+			return s.value()
+		}) || name.kind != kString {
+			return false
+		}
+		var scratch [128]byte
+		p.Names = append(p.Names, string(decoded(scratch[:0], s.b, name)))
+		s.ws()
+		if s.i >= len(s.b) {
+			return false
+		}
+		switch s.b[s.i] {
+		case ',':
+			s.i++
+			s.ws()
+		case ']':
+			s.i++
+			s.depth--
+			return true
+		default:
+			return false
+		}
+	}
 }

@@ -434,7 +434,8 @@ func TestCallerKeyCoversWhatIsForwarded(t *testing.T) {
 		"path":          func(r *http.Request) *http.Request { r.URL.Path = "/other"; return r },
 		"query":         func(r *http.Request) *http.Request { r.URL.RawQuery = "tenant=2"; return r },
 		"_meta": func(r *http.Request) *http.Request {
-			return withCall(r, &Call{Name: "x", Meta: json.RawMessage(`{"io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}`)})
+			r, _ = withCall(r, Call{Name: "x", Meta: json.RawMessage(`{"io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}`)})
+			return r
 		},
 	} {
 		if CallerKey(change(base())) == k {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -167,14 +168,12 @@ func (g *Guard) check(r *http.Request) (*http.Request, *passRequest, *Rejection)
 		}
 		return r, nil, nil
 	}
-	buf, eof, err := readBody(r.Body, g.opts.MaxBodyBytes, r.ContentLength)
-	p := &passRequest{req: *r}
-	p.body = replayBody{buf: buf, data: buf.b, err: err, eof: eof, rest: r.Body}
-	p.req.Body = &p.body
+	buf, eof, readErr := readBody(r.Body, g.opts.MaxBodyBytes, r.ContentLength)
 	if !eof || int64(len(buf.b)) > g.opts.MaxBodyBytes {
 		if g.reporting() {
 			g.pass(r, ReasonTooLarge, "", nil)
 		}
+		p := newPassRequest(r, buf, eof, readErr)
 		return &p.req, p, nil
 	}
 	rej, reason, tool, err := g.decide(r, buf.b)
@@ -182,6 +181,7 @@ func (g *Guard) check(r *http.Request) (*http.Request, *passRequest, *Rejection)
 		if g.reporting() {
 			g.pass(r, reason, tool, err)
 		}
+		p := newPassRequest(r, buf, eof, readErr)
 		return &p.req, p, nil
 	}
 	putBuffer(buf)
@@ -266,11 +266,16 @@ func (g *Guard) decide(r *http.Request, body []byte) (rej *Rejection, reason Rea
 	// A 2026-07-28 caller is known by its _meta as much as by its headers:
 	// the tool set sees the call from Lookup on. A 2025-era call's _meta
 	// (rare, and never what servers list by) is added for List only.
+	// params._meta is where the reader found it (paramsMeta's walk, done
+	// by the reader in the same pass).
+	var meta []byte
+	if m.meta.kind != absent {
+		meta = m.meta.raw(body)
+	}
 	var c *Call
 	lr := r
 	if modern {
-		c = &Call{Name: name, Meta: forwardedMeta(paramsMeta(body)), Modern: true}
-		lr = withCall(r, c)
+		lr, c = withCall(r, Call{Name: name, Meta: forwardedMeta(meta), Modern: true})
 	}
 	switch tools.Lookup(lr, name) {
 	case Present:
@@ -279,8 +284,7 @@ func (g *Guard) decide(r *http.Request, body []byte) (rej *Rejection, reason Rea
 		return nil, ReasonUnsure, name, nil
 	}
 	if c == nil {
-		c = &Call{Name: name, Meta: forwardedMeta(paramsMeta(body))}
-		lr = withCall(r, c)
+		lr, _ = withCall(r, Call{Name: name, Meta: forwardedMeta(meta)})
 	} else if c.Meta == nil || !acceptableClientMeta(c.Meta) {
 		return nil, ReasonClientMeta, name, nil
 	}
@@ -288,16 +292,25 @@ func (g *Guard) decide(r *http.Request, body []byte) (rej *Rejection, reason Rea
 	if err != nil {
 		return nil, ReasonListFailed, name, err
 	}
-	for _, n := range names {
-		if n == name {
+	// A list rejected from before is searched in its sorted copy; a new
+	// one name by name, before its answer parts are built (a list that
+	// has the name after all is never precomputed).
+	la := g.cachedAnswer(names)
+	if la != nil {
+		if _, found := slices.BinarySearch(la.sorted, name); found {
 			return nil, ReasonListed, name, nil // the authoritative list has it after all
 		}
+	} else {
+		if slices.Contains(names, name) {
+			return nil, ReasonListed, name, nil
+		}
+		la = g.addAnswer(names)
 	}
 	status := http.StatusOK
 	if modern {
 		status = g.modernStatus
 	}
-	return g.newUnknownTool(m.id.raw(body), name, names, status, stream && !json), 0, "", nil
+	return g.unknownTool(m.id.raw(body), name, la, status, stream && !json), 0, "", nil
 }
 
 // era reports whether the request is a 2026-07-28 request, and ok false

@@ -19,6 +19,8 @@ type listAnswer struct {
 	sorted []string
 	listed []byte // `"availableTools":[...]` (and the truncation flag), nil with HideToolList
 
+	hideSuggestions bool // Options.HideSuggestions of the guard it belongs to
+
 	seen      atomic.Bool // answered from before: worth an index
 	indexOnce sync.Once
 	index     nameIndex
@@ -42,12 +44,28 @@ type listCache struct {
 // strings costs little (equal string headers compare without reading the
 // bytes).
 func (g *Guard) answerFor(names []string) *listAnswer {
+	if la := g.cachedAnswer(names); la != nil {
+		return la
+	}
+	return g.addAnswer(names)
+}
+
+// cachedAnswer returns the cached answer parts for names, or nil.
+func (g *Guard) cachedAnswer(names []string) *listAnswer {
 	for i := range g.lists.entries {
 		if la := g.lists.entries[i].Load(); la != nil && sameNames(la.names, names) {
-			la.seen.Store(true)
+			if !la.seen.Load() {
+				la.seen.Store(true)
+			}
 			return la
 		}
 	}
+	return nil
+}
+
+// addAnswer builds the answer parts for names and keeps them for the next
+// rejection.
+func (g *Guard) addAnswer(names []string) *listAnswer {
 	la := g.buildAnswer(names)
 	g.lists.entries[g.lists.next.Add(1)%listCacheSize].Store(la)
 	return la
@@ -61,6 +79,11 @@ func sameNames(a, b []string) bool {
 	if len(a) != len(b) {
 		return false
 	}
+	if len(a) == 0 || headers(a) == headers(b) {
+		// The same string headers (address and length) in the same
+		// order: the same strings, found by one vectorized compare.
+		return true
+	}
 	for i := range a {
 		x, y := a[i], b[i]
 		if len(x) != len(y) || unsafe.StringData(x) != unsafe.StringData(y) && x != y {
@@ -68,6 +91,11 @@ func sameNames(a, b []string) bool {
 		}
 	}
 	return true
+}
+
+// headers returns the string headers of ss as bytes.
+func headers(ss []string) string {
+	return unsafe.String((*byte)(unsafe.Pointer(unsafe.SliceData(ss))), len(ss)*int(unsafe.Sizeof("")))
 }
 
 func (g *Guard) buildAnswer(names []string) *listAnswer {
@@ -78,7 +106,7 @@ func (g *Guard) buildAnswer(names []string) *listAnswer {
 		slices.Sort(sorted)
 		sorted = slices.Compact(sorted)
 	}
-	la := &listAnswer{names: own, sorted: sorted}
+	la := &listAnswer{names: own, sorted: sorted, hideSuggestions: g.opts.HideSuggestions}
 	if !g.opts.HideToolList {
 		listed := sorted[:min(len(sorted), g.opts.ToolListLimit)]
 		la.listed = appendStrings(append([]byte(nil), `"availableTools":`...), listed)
@@ -99,9 +127,15 @@ func (la *listAnswer) suggest(name string) []string {
 	if len(name) > maxNameLen {
 		return nil // as prepareQuery: such names get no suggestions
 	}
+	return la.remembered(name).out
+}
+
+// remembered returns the memo of name (at most maxNameLen bytes), made
+// now if the slot of its hash holds another name.
+func (la *listAnswer) remembered(name string) *memoized {
 	slot := &la.memo[maphash.String(memoSeed, name)%memoSize]
 	if m := slot.Load(); m != nil && m.name == name {
-		return m.out
+		return m
 	}
 	var out []string
 	if !la.seen.Load() {
@@ -110,8 +144,13 @@ func (la *listAnswer) suggest(name string) []string {
 		la.indexOnce.Do(func() { la.index = newNameIndex(la.sorted) })
 		out = la.index.suggest(name)
 	}
-	slot.Store(&memoized{name: strings.Clone(name), out: out})
-	return out
+	m := &memoized{name: strings.Clone(name), out: out}
+	m.escaped = appendEscaped(nil, name) // short names are never cut
+	if len(out) > 0 {
+		m.suggestions = appendStrings(append([]byte(nil), `"suggestions":`...), out)
+	}
+	slot.Store(m)
+	return m
 }
 
 // memoSize is how many names' suggestions a list keeps (direct-mapped: a
@@ -120,11 +159,13 @@ const memoSize = 64
 
 var memoSeed = maphash.MakeSeed()
 
-// memoized is the answer of suggest for one name. Neither field changes
-// once stored; the rejection only reads out.
+// memoized is the answer of suggest for one name, and its parts of a
+// rejection as bytes. No field changes once stored.
 type memoized struct {
-	name string
-	out  []string
+	name        string
+	out         []string
+	escaped     []byte // name escaped for the message
+	suggestions []byte // `"suggestions":[...]`, nil when out is empty
 }
 
 // A nameIndex holds the names of a sorted list normalized (lower case, no

@@ -1,6 +1,7 @@
 package toolguard
 
 import (
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
@@ -301,5 +302,59 @@ func TestPatternDistance(t *testing.T) {
 	}
 	if newPattern([]rune("Über")).ok || newPattern(nil).ok || newPattern(make([]rune, 65)).ok {
 		t.Error("a query it cannot serve was accepted")
+	}
+}
+
+// unknownToolBefore is the rejection as it was written before its parts
+// were remembered per name: escaped name, list and suggestions appended
+// per rejection.
+func unknownToolBefore(g *Guard, id []byte, name string, names []string) []byte {
+	la := g.answerFor(names)
+	var suggestions []string
+	if !g.opts.HideSuggestions {
+		suggestions = suggest(name, la.sorted)
+	}
+	b := append([]byte(nil), `{"jsonrpc":"2.0","id":`...)
+	b = append(b, id...)
+	b = append(b, `,"error":{"code":-32602,"message":"Unknown tool: `...)
+	b = appendEscaped(b, cut(name, maxNameInMessage))
+	b = append(b, '"')
+	if la.listed != nil || len(suggestions) > 0 {
+		b = append(b, `,"data":{`...)
+		b = append(b, la.listed...)
+		if len(suggestions) > 0 {
+			if la.listed != nil {
+				b = append(b, ',')
+			}
+			b = appendStrings(append(b, `"suggestions":`...), suggestions)
+		}
+		b = append(b, '}')
+	}
+	return append(b, "}}"...)
+}
+
+// The rejection built from remembered parts is byte for byte the one
+// built per rejection, for every option, for names short and long, plain
+// and escaped, asked once and again (from the memo).
+func TestUnknownToolBytes(t *testing.T) {
+	names := append(benchNames(150), "get\"quoted\"", "naïve_tool", "x")
+	queries := []string{"tool_0005_serch", "tool_0005_search", "x", "y", "get\"quoted", "naive_tool", "Tool_0007_GET",
+		"\u2028line\x01", "\xff\xfe", strings.Repeat("a", 64), strings.Repeat("a", 65), strings.Repeat("é", 70), strings.Repeat("b", 200), ""}
+	for _, opts := range []Options{{}, {HideSuggestions: true}, {HideToolList: true}, {HideToolList: true, HideSuggestions: true}, {ToolListLimit: 3}} {
+		opts.Tools = StaticTools(names...)
+		g := mustGuard(t, opts)
+		for round := range 3 {
+			for _, q := range queries {
+				for _, id := range []string{"1", `"abc"`, "-12345678901234567890"} {
+					got := g.newUnknownTool([]byte(id), q, names, 200, false).body
+					if want := unknownToolBefore(g, []byte(id), q, names); string(got) != string(want) {
+						t.Fatalf("%+v round %d, %q: got\n%s\nwant\n%s", opts, round, q, got, want)
+					}
+					if !json.Valid(got) {
+						t.Fatalf("invalid JSON: %s", got)
+					}
+				}
+			}
+		}
 	}
 }

@@ -45,6 +45,7 @@ type message struct {
 	params  span // kind kOther marks an object; anything else is kString/kInt/absent
 	name    span // params.name
 	version span // params._meta["io.modelcontextprotocol/protocolVersion"]
+	meta    span // params._meta, an object (kOther), or absent
 
 	paramsObject bool
 }
@@ -196,12 +197,15 @@ func (s *scanner) paramsObject(m *message) bool {
 			if s.i >= len(s.b) || s.b[s.i] != '{' {
 				return false
 			}
-			return s.members(metaKeys, func(k int) bool {
+			start := s.i
+			ok := s.members(metaKeys, func(k int) bool {
 				if k == 0 {
 					return s.capture(&m.version)
 				}
 				return s.value()
 			})
+			m.meta = span{kind: kOther, start: start, end: s.i}
+			return ok
 		case 2:
 			return s.i < len(s.b) && s.b[s.i] == '{' && s.value()
 		}

@@ -1,6 +1,7 @@
 package toolguard
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
@@ -258,6 +259,17 @@ func FuzzReader(f *testing.F) {
 		m := readMessage(b)
 		if m.strict && !json.Valid(b) {
 			t.Fatalf("reader accepts invalid JSON %q", b)
+		}
+		if m.strict {
+			// The guard takes params._meta from the reader's span; it
+			// must be what paramsMeta (the stdio guard's walk) finds.
+			var got []byte
+			if m.meta.kind != absent {
+				got = m.meta.raw(b)
+			}
+			if want := paramsMeta(b); !bytes.Equal(got, want) {
+				t.Fatalf("meta span %q, paramsMeta %q in %q", got, want, b)
+			}
 		}
 		if err := sameSkip(b); err != nil {
 			t.Fatal(err)

@@ -133,6 +133,22 @@ func Accepts(values []string) (json, stream bool) {
 	if len(values) == 0 {
 		return true, true
 	}
+	if len(values) == 1 {
+		// What clients send, read without cutting it up.
+		switch values[0] {
+		case "application/json, text/event-stream", "text/event-stream, application/json":
+			return true, true
+		case "application/json":
+			return true, false
+		case "text/event-stream":
+			return false, true
+		}
+	}
+	return acceptsRanges(values)
+}
+
+// acceptsRanges is Accepts for any values, range by range.
+func acceptsRanges(values []string) (json, stream bool) {
 	for _, v := range values {
 		for v != "" {
 			var rng string

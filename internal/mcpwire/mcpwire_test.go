@@ -73,6 +73,16 @@ func TestAccepts(t *testing.T) {
 	}
 }
 
+// The values Accepts reads whole read as their ranges do.
+func TestAcceptsCommonValues(t *testing.T) {
+	for _, v := range []string{"application/json, text/event-stream", "text/event-stream, application/json", "application/json", "text/event-stream"} {
+		j, s := Accepts([]string{v})
+		if wj, ws := acceptsRanges([]string{v}); j != wj || s != ws {
+			t.Errorf("Accepts(%q) = %v, %v; by ranges %v, %v", v, j, s, wj, ws)
+		}
+	}
+}
+
 func TestMediaType(t *testing.T) {
 	for ct, want := range map[string]string{
 		"application/json":                "application/json",

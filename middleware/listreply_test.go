@@ -1,0 +1,206 @@
+package toolguard
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/toolguard/toolguard/internal/mcpwire"
+)
+
+func samePage(a, b mcpwire.Page) bool {
+	return slices.Equal(a.Names, b.Names) && a.NextCursor == b.NextCursor &&
+		(a.TTLMs == nil) == (b.TTLMs == nil) && (a.TTLMs == nil || *a.TTLMs == *b.TTLMs)
+}
+
+// checkListReply holds the names-only reader of a tools/list reply to
+// encoding/json (decodeListReplyJSON, the reader before issue 14), for msg
+// as a JSON message and as an event stream: where the fast read answers,
+// encoding/json reads the same page; and decodeListReply (the fast read,
+// else encoding/json) always gives what encoding/json gives. It returns
+// whether the fast read answered, for each of the two.
+func checkListReply(t *testing.T, msg []byte) (fastJSON, fastStream bool) {
+	t.Helper()
+	for _, stream := range []bool{false, true} {
+		want, wantErr := decodeListReplyJSON(msg, stream, "x")
+		var fast mcpwire.Page
+		var ok bool
+		if stream {
+			fast, ok = readStreamListReply(msg, "x")
+			fastStream = ok
+		} else {
+			fast, ok = readJSONListReply(msg, "x")
+			fastJSON = ok
+		}
+		if ok && (wantErr != nil || !samePage(fast, want)) {
+			t.Fatalf("stream=%v %q: names-only read %+v, encoding/json %+v, %v", stream, msg, fast, want, wantErr)
+		}
+		got, err := decodeListReply(msg, stream, "x")
+		if (err == nil) != (wantErr == nil) || err == nil && !samePage(got, want) {
+			t.Fatalf("stream=%v %q: decodeListReply %+v, %v; encoding/json %+v, %v", stream, msg, got, err, want, wantErr)
+		}
+	}
+	return fastJSON, fastStream
+}
+
+// asEvents wraps msg as the data of an event stream message, after a
+// notification, as a server streaming its reply sends it.
+func asEvents(msg string) string {
+	return "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"level\":\"info\"}}\n\n" +
+		"id: 1\nevent: message\ndata: " + msg + "\n\n"
+}
+
+var listReplySeeds = []string{
+	`{"jsonrpc":"2.0","id":"x","result":{"tools":[{"name":"a","inputSchema":{"type":"object"}},{"name":"b"}],"nextCursor":"2","ttlMs":5}}`,
+	`{"jsonrpc":"2.0","id":"x","result":{"tools":[]}}`,
+	`{"jsonrpc":"2.0","id":"x","result":{"tools":[],"nextCursor":null,"ttlMs":null},"error":null}`,
+	`{"jsonrpc":"2.0","id":"x","result":{"tools":[{"name":"\u0061\"\\\n\ud83d\ude00é"}],"nextCursor":"c\u0022"}}`,
+	`{"jsonrpc":"2.0","id":"x","result":{}}`,
+	`{"jsonrpc":"2.0","id":"x","result":null}`,
+	`{"jsonrpc":"2.0","id":"x","result":{"tools":null}}`,
+	`{"jsonrpc":"2.0","id":"x","result":{"tools":[{"title":"t"}]}}`,
+	`{"jsonrpc":"2.0","id":"x","result":{"tools":[{"name":5}]}}`,
+	`{"jsonrpc":"2.0","id":"x","result":{"tools":[{"name":null}]}}`,
+	`{"jsonrpc":"2.0","id":"x","result":{"tools":[null]}}`,
+	`{"jsonrpc":"2.0","id":"x","result":{"tools":[{"name":"a","name":"b"}]}}`,
+	`{"jsonrpc":"2.0","id":"x","result":{"tools":[{"name":"a","Name":"b"}]}}`,
+	`{"jsonrpc":"2.0","id":"x","result":{"tools":[{"NAME":"a"}]}}`,
+	`{"jsonrpc":"2.0","id":"x","result":{"tools":[{"name":"a"}],"tools":[{}]}}`,
+	`{"jsonrpc":"2.0","id":"x","result":{"tools":[{"name":"a"}]},"result":{"nextCursor":"n"}}`,
+	`{"jsonrpc":"2.0","id":"x","result":{"toolſ":[{"name":"a"}]}}`,
+	`{"jsonrpc":"2.0","id":"x","result":{"tools":[{"n\u0061me":"a"}],"nextCurſor":"c"}}`,
+	`{"jsonrpc":"2.0","id":"x","ID":"y","result":{"tools":[]}}`,
+	`{"jsonrpc":"2.0","id":"x","result":{"tools":[],"ttlMs":1.5}}`,
+	`{"jsonrpc":"2.0","id":"x","result":{"tools":[],"ttlMs":1e3}}`,
+	`{"jsonrpc":"2.0","id":"x","result":{"tools":[],"ttlMs":-0}}`,
+	`{"jsonrpc":"2.0","id":"x","result":{"tools":[],"ttlMs":99999999999999999999}}`,
+	`{"jsonrpc":"2.0","id":"x","result":{"tools":[],"nextCursor":5}}`,
+	`{"jsonrpc":"2.0","id":"x","result":{"tools":[{"name":"a","x":1e999}]}}`,
+	`{"jsonrpc":"2.0","id":"x","result":{"tools":[{"name":"a\xff"}]}}`,
+	`{"jsonrpc":"2.0","id":"x","result":{"tools":[{"name":"\ud800"}]}}`,
+	`{"jsonrpc":"2.0","id":"x","error":{"code":-32601,"message":"no"}}`,
+	`{"jsonrpc":"2.0","id":"x","error":{"code":-32601,"message":"no"},"result":{"tools":[]}}`,
+	`{"jsonrpc":"2.0","id":"y","result":{"tools":[]}}`,
+	`{"jsonrpc":"2.0","id":"\u0078","result":{"tools":[]}}`,
+	`{"jsonrpc":"2.0","id": "x" ,"result":{"tools":[{"name":"a"}]}} `,
+	`{"jsonrpc":"2.0","id":"x","result":{"tools":[{"name":"a"}]}}x`,
+	`[{"jsonrpc":"2.0","id":"x","result":{"tools":[]}}]`,
+	`not json`,
+	``,
+}
+
+func TestListReply(t *testing.T) {
+	for _, msg := range listReplySeeds {
+		checkListReply(t, []byte(msg))
+		checkListReply(t, []byte(asEvents(msg)))
+	}
+	// The replies servers send are read by the fast path, as JSON and as
+	// events (otherwise it would silently never run).
+	for _, msg := range []string{listReplySeeds[0], listReplySeeds[1], listReplySeeds[2], listReplySeeds[3], string(realisticList(50, "x"))} {
+		if fastJSON, _ := checkListReply(t, []byte(msg)); !fastJSON {
+			t.Errorf("%.80s...: not read by names", msg)
+		}
+		if _, fastStream := checkListReply(t, []byte(asEvents(msg))); !fastStream {
+			t.Errorf("%.80s... as events: not read by names", msg)
+		}
+	}
+	// Keys twice or in another case are left to encoding/json, which
+	// answers as before (last wins, case-insensitive).
+	p, err := decodeListReply([]byte(`{"jsonrpc":"2.0","id":"x","result":{"tools":[{"name":"a","Name":"b"}]}}`), false, "x")
+	if err != nil || !slices.Equal(p.Names, []string{"b"}) {
+		t.Errorf("case-folded key: %+v %v", p, err)
+	}
+}
+
+func FuzzListReply(f *testing.F) {
+	for _, s := range listReplySeeds {
+		f.Add([]byte(s))
+		f.Add([]byte(asEvents(s)))
+	}
+	f.Add(realisticList(3, "x"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		checkListReply(t, b)
+		if !strings.ContainsAny(string(b), "\r\n") {
+			checkListReply(t, []byte(asEvents(string(b))))
+		}
+	})
+}
+
+// realisticList is a tools/list reply of n tools as servers write them:
+// title, a description with escapes, an input schema with nested
+// properties, enums, arrays and bounds, an output schema on every other
+// tool, annotations and _meta.
+func realisticList(n int, id string) []byte {
+	var b []byte
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = strconv.AppendQuote(b, id)
+	b = append(b, `,"result":{"tools":[`...)
+	for i := range n {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = fmt.Appendf(b, `{"name":"tool_%04d_%s","title":"Tool %d","description":"Looks up the \"%s\" records of a project.\nReturns at most `+
+			`100 items per page; use the cursor for more. Dates are ISO 8601 (UTC) \u2014 e.g. 2026-11-30.",`, i, []string{"get", "list", "search", "update"}[i%4], i, []string{"get", "list", "search", "update"}[i%4])
+		b = append(b, `"inputSchema":{"type":"object","properties":{"project":{"type":"string","description":"Project key, e.g. \"ABC\"","pattern":"^[A-Z]{2,10}$"},`+
+			`"query":{"type":"string","description":"Free text","maxLength":500},"limit":{"type":"integer","minimum":1,"maximum":100,"default":20},`+
+			`"sort":{"type":"string","enum":["created","updated","priority","relevance"]},"filters":{"type":"object","properties":{"status":{"type":"array",`+
+			`"items":{"type":"string","enum":["open","closed","pending"]}},"assignee":{"type":["string","null"]},"since":{"type":"string","format":"date-time"}},`+
+			`"additionalProperties":false},"cursor":{"type":"string"}},"required":["project"],"additionalProperties":false,"$schema":"https://json-schema.org/draft/2020-12/schema"},`...)
+		if i%2 == 0 {
+			b = append(b, `"outputSchema":{"type":"object","properties":{"items":{"type":"array","items":{"type":"object","properties":{"id":{"type":"string"},`+
+				`"score":{"type":"number"},"tags":{"type":"array","items":{"type":"string"}}},"required":["id"]}},"nextCursor":{"type":"string"}}},`...)
+		}
+		b = append(b, `"annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false},"_meta":{"example.com/version":3}}`...)
+	}
+	b = append(b, `],"nextCursor":"eyJwYWdlIjoyfQ=="}}`...)
+	return b
+}
+
+// BenchmarkListReplyPaired reads a 1,000-tool tools/list reply with
+// realistic schemas (about 1.1 MB) by names only and with encoding/json
+// (the reader before issue 14) in every iteration, each first every other
+// time, as JSON and as an event stream, and reports new/old, the ratio of
+// their times.
+//
+//	go test -run '^$' -bench ListReplyPaired -count 6 ./middleware
+func BenchmarkListReplyPaired(b *testing.B) {
+	msg := realisticList(1000, "x")
+	for _, stream := range []bool{false, true} {
+		in := msg
+		name := "json"
+		if stream {
+			in = []byte(asEvents(string(msg)))
+			name = "sse"
+		}
+		b.Run(name, func(b *testing.B) {
+			if fast, ok := readJSONListReply(msg, "x"); !ok || len(fast.Names) != 1000 {
+				b.Fatal("the reply is not read by names")
+			}
+			b.SetBytes(int64(len(in)))
+			var tn, to time.Duration
+			first := false
+			for b.Loop() {
+				run := func(f func([]byte, bool, string) (mcpwire.Page, error)) time.Duration {
+					t0 := time.Now()
+					if p, err := f(in, stream, "x"); err != nil || len(p.Names) != 1000 {
+						b.Fatal(err)
+					}
+					return time.Since(t0)
+				}
+				if first = !first; first {
+					tn += run(decodeListReply)
+					to += run(decodeListReplyJSON)
+				} else {
+					to += run(decodeListReplyJSON)
+					tn += run(decodeListReply)
+				}
+			}
+			b.ReportMetric(float64(tn.Nanoseconds())/float64(b.N), "new-ns/op")
+			b.ReportMetric(float64(to.Nanoseconds())/float64(b.N), "old-ns/op")
+			b.ReportMetric(float64(tn)/float64(to), "new/old")
+		})
+	}
+}
