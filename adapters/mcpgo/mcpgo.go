@@ -239,17 +239,15 @@ func (t *ToolSet) Lookup(r *http.Request, name string) toolguard.Presence {
 	if key == "" {
 		return toolguard.Absent // List asks the server
 	}
-	l := t.current(key)
+	l, sessionTools := t.current(key)
 	if l == nil {
 		return toolguard.Absent // List asks the server
 	}
 	if _, ok := slices.BinarySearch(l.sorted, name); ok {
 		return toolguard.Present
 	}
-	if l.session != nil {
-		if _, ok := l.session.GetSessionTools()[name]; ok {
-			return toolguard.Present
-		}
+	if _, ok := sessionTools[name]; ok {
+		return toolguard.Present
 	}
 	// A global tool added since the names were read (its list_changed not
 	// taken yet) is Present: ask the registry itself before saying Absent.
@@ -267,7 +265,8 @@ func (t *ToolSet) List(r *http.Request) ([]string, error) {
 	if !t.watching() {
 		return t.d.List(r)
 	}
-	if la := t.last.Load(); la != nil && sameCall(la.req, r) && t.fresh(la.l) {
+	// Lookup has just read this list, session tools and all.
+	if la := t.last.Load(); la != nil && sameCall(la.req, r) && t.unchanged(la.l) {
 		return la.l.names, nil
 	}
 	key := t.callerKey(r)
@@ -319,8 +318,9 @@ func sameCall(a, b *http.Request) bool {
 // changes and the watcher that hears them runs.
 func (t *ToolSet) watching() bool { return t.announces() && !t.closed.Load() }
 
-// current returns the caller's list if it is still current.
-func (t *ToolSet) current(key string) *list {
+// current returns the caller's list if it is still current, with the
+// session tools fresh read.
+func (t *ToolSet) current(key string) (*list, map[string]server.ServerTool) {
 	t.mu.Lock()
 	t.drain()
 	var l *list
@@ -328,33 +328,42 @@ func (t *ToolSet) current(key string) *list {
 		l = c.list
 	}
 	t.mu.Unlock()
-	if l == nil || !t.fresh(l) {
-		return nil
+	if l == nil {
+		return nil, nil
 	}
-	return l
+	ok, sessionTools := t.fresh(l)
+	if !ok {
+		return nil, nil
+	}
+	return l, sessionTools
 }
 
 // fresh reports whether l is still the caller's list: no announced change,
-// not older than MaxAge, its session alive with the same session tools.
-func (t *ToolSet) fresh(l *list) bool {
-	if !l.reusable || l.version != t.version.Load() || time.Since(l.at) > t.maxAge || t.closed.Load() {
-		return false
+// not older than MaxAge, its session alive with the same session tools. It
+// returns the session tools it read, nil without a session.
+func (t *ToolSet) fresh(l *list) (bool, map[string]server.ServerTool) {
+	if !t.unchanged(l) {
+		return false, nil
 	}
-	if l.life != nil && l.life.ended.Load() {
-		return false
+	if l.session == nil {
+		return true, nil
 	}
-	if l.session != nil {
-		now := l.session.GetSessionTools()
-		if len(now) != len(l.sessionNames) {
-			return false
+	now := l.session.GetSessionTools()
+	if len(now) != len(l.sessionNames) {
+		return false, nil
+	}
+	for _, n := range l.sessionNames {
+		if _, ok := now[n]; !ok {
+			return false, nil
 		}
-		for _, n := range l.sessionNames {
-			if _, ok := now[n]; !ok {
-				return false
-			}
-		}
 	}
-	return true
+	return true, now
+}
+
+// unchanged is fresh without the session tools: the cheap part.
+func (t *ToolSet) unchanged(l *list) bool {
+	return l.reusable && l.version == t.version.Load() && time.Since(l.at) <= t.maxAge &&
+		!t.closed.Load() && (l.life == nil || !l.life.ended.Load())
 }
 
 // shared returns a list for the caller of r: the current one, the one a
@@ -374,10 +383,11 @@ func (t *ToolSet) shared(r *http.Request, key string) (*list, error) {
 		c = &caller{}
 		t.callers[key] = c
 	}
-	if c.list != nil && t.fresh(c.list) {
-		l := c.list
-		t.mu.Unlock()
-		return l, nil
+	if l := c.list; l != nil {
+		if ok, _ := t.fresh(l); ok {
+			t.mu.Unlock()
+			return l, nil
+		}
 	}
 	f := c.flight
 	if f == nil {
