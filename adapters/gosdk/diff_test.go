@@ -2,6 +2,7 @@ package toolguardgosdk
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -33,6 +34,8 @@ type fetchLog struct {
 	marked   int // fetches that carry the tool set's token header
 	lists    int // replies that carry a tools array
 	schema   int // of those, replies with a tool's own schema in them
+	empty    int // of those, the marked empty list of the names-only mode
+	unmarked int // lists fetched without a token
 }
 
 func (l *fetchLog) wrap(h http.Handler) http.Handler {
@@ -47,10 +50,16 @@ func (l *fetchLog) wrap(h http.Handler) http.Handler {
 		}
 		if strings.Contains(b, `"tools":[`) {
 			l.lists++
+			if len(r.Header.Values(listHeader)) == 0 {
+				l.unmarked++
+			}
 			// textArgs' schema names its property; a names-only list
 			// has {"type":"object"} alone.
 			if strings.Contains(b, `"properties"`) {
 				l.schema++
+			}
+			if strings.Contains(b, `"tools":[]`) && strings.Contains(b, `"`+metaKey+`":"`) {
+				l.empty++
 			}
 		}
 		l.mu.Unlock()
@@ -60,6 +69,10 @@ func (l *fetchLog) wrap(h http.Handler) http.Handler {
 		w.WriteHeader(rec.Code)
 		w.Write(rec.Body.Bytes())
 	})
+}
+
+func (l *fetchLog) String() string {
+	return fmt.Sprintf("%d fetches, %d marked, %d lists (%d unmarked), %d with schemas, %d marked empty", l.requests, l.marked, l.lists, l.unmarked, l.schema, l.empty)
 }
 
 // checkFetches fails unless the fetches took the mode's path: full lists
@@ -75,12 +88,16 @@ func (h *harness) checkFetches(t testing.TB, namesOnly bool) {
 		t.Errorf("names-only: %d of %d lists carried schemas", h.fetches.schema, h.fetches.lists)
 	case !namesOnly && h.fetches.schema != h.fetches.lists:
 		t.Errorf("full lists: only %d of %d carried schemas", h.fetches.schema, h.fetches.lists)
+	case namesOnly && h.fetches.empty != h.fetches.lists:
+		t.Errorf("names-only: %d of %d lists were the marked empty list", h.fetches.empty, h.fetches.lists)
+	case !namesOnly && h.fetches.empty != 0:
+		t.Errorf("full lists: %d marked empty lists", h.fetches.empty)
 	case namesOnly && h.fetches.marked != h.fetches.requests:
 		t.Errorf("names-only: %d of %d fetches carried a token", h.fetches.marked, h.fetches.requests)
 	case !namesOnly && h.fetches.marked != 0:
 		t.Errorf("full lists: %d fetches carried a token", h.fetches.marked)
 	}
-	t.Logf("names-only %v: %d lists fetched, %d with schemas", namesOnly, h.fetches.lists, h.fetches.schema)
+	t.Logf("names-only %v: %d lists fetched, %d with schemas, %d marked empty", namesOnly, h.fetches.lists, h.fetches.schema, h.fetches.empty)
 }
 
 type textArgs struct {

@@ -35,39 +35,52 @@
 // with many tools costs far more than go-sdk's own answer to an unknown
 // tool. Give the tool set the *mcp.Server values the handler serves
 // (Options.Servers, or ToolSet.Attach for a server made later, say one per
-// request in getServer) and its own tools/list fetches are answered with
-// names only:
+// request in getServer) and its own fetches skip that work:
 //
 //	tools, err := toolguardgosdk.Tools(handler, toolguardgosdk.Options{Servers: []*mcp.Server{server}})
 //
 // The fetch still goes through the handler as the caller, so go-sdk picks
 // the server (the session's own, or getServer's per request), checks the
-// request and runs every receiving middleware exactly as before; only
-// after that does a receiving middleware the tool set adds to each server
-// replace the tools in the result with their names (input schema
-// {"type":"object"}), so go-sdk encodes, and the guard reads, almost
-// nothing. The middleware acts only on a tools/list whose HTTP request
+// request and runs every receiving middleware exactly as before. Attach
+// adds one more receiving middleware to the server, around all that were
+// added before it; for one of the tool set's own fetches (its HTTP request
 // carries the X-Toolguard-List header with a 128-bit random token the tool
-// set made for that one fetch, valid while the fetch runs; every other
-// request, a caller's tools/list included, is left alone. Attach a server
-// after your own receiving middleware: middleware added to it later sees
-// the guard's fetches with names only. A server that was not attached
-// answers the fetch in full, which is still exact, only slower.
+// set made for that one fetch, valid while the fetch runs) it takes the
+// names from the final result and hands go-sdk an empty list marked with
+// the token in its _meta instead. When go-sdk's reply carries exactly that
+// marked empty list, the tool set gives the guard a plain JSON reply with
+// the names, go-sdk's nextCursor and ttlMs and the reply's id. Any other
+// reply (an error, a refusal, a server that was not attached) is given to
+// the guard as go-sdk wrote it; one derived from the marked list but
+// changed on the way out (a middleware added after Attach that added
+// tools) is thrown away and the list fetched again in full, so the guard
+// never sees fewer names than go-sdk would list.
+//
+// Attach a server after your own receiving middleware: one added to it
+// later sees the guard's fetches with an empty list, so it cannot filter
+// them by name (a rejection would then show names it hides; no call the
+// server would run is rejected). Every other request, a caller's own
+// tools/list included, is left alone; a caller that sends the header
+// gains nothing, as no token outlives its fetch.
 package toolguardgosdk
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
+	"strconv"
 	"sync"
 	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolguard/toolguard/internal/mcpwire"
+	"github.com/toolguard/toolguard/internal/sse"
 	toolguard "github.com/toolguard/toolguard/middleware"
 )
 
@@ -80,8 +93,8 @@ type Options struct {
 	Discover toolguard.DiscoverOptions
 
 	// Servers are go-sdk servers the handler serves. When any is given,
-	// the tool set's tools/list fetches are answered with names only (see
-	// the package documentation); servers made later can be added with
+	// the tool set's own tools/list fetches skip the schemas (see the
+	// package documentation); servers made later can be added with
 	// ToolSet.Attach. Without Servers or Attach, nothing changes.
 	Servers []*mcp.Server
 }
@@ -97,7 +110,10 @@ func Tools(h http.Handler, opts Options) (*ToolSet, error) {
 			return nil, errors.New("toolguardgosdk: Options.Servers holds a nil server")
 		}
 	}
-	t := &ToolSet{}
+	t := &ToolSet{maxBody: opts.Discover.MaxBodyBytes}
+	if t.maxBody <= 0 {
+		t.maxBody = 8 << 20 // Discover's default
+	}
 	d, err := toolguard.Discover(fetcher{t: t, h: h}, opts.Discover)
 	if err != nil {
 		return nil, err
@@ -111,19 +127,30 @@ func Tools(h http.Handler, opts Options) (*ToolSet, error) {
 
 // ToolSet is the toolguard.ToolSet of a go-sdk handler.
 type ToolSet struct {
-	d *toolguard.Discovery
+	d       *toolguard.Discovery
+	maxBody int64
 
-	// attached is set once a server is attached: only then do fetches
-	// carry a token.
+	// attached is set once a server is attached: only then are fetches
+	// marked.
 	attached atomic.Bool
-	tokens   sync.Map // token of a fetch in flight: struct{}
+	slots    sync.Map // token of a fetch in flight: *slot
 }
 
 // listHeader marks the tool set's own tools/list fetches once a server is
 // attached: a 128-bit random token, hex-encoded, made for one fetch and
-// valid only while it runs. A caller that sends it gains nothing: it is
-// replaced on a fetch, and on any other request its value is no token.
+// valid only while it runs.
 const listHeader = "X-Toolguard-List"
+
+// metaKey is the _meta key of the marked empty list.
+const metaKey = "io.toolguard/list"
+
+// slot receives the names of one fetch from the middleware.
+type slot struct {
+	token string
+	mu    sync.Mutex
+	names []string
+	full  bool // names were taken
+}
 
 // fetcher is the handler Discover asks: the go-sdk handler, with each
 // fetch marked once a server is attached. Only Discover calls it.
@@ -133,26 +160,63 @@ type fetcher struct {
 }
 
 func (f fetcher) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if !f.t.attached.Load() {
+	t := f.t
+	if !t.attached.Load() {
 		f.h.ServeHTTP(w, r)
 		return
 	}
+	body, err := io.ReadAll(r.Body) // Discover's own request, in memory
+	if err != nil {
+		http.Error(w, "toolguardgosdk: reading the list request: "+err.Error(), http.StatusBadGateway)
+		return
+	}
+	attempt := func(token string) *replyWriter {
+		req := r.Clone(r.Context())
+		req.Body = io.NopCloser(bytes.NewReader(body))
+		req.ContentLength = int64(len(body))
+		// The clone's header map is its own: Set replaces whatever value
+		// a caller's forwarded header had, Del drops it.
+		if token != "" {
+			req.Header.Set(listHeader, token)
+		} else {
+			req.Header.Del(listHeader)
+		}
+		rw := &replyWriter{header: http.Header{}, limit: t.maxBody}
+		f.h.ServeHTTP(rw, req)
+		return rw
+	}
+
 	var b [16]byte
 	rand.Read(b[:]) // never fails (crypto/rand)
-	tok := hex.EncodeToString(b[:])
-	f.t.tokens.Store(tok, struct{}{})
-	defer f.t.tokens.Delete(tok)
-	// r is the fetch's own request, its header map its own: Set replaces
-	// whatever value a caller's forwarded header had.
-	r.Header.Set(listHeader, tok)
-	f.h.ServeHTTP(w, r)
+	s := &slot{token: hex.EncodeToString(b[:])}
+	t.slots.Store(s.token, s)
+	rw := attempt(s.token)
+	t.slots.Delete(s.token)
+	s.mu.Lock()
+	names, taken := s.names, s.full
+	s.mu.Unlock()
+	if !taken {
+		// The middleware did not touch this reply: it is go-sdk's own.
+		rw.forward(w)
+		return
+	}
+	if msg, ok := rw.marked(s.token); ok {
+		if reply, ok := namesReply(msg, names); ok {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusOK)
+			w.Write(reply)
+			return
+		}
+	}
+	// Derived from the marked list, but not it: ask again in full.
+	attempt("").forward(w)
 }
 
-// Attach adds to s a receiving middleware that answers the tool set's own
-// tools/list fetches with names only (see the package documentation). It
-// is for servers made after Tools, such as one per request in getServer
-// (the tool set keeps no reference to s). Attach each server once, after
-// your own receiving middleware, so that all of it sees the full list.
+// Attach adds to s the receiving middleware that answers the tool set's
+// own tools/list fetches without schemas (see the package documentation).
+// It is for servers made after Tools, such as one per request in
+// getServer; the tool set keeps no reference to s. Attach a server once,
+// after your own receiving middleware.
 func (t *ToolSet) Attach(s *mcp.Server) {
 	if s == nil {
 		return
@@ -163,8 +227,9 @@ func (t *ToolSet) Attach(s *mcp.Server) {
 
 // namesOnly is the receiving middleware of Attach. It runs the request
 // through the rest of the server (go-sdk's own handler and every
-// middleware attached before it) untouched, and only then, for one of the
-// tool set's own fetches, keeps the tools' names.
+// middleware added before it) untouched, and only then, for one of the
+// tool set's own fetches, takes the names and returns the marked empty
+// list.
 func (t *ToolSet) namesOnly(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		res, err := next(ctx, method, req)
@@ -172,47 +237,180 @@ func (t *ToolSet) namesOnly(next mcp.MethodHandler) mcp.MethodHandler {
 			return res, err
 		}
 		list, ok := res.(*mcp.ListToolsResult)
-		if !ok || list == nil || !t.ours(req) {
+		if !ok || list == nil {
 			return res, err
 		}
-		return names(list), nil
+		s := t.slot(req)
+		if s == nil {
+			return res, err
+		}
+		if tok, _ := list.Meta[metaKey].(string); tok == s.token {
+			return res, err // marked already (the server was attached twice)
+		}
+		names := make([]string, len(list.Tools))
+		for i, tl := range list.Tools {
+			if tl == nil {
+				return res, err // go-sdk sends null, which the guard refuses
+			}
+			names[i] = tl.Name
+		}
+		s.mu.Lock()
+		if s.full {
+			s.mu.Unlock()
+			return res, err
+		}
+		s.names, s.full = names, true
+		s.mu.Unlock()
+		out := *list
+		out.Tools = []*mcp.Tool{}
+		out.Meta = mcp.Meta{metaKey: s.token}
+		return &out, nil
 	}
 }
 
-// ours reports whether req came with the token of a fetch in flight.
-func (t *ToolSet) ours(req mcp.Request) bool {
+// slot returns the slot of the fetch whose token req carries, or nil.
+func (t *ToolSet) slot(req mcp.Request) *slot {
 	if req == nil {
-		return false
+		return nil
 	}
 	extra := req.GetExtra()
 	if extra == nil {
-		return false
+		return nil
 	}
 	vs := extra.Header.Values(listHeader)
 	if len(vs) != 1 || len(vs[0]) != 32 {
-		return false
+		return nil
 	}
-	_, ok := t.tokens.Load(vs[0])
-	return ok
+	s, _ := t.slots.Load(vs[0])
+	sl, _ := s.(*slot)
+	return sl
 }
 
-// objectSchema is the input schema of every tool in a names-only list.
-var objectSchema = json.RawMessage(`{"type":"object"}`)
+// replyWriter holds go-sdk's reply to one fetch, up to limit bytes.
+type replyWriter struct {
+	header http.Header
+	status int
+	buf    bytes.Buffer
+	limit  int64
+	over   bool
+	mu     sync.Mutex
+}
 
-// names returns list with each tool reduced to its name; every other
-// member of the result (nextCursor, ttlMs, _meta) is kept.
-func names(list *mcp.ListToolsResult) *mcp.ListToolsResult {
-	out := *list
-	tools := make([]mcp.Tool, len(list.Tools))
-	out.Tools = make([]*mcp.Tool, len(list.Tools))
-	for i, tl := range list.Tools {
-		if tl == nil {
-			continue // stays null, as go-sdk would have sent it
-		}
-		tools[i] = mcp.Tool{Name: tl.Name, InputSchema: objectSchema}
-		out.Tools[i] = &tools[i]
+func (w *replyWriter) Header() http.Header { return w.header }
+
+func (w *replyWriter) WriteHeader(status int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.status == 0 {
+		w.status = status
 	}
-	return &out
+}
+
+func (w *replyWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	if int64(w.buf.Len()+len(p)) > w.limit {
+		w.over = true
+		return 0, errors.New("toolguardgosdk: reply too large")
+	}
+	return w.buf.Write(p)
+}
+
+func (w *replyWriter) Flush() {}
+
+// forward writes the reply as go-sdk wrote it; one over the limit is
+// refused (the guard then passes the call through, as it would have).
+func (w *replyWriter) forward(to http.ResponseWriter) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.over {
+		http.Error(to, "toolguardgosdk: tools/list reply larger than MaxBodyBytes", http.StatusBadGateway)
+		return
+	}
+	for k, vs := range w.header {
+		to.Header()[k] = vs
+	}
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	to.WriteHeader(w.status)
+	to.Write(w.buf.Bytes())
+}
+
+// listReply is the part of a reply message marked checks.
+type listReply struct {
+	ID     json.RawMessage `json:"id"`
+	Error  json.RawMessage `json:"error"`
+	Result *struct {
+		Meta       map[string]json.RawMessage `json:"_meta"`
+		Tools      []json.RawMessage          `json:"tools"`
+		NextCursor json.RawMessage            `json:"nextCursor"`
+		TTLMs      json.RawMessage            `json:"ttlMs"`
+	} `json:"result"`
+}
+
+// marked returns the reply message that carries the marked empty list of
+// token, if the reply is a 200 whose one response is exactly that.
+func (w *replyWriter) marked(token string) (listReply, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.over || w.status != http.StatusOK {
+		return listReply{}, false
+	}
+	msgs := [][]byte{w.buf.Bytes()}
+	if mcpwire.IsEventStream(w.header.Get("Content-Type")) {
+		msgs = sse.Messages(w.buf.Bytes())
+	}
+	want := strconv.Quote(token)
+	var found listReply
+	n := 0
+	for _, m := range msgs {
+		var rep listReply
+		if json.Unmarshal(m, &rep) != nil || rep.Result == nil && rep.Error == nil {
+			continue // not a response (a notification, a request)
+		}
+		n++
+		found = rep
+		if rep.Error != nil || rep.Result == nil || rep.Result.Tools == nil || len(rep.Result.Tools) != 0 ||
+			string(rep.Result.Meta[metaKey]) != want {
+			return listReply{}, false
+		}
+	}
+	return found, n == 1
+}
+
+// namesReply is the JSON reply the guard gets for a marked list: the
+// names, and go-sdk's id, nextCursor and ttlMs as it wrote them.
+func namesReply(rep listReply, names []string) ([]byte, bool) {
+	b := make([]byte, 0, 64+len(rep.ID)+24*len(names))
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = append(b, rep.ID...)
+	b = append(b, `,"result":{"tools":[`...)
+	for i, n := range names {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		q, err := json.Marshal(n)
+		if err != nil {
+			return nil, false
+		}
+		b = append(b, `{"name":`...)
+		b = append(b, q...)
+		b = append(b, '}')
+	}
+	b = append(b, ']')
+	if len(rep.Result.NextCursor) > 0 {
+		b = append(b, `,"nextCursor":`...)
+		b = append(b, rep.Result.NextCursor...)
+	}
+	if len(rep.Result.TTLMs) > 0 {
+		b = append(b, `,"ttlMs":`...)
+		b = append(b, rep.Result.TTLMs...)
+	}
+	return append(b, "}}"...), true
 }
 
 // Lookup is Unsure for what go-sdk refuses before tool dispatch, and
