@@ -76,6 +76,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -382,6 +383,17 @@ func (w *replyWriter) marked(token string) (listReply, bool) {
 	return found, n == 1
 }
 
+// plain reports whether n is valid UTF-8 with nothing JSON must escape,
+// so that it can be written between quotes as it is.
+func plain(n string) bool {
+	for i := 0; i < len(n); i++ {
+		if c := n[i]; c < 0x20 || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return utf8.ValidString(n)
+}
+
 // namesReply is the JSON reply the guard gets for a marked list: the
 // names, and go-sdk's id, nextCursor and ttlMs as it wrote them.
 func namesReply(rep listReply, names []string) ([]byte, bool) {
@@ -393,12 +405,19 @@ func namesReply(rep listReply, names []string) ([]byte, bool) {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		q, err := json.Marshal(n)
-		if err != nil {
-			return nil, false
-		}
 		b = append(b, `{"name":`...)
-		b = append(b, q...)
+		if plain(n) {
+			b = append(b, '"')
+			b = append(b, n...)
+			b = append(b, '"')
+		} else {
+			// As go-sdk writes it: escaped, invalid UTF-8 as U+FFFD.
+			q, err := json.Marshal(n)
+			if err != nil {
+				return nil, false
+			}
+			b = append(b, q...)
+		}
 		b = append(b, '}')
 	}
 	b = append(b, ']')
