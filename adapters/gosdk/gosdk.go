@@ -147,10 +147,11 @@ const metaKey = "io.toolguard/list"
 
 // slot receives the names of one fetch from the middleware.
 type slot struct {
-	token string
-	mu    sync.Mutex
-	names []string
-	full  bool // names were taken
+	token  string
+	mu     sync.Mutex
+	names  []string
+	taken  bool // names were taken
+	closed bool // the fetch has its reply
 }
 
 // fetcher is the handler Discover asks: the go-sdk handler, with each
@@ -166,15 +167,19 @@ func (f fetcher) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.h.ServeHTTP(w, r)
 		return
 	}
-	body, err := io.ReadAll(r.Body) // Discover's own request, in memory
-	if err != nil {
-		http.Error(w, "toolguardgosdk: reading the list request: "+err.Error(), http.StatusBadGateway)
-		return
+	var body []byte
+	if r.Body != nil {
+		var err error
+		if body, err = io.ReadAll(r.Body); err != nil { // Discover's own request, in memory
+			http.Error(w, "toolguardgosdk: reading the list request: "+err.Error(), http.StatusBadGateway)
+			return
+		}
 	}
 	attempt := func(token string) *replyWriter {
 		req := r.Clone(r.Context())
 		req.Body = io.NopCloser(bytes.NewReader(body))
 		req.ContentLength = int64(len(body))
+		req.GetBody = nil
 		// The clone's header map is its own: Set replaces whatever value
 		// a caller's forwarded header had, Del drops it.
 		if token != "" {
@@ -191,10 +196,15 @@ func (f fetcher) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rand.Read(b[:]) // never fails (crypto/rand)
 	s := &slot{token: hex.EncodeToString(b[:])}
 	t.slots.Store(s.token, s)
-	rw := attempt(s.token)
-	t.slots.Delete(s.token)
+	rw := func() *replyWriter {
+		defer t.slots.Delete(s.token)
+		return attempt(s.token)
+	}()
+	// Closed, the slot takes no names any more: what it holds now is
+	// what the reply was made from.
 	s.mu.Lock()
-	names, taken := s.names, s.full
+	names, taken := s.names, s.taken
+	s.closed = true
 	s.mu.Unlock()
 	if !taken {
 		// The middleware did not touch this reply: it is go-sdk's own.
@@ -256,11 +266,11 @@ func (t *ToolSet) namesOnly(next mcp.MethodHandler) mcp.MethodHandler {
 			names[i] = tl.Name
 		}
 		s.mu.Lock()
-		if s.full {
+		if s.taken || s.closed {
 			s.mu.Unlock()
 			return res, err
 		}
-		s.names, s.full = names, true
+		s.names, s.taken = names, true
 		s.mu.Unlock()
 		out := *list
 		out.Tools = []*mcp.Tool{}
