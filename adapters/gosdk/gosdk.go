@@ -73,10 +73,12 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"unicode/utf8"
+	"weak"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -134,6 +136,7 @@ type ToolSet struct {
 	// attached is set once a server is attached: only then are fetches
 	// marked.
 	attached atomic.Bool
+	servers  sync.Map // weak.Pointer[mcp.Server] of each attached server
 	slots    sync.Map // token of a fetch in flight: *slot
 }
 
@@ -226,12 +229,18 @@ func (f fetcher) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // Attach adds to s the receiving middleware that answers the tool set's
 // own tools/list fetches without schemas (see the package documentation).
 // It is for servers made after Tools, such as one per request in
-// getServer; the tool set keeps no reference to s. Attach a server once,
-// after your own receiving middleware.
+// getServer. Attaching a server again does nothing; the tool set holds s
+// only weakly, so a server no longer used is collected as before. Attach
+// a server after your own receiving middleware.
 func (t *ToolSet) Attach(s *mcp.Server) {
 	if s == nil {
 		return
 	}
+	wp := weak.Make(s)
+	if _, dup := t.servers.LoadOrStore(wp, struct{}{}); dup {
+		return
+	}
+	runtime.AddCleanup(s, func(wp weak.Pointer[mcp.Server]) { t.servers.Delete(wp) }, wp)
 	t.attached.Store(true)
 	s.AddReceivingMiddleware(t.namesOnly)
 }
@@ -256,7 +265,7 @@ func (t *ToolSet) namesOnly(next mcp.MethodHandler) mcp.MethodHandler {
 			return res, err
 		}
 		if tok, _ := list.Meta[metaKey].(string); tok == s.token {
-			return res, err // marked already (the server was attached twice)
+			return res, err // marked already by this very middleware further in
 		}
 		names := make([]string, len(list.Tools))
 		for i, tl := range list.Tools {

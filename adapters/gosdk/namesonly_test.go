@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -337,4 +338,48 @@ func TestNamesOnlyConcurrent(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+}
+
+// Attaching a server again adds nothing, and the tool set does not keep
+// servers made per request alive.
+func TestAttachOnceAndWeakly(t *testing.T) {
+	s := mcp.NewServer(&mcp.Implementation{Name: "once", Version: "1"}, nil)
+	addTools(s, "echo")
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: true})
+	tools, err := Tools(h, Options{Servers: []*mcp.Server{s, s}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools.Attach(s)
+	count := func() int {
+		n := 0
+		tools.servers.Range(func(any, any) bool { n++; return true })
+		return n
+	}
+	if n := count(); n != 1 {
+		t.Fatalf("one server attached three times: %d entries", n)
+	}
+	for range 100 {
+		tools.Attach(mcp.NewServer(&mcp.Implementation{Name: "per-request", Version: "1"}, nil))
+	}
+	if n := count(); n != 101 {
+		t.Fatalf("101 servers: %d entries", n)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for count() > 1 && time.Now().Before(deadline) {
+		runtime.GC()
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := count(); n != 1 {
+		t.Errorf("after the per-request servers were dropped: %d entries", n)
+	}
+	g, err := toolguard.New(toolguard.Options{Tools: tools})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hdr := http.Header{"Mcp-Protocol-Version": {"2025-11-25"}}
+	if w := fixture.Send(g.Handler(h), callBody("nope"), hdr); !strings.Contains(w.Body.String(), `"availableTools":["echo"]`) {
+		t.Errorf("nope: %d %s", w.Code, w.Body)
+	}
+	runtime.KeepAlive(s)
 }
