@@ -265,7 +265,7 @@ func (t *ToolSet) namesOnly(next mcp.MethodHandler) mcp.MethodHandler {
 			return res, err
 		}
 		if tok, _ := list.Meta[metaKey].(string); tok == s.token {
-			return res, err // marked already by this very middleware further in
+			return res, err // already the marked list (Attach adds this once per server)
 		}
 		names := make([]string, len(list.Tools))
 		for i, tl := range list.Tools {
