@@ -43,25 +43,26 @@
 // the server (the session's own, or getServer's per request), checks the
 // request and runs every receiving middleware exactly as before. Attach
 // adds one more receiving middleware to the server, around all that were
-// added before it; for one of the tool set's own fetches (its HTTP request
+// added before it. For one of the tool set's own fetches (its HTTP request
 // carries the X-Toolguard-List header with a 128-bit random token the tool
-// set made for that one fetch, valid while the fetch runs) it takes the
-// names from the final result and hands go-sdk an empty list marked with
-// the token in its _meta instead. When go-sdk's reply carries exactly that
-// marked empty list, the tool set gives the guard a plain JSON reply with
-// the names, go-sdk's nextCursor and ttlMs and the reply's id. Any other
-// reply (an error, a refusal, a server that was not attached) is given to
-// the guard as go-sdk wrote it; one derived from the marked list but
-// changed on the way out (a middleware added after Attach that added
-// tools) is thrown away and the list fetched again in full, so the guard
-// never sees fewer names than go-sdk would list.
+// set made for that one fetch, valid while the fetch runs), and only when
+// go-sdk itself called it (no middleware wraps it, so every other one has
+// had the full list), it takes the names from the final result and hands
+// go-sdk an empty list marked with the token in its _meta instead. When
+// go-sdk's reply carries exactly that marked empty list, the tool set
+// gives the guard a plain JSON reply with the names, go-sdk's nextCursor
+// and ttlMs and the reply's id. Any other reply (an error, a refusal, a
+// server that was not attached) is given to the guard as go-sdk wrote it;
+// one made from the marked list but changed on the way out (by an HTTP
+// wrapper between the guard and go-sdk) is thrown away and the list
+// fetched again in full, so the guard never sees fewer names than go-sdk
+// would list.
 //
-// Attach a server after your own receiving middleware: one added to it
-// later sees the guard's fetches with an empty list, so it cannot filter
-// them by name (a rejection would then show names it hides; no call the
-// server would run is rejected). Every other request, a caller's own
-// tools/list included, is left alone; a caller that sends the header
-// gains nothing, as no token outlives its fetch.
+// Attach a server after your own receiving middleware: a middleware added
+// later wraps the tool set's, whose lists for that server then stay whole
+// (exact, only as slow as without Attach). Every other request, a
+// caller's own tools/list included, is left alone; a caller that sends the
+// header gains nothing, as no token outlives its fetch.
 package toolguardgosdk
 
 import (
@@ -75,6 +76,7 @@ import (
 	"net/http"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"unicode/utf8"
@@ -261,7 +263,7 @@ func (t *ToolSet) namesOnly(next mcp.MethodHandler) mcp.MethodHandler {
 			return res, err
 		}
 		s := t.slot(req)
-		if s == nil {
+		if s == nil || !calledByGoSDK() {
 			return res, err
 		}
 		if tok, _ := list.Meta[metaKey].(string); tok == s.token {
@@ -286,6 +288,25 @@ func (t *ToolSet) namesOnly(next mcp.MethodHandler) mcp.MethodHandler {
 		out.Meta = mcp.Meta{metaKey: s.token}
 		return &out, nil
 	}
+}
+
+// calledByGoSDK reports whether the middleware (its caller) was called by
+// go-sdk itself, the function that runs a server's receiving chain, and
+// not by another middleware: then it is the outermost, every other
+// receiving middleware has had the full list, and go-sdk encodes what it
+// returns as it is. A middleware added after Attach wraps it, and the
+// lists of that server stay full. Should a go-sdk release rename the
+// function, lists stay full; the tests of this package then fail.
+func calledByGoSDK() bool {
+	var pcs [4]uintptr
+	n := runtime.Callers(2, pcs[:]) // from the middleware closure up
+	frames := runtime.CallersFrames(pcs[:n])
+	self, more := frames.Next()
+	if !more || !strings.HasSuffix(self.Function, "(*ToolSet).namesOnly.func1") {
+		return false
+	}
+	caller, _ := frames.Next()
+	return strings.HasPrefix(caller.Function, "github.com/modelcontextprotocol/go-sdk/mcp.handleReceive[")
 }
 
 // slot returns the slot of the fetch whose token req carries, or nil.

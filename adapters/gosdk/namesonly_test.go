@@ -1,11 +1,13 @@
 package toolguardgosdk
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
@@ -132,10 +134,10 @@ func TestNamesOnlySameRejection(t *testing.T) {
 	}
 }
 
-// A receiving middleware added after Attach that adds a tool to the list
-// (and runs it itself) changes the marked list on its way out: the tool
-// set notices and fetches the list again in full, so the tool is never
-// rejected. One that replaces the result likewise.
+// A receiving middleware added after Attach wraps the tool set's: the
+// tool set sees it is not go-sdk's outermost and leaves the list whole, so
+// the middleware sees every tool (here it adds one, or replaces the
+// result, and runs the added tool itself), and the guard never rejects it.
 func TestNamesOnlyMiddlewareAfterAttach(t *testing.T) {
 	for _, how := range []string{"appends", "replaces"} {
 		t.Run(how, func(t *testing.T) {
@@ -150,13 +152,18 @@ func TestNamesOnlyMiddlewareAfterAttach(t *testing.T) {
 						return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ran virtual"}}}, nil
 					}
 					res, err := next(ctx, method, req)
-					if l, ok := res.(*mcp.ListToolsResult); ok && err == nil {
-						v := &mcp.Tool{Name: "virtual", InputSchema: map[string]any{"type": "object"}}
-						if how == "replaces" {
-							return &mcp.ListToolsResult{Tools: append(append([]*mcp.Tool{}, l.Tools...), v)}, nil
-						}
-						l.Tools = append(l.Tools, v)
+					l, ok := res.(*mcp.ListToolsResult)
+					if !ok || err != nil {
+						return res, err
 					}
+					if len(l.Tools) == 0 {
+						t.Errorf("the late middleware got an empty list")
+					}
+					v := &mcp.Tool{Name: "virtual", InputSchema: map[string]any{"type": "object"}}
+					if how == "replaces" {
+						return &mcp.ListToolsResult{Tools: append(append([]*mcp.Tool{}, l.Tools...), v)}, nil
+					}
+					l.Tools = append(l.Tools, v)
 					return res, err
 				}
 			})
@@ -172,11 +179,63 @@ func TestNamesOnlyMiddlewareAfterAttach(t *testing.T) {
 			}
 			log.mu.Lock()
 			defer log.mu.Unlock()
-			// Every fetch was asked twice: marked, then in full.
-			if log.requests == 0 || log.marked*2 != log.requests || log.unmarked != log.marked || log.schema != log.unmarked || log.empty != 0 {
+			// Each fetch marked, asked once, answered in full.
+			if log.requests == 0 || log.marked != log.requests || log.schema != log.lists || log.empty != 0 {
 				t.Errorf("fetches: %s", &log)
 			}
 		})
+	}
+}
+
+// An HTTP wrapper between the guard and go-sdk that adds a tool to every
+// list reply (and answers calls to it) changes the marked list on its way
+// out: the tool set drops that reply and fetches the list again in full,
+// so the tool is never rejected.
+func TestNamesOnlyReplyChangedOnTheWay(t *testing.T) {
+	s := mcp.NewServer(&mcp.Implementation{Name: "wrapped", Version: "1"}, nil)
+	addTools(s, "echo")
+	sdk := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true})
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if strings.Contains(string(body), `"name":"virtual"`) {
+			w.Header().Set("Content-Type", "application/json")
+			w.Write([]byte(`{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"ran virtual"}]}}`))
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		rec := httptest.NewRecorder()
+		sdk.ServeHTTP(rec, r)
+		out := rec.Body.String()
+		v := `{"name":"virtual","inputSchema":{"type":"object"}}`
+		out = strings.Replace(out, `"tools":[]`, `"tools":[`+v+`]`, 1)
+		if !strings.Contains(out, v) {
+			out = strings.Replace(out, `"tools":[`, `"tools":[`+v+`,`, 1)
+		}
+		for k, vs := range rec.Header() {
+			if k != "Content-Length" {
+				w.Header()[k] = vs
+			}
+		}
+		w.WriteHeader(rec.Code)
+		w.Write([]byte(out))
+	})
+	var log fetchLog
+	g := guardOf(t, h, log.wrap(h), Options{Servers: []*mcp.Server{s}})
+	hdr := http.Header{"Mcp-Protocol-Version": {"2025-11-25"}}
+	for range 3 {
+		if w := fixture.Send(g, callBody("virtual"), hdr); !strings.Contains(w.Body.String(), "ran virtual") {
+			t.Fatalf("virtual: %d %s", w.Code, w.Body)
+		}
+		w := fixture.Send(g, callBody("nope"), hdr)
+		if !strings.Contains(w.Body.String(), `"availableTools":["echo","virtual"]`) {
+			t.Fatalf("nope: %d %s", w.Code, w.Body)
+		}
+	}
+	log.mu.Lock()
+	defer log.mu.Unlock()
+	// Every fetch was asked twice: marked, then in full.
+	if log.requests == 0 || log.marked*2 != log.requests || log.unmarked != log.marked || log.schema != log.unmarked {
+		t.Errorf("fetches: %s", &log)
 	}
 }
 
