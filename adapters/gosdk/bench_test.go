@@ -19,8 +19,9 @@ type benchArgs struct {
 	Detail string `json:"detail,omitempty"`
 }
 
-// benchServer is a real go-sdk server with n tools, alone and guarded.
-func benchServer(b *testing.B, n int, opts *mcp.StreamableHTTPOptions) (alone, guarded http.Handler) {
+// benchServer is a real go-sdk server with n tools, alone and guarded;
+// with namesOnly the server is given to the tool set (Options.Servers).
+func benchServer(b *testing.B, n int, opts *mcp.StreamableHTTPOptions, namesOnly bool) (alone, guarded http.Handler) {
 	s := mcp.NewServer(&mcp.Implementation{Name: "bench", Version: "1.0.0"}, nil)
 	for i := range n {
 		mcp.AddTool(s, &mcp.Tool{Name: fmt.Sprintf("tool_%04d", i)}, func(ctx context.Context, req *mcp.CallToolRequest, in benchArgs) (*mcp.CallToolResult, any, error) {
@@ -30,7 +31,11 @@ func benchServer(b *testing.B, n int, opts *mcp.StreamableHTTPOptions) (alone, g
 	alone = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, opts)
 	// MinInterval is cut so that a rejection loop on one caller measures
 	// the cost of a fresh list, not the flood bound.
-	tools, err := Tools(alone, Options{Discover: toolguard.DiscoverOptions{MinInterval: time.Nanosecond}})
+	o := Options{Discover: toolguard.DiscoverOptions{MinInterval: time.Nanosecond}}
+	if namesOnly {
+		o.Servers = []*mcp.Server{s}
+	}
+	tools, err := Tools(alone, o)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -64,7 +69,9 @@ func send(b *testing.B, h http.Handler, body string, hdr http.Header) (*httptest
 // through guard + go-sdk in every iteration and reports the ratio of their
 // times, so a noisy, shared machine slows both sides alike. It covers 10 and
 // 1,000 tools, callers without a session (a stateless handler) and with one
-// (go-sdk's default, stateful mode), and known and unknown tools.
+// (go-sdk's default, stateful mode), and known and unknown tools; "full"
+// is the tool set's default, "names" the names-only lists of
+// Options.Servers.
 //
 //	go test -run '^$' -bench GoSDKPaired -benchtime 1s -count 6 .
 func BenchmarkGoSDKPaired(b *testing.B) {
@@ -74,8 +81,15 @@ func BenchmarkGoSDKPaired(b *testing.B) {
 		"Mcp-Protocol-Version": {"2025-11-25"},
 	}
 	for _, n := range []int{10, 1000} {
-		for _, mode := range []string{"sessionless", "session"} {
-			alone, guarded := benchServer(b, n, &mcp.StreamableHTTPOptions{Stateless: mode == "sessionless"})
+		for _, m := range []struct {
+			mode      string
+			namesOnly bool
+		}{{"sessionless", false}, {"session", false}, {"sessionless", true}, {"session", true}} {
+			mode, lists := m.mode, "full"
+			if m.namesOnly {
+				lists = "names"
+			}
+			alone, guarded := benchServer(b, n, &mcp.StreamableHTTPOptions{Stateless: mode == "sessionless"}, m.namesOnly)
 			h := hdr.Clone()
 			if mode == "session" {
 				w, _ := send(b, alone, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"b","version":"1"}}}`, hdr)
@@ -97,7 +111,7 @@ func BenchmarkGoSDKPaired(b *testing.B) {
 						b.Fatalf("%s: answer lacks %s: %s", c.name, c.want, w.Body)
 					}
 				}
-				b.Run(fmt.Sprintf("tools=%d/%s/%s", n, mode, c.name), func(b *testing.B) {
+				b.Run(fmt.Sprintf("tools=%d/%s/%s/%s", n, lists, mode, c.name), func(b *testing.B) {
 					var ta, tg time.Duration
 					first := false
 					for b.Loop() {
