@@ -3,7 +3,8 @@
 //
 // Copy: newHandler. Change: the tools, and getServer if you serve a
 // different server per request (the guard asks the same handler, so it
-// sees the same server the caller gets).
+// sees the same server the caller gets; Attach each server you make there
+// to the tool set, after your own receiving middleware).
 //
 //	go run ./gosdk -addr 127.0.0.1:8080
 package main
@@ -34,7 +35,10 @@ func newHandler() (http.Handler, error) {
 		})
 	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)
 
-	tools, err := toolguardgosdk.Tools(mcpHandler, toolguardgosdk.Options{})
+	// Servers lets the tool set's own tools/list carry names only: go-sdk
+	// still routes, checks and filters it as the caller's, but neither
+	// encodes nor sends a schema for the guard.
+	tools, err := toolguardgosdk.Tools(mcpHandler, toolguardgosdk.Options{Servers: []*mcp.Server{s}})
 	if err != nil {
 		return nil, err
 	}
