@@ -1,7 +1,10 @@
 package toolguardmcpgo
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -265,7 +268,7 @@ func TestRefusedCallersShareOneList(t *testing.T) {
 	// A refusing front: every list fails (after the server's work).
 	var lists atomic.Int64
 	front := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Context().Value(captureKey{}) != nil {
+		if r.Header.Get("Mcp-Method") == "tools/list" || peekMethod(r) == "tools/list" {
 			lists.Add(1)
 			time.Sleep(20 * time.Millisecond)
 			http.Error(w, "no", http.StatusForbidden)
@@ -338,5 +341,60 @@ func TestKeyNeverSharesSessions(t *testing.T) {
 				t.Fatalf("session B's own tool: %s", g.Body)
 			}
 		})
+	}
+}
+
+// peekMethod reads the JSON-RPC method of r's body and puts the body back.
+func peekMethod(r *http.Request) string {
+	body, _ := io.ReadAll(r.Body)
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	var msg struct {
+		Method string `json:"method"`
+	}
+	json.Unmarshal(body, &msg)
+	return msg.Method
+}
+
+// Through a handler that is not mcp-go's own, the names come from the
+// reply, never from inside mcp-go: a wrapper that hides tools from a
+// caller's tools/list hides them from the guard's list too, and one that
+// renames tools has its names checked, not mcp-go's.
+func TestWrappedHandlerListsWhatTheCallerSees(t *testing.T) {
+	s := server.NewMCPServer("s", "1.0.0", server.WithToolCapabilities(true))
+	for _, n := range []string{"echo", "admin_reset"} {
+		s.AddTool(mcp.NewTool(n), func(ctx context.Context, r mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return mcp.NewToolResultText("ran " + r.Params.Name), nil
+		})
+	}
+	alone := server.NewStreamableHTTPServer(s, server.WithStateLess(true))
+	// hide drops admin_* tools from tools/list replies for non-admins.
+	hide := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if peekMethod(r) != "tools/list" || r.Header.Get("Authorization") == "Bearer admin" {
+			alone.ServeHTTP(w, r)
+			return
+		}
+		rec := httptest.NewRecorder()
+		alone.ServeHTTP(rec, r)
+		var msg map[string]any
+		if err := json.Unmarshal(rec.Body.Bytes(), &msg); err != nil {
+			t.Errorf("the list reply is not JSON: %s", rec.Body)
+			return
+		}
+		res := msg["result"].(map[string]any)
+		var keep []any
+		for _, tl := range res["tools"].([]any) {
+			if !strings.HasPrefix(tl.(map[string]any)["name"].(string), "admin_") {
+				keep = append(keep, tl)
+			}
+		}
+		res["tools"] = keep
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(msg)
+	})
+	guarded, ts := guardFor(t, s, hide, Options{})
+	defer ts.Close()
+	w := fixture.Send(guarded, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"nope","arguments":{}}}`, hdrFor("", "Authorization", "Bearer user"))
+	if body := w.Body.String(); !strings.Contains(body, `"availableTools":["echo"]`) {
+		t.Fatalf("the guard lists what the caller's tools/list hides, or no list: %s", body)
 	}
 }

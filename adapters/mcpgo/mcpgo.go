@@ -120,7 +120,11 @@ func Tools(s *server.MCPServer, h http.Handler, opts Options) (*ToolSet, error) 
 	if err != nil {
 		return nil, err
 	}
-	t := &ToolSet{s: s, d: d, key: key, maxAge: opts.MaxAge,
+	// Names are taken inside mcp-go, so they are what the caller would be
+	// listed only if nothing stands between the tool set and mcp-go that
+	// could filter, rename or cache the reply.
+	_, bare := h.(*server.StreamableHTTPServer)
+	t := &ToolSet{s: s, d: d, key: key, maxAge: opts.MaxAge, bare: bare,
 		minInterval: opts.Discover.MinInterval, maxWait: opts.Discover.MaxWait,
 		callers: map[string]*caller{}, sessions: map[string]*life{}}
 	if t.minInterval == 0 {
@@ -153,6 +157,7 @@ type ToolSet struct {
 	minInterval time.Duration
 	maxWait     time.Duration
 	watch       *watcher
+	bare        bool // h is mcp-go's own handler: lists can be captured
 
 	version   atomic.Int64 // bumped on every list_changed the watcher hears
 	checkOnce sync.Once
@@ -432,7 +437,11 @@ func (t *ToolSet) fly(r *http.Request, c *caller, f *flight) {
 func (t *ToolSet) ask(r *http.Request) (*list, error) {
 	v, at := t.version.Load(), time.Now()
 	cp := &captured{owner: t}
-	names, err := t.d.List(r.WithContext(context.WithValue(r.Context(), captureKey{}, cp)))
+	lr := r
+	if t.bare {
+		lr = r.WithContext(context.WithValue(r.Context(), captureKey{}, cp))
+	}
+	names, err := t.d.List(lr)
 	if err != nil {
 		return nil, err
 	}
@@ -451,12 +460,17 @@ func (t *ToolSet) ask(r *http.Request) (*list, error) {
 	cp.mu.Unlock()
 	switch {
 	case !done:
-		// No capture (a context function that replaced the request's
-		// context, a handler that is not this server's): the reply had
+		// No capture (a handler that is not mcp-go's own, a context
+		// function that replaced the request's context): the reply had
 		// the list. A session caller's session tools cannot be watched
 		// then, so only a caller without one may reuse it.
 		l.reusable = sessionID == ""
 	case sessionID == "":
+		// A caller without a session gets a throwaway session of mcp-go's
+		// per request, which holds no session tools (none can be added to
+		// a session that is never registered): keeping it would only keep
+		// its buffers.
+		l.session, l.sessionNames = nil, nil
 		l.reusable = capturedID == ""
 	default:
 		// Reused only in a session mcp-go registered after Tools and has

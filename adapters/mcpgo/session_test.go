@@ -86,6 +86,9 @@ func newSessionServer(t testing.TB, n int, maxAge time.Duration, opts ...server.
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The tap only records: the tool set may capture through it as
+	// through mcp-go's own handler.
+	tools.bare = true
 	t.Cleanup(func() { tools.Close() })
 	g, err := toolguard.New(toolguard.Options{Tools: tools})
 	if err != nil {
