@@ -38,8 +38,25 @@ type fetchLog struct {
 	unmarked int // lists fetched without a token
 }
 
+// recording is a handler wrapped by a fetchLog: it only records, so a tool
+// set given it may take names inside go-sdk as through go-sdk's own
+// handler (see withLog).
+type recording struct{ http.HandlerFunc }
+
+// withLog returns the tool set of a handler wrapped by a fetchLog.
+func withLog(t testing.TB, fetch http.Handler, opts Options) *ToolSet {
+	tools, err := Tools(fetch, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := fetch.(recording); ok {
+		tools.bare = true
+	}
+	return tools
+}
+
 func (l *fetchLog) wrap(h http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return recording{func(w http.ResponseWriter, r *http.Request) {
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, r)
 		b := rec.Body.String()
@@ -68,7 +85,7 @@ func (l *fetchLog) wrap(h http.Handler) http.Handler {
 		}
 		w.WriteHeader(rec.Code)
 		w.Write(rec.Body.Bytes())
-	})
+	}}
 }
 
 func (l *fetchLog) String() string {
@@ -139,10 +156,7 @@ func newHarnessWith(t testing.TB, mode string, namesOnly bool) *harness {
 	if namesOnly {
 		o.Servers = []*mcp.Server{h.server}
 	}
-	tools, err := Tools(h.fetches.wrap(h.Alone), o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tools := withLog(t, h.fetches.wrap(h.Alone), o)
 	g, err := toolguard.New(toolguard.Options{Tools: tools, OnReject: func(r *http.Request, rej *toolguard.Rejection) { h.Rejected(rej.Name) }})
 	if err != nil {
 		t.Fatal(err)

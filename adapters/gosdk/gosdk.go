@@ -39,6 +39,13 @@
 //
 //	tools, err := toolguardgosdk.Tools(handler, toolguardgosdk.Options{Servers: []*mcp.Server{server}})
 //
+// Names-only lists need the handler given to Tools to be the
+// *mcp.StreamableHTTPHandler itself: the names are taken inside go-sdk, so
+// an HTTP handler between the tool set and go-sdk that filters, renames or
+// caches tools/list replies would not apply to them. Through any other
+// handler the lists stay whole. Put HTTP middleware around the guard
+// instead, or accept whole lists.
+//
 // The fetch still goes through the handler as the caller, so go-sdk picks
 // the server (the session's own, or getServer's per request), checks the
 // request and runs every receiving middleware exactly as before. Attach
@@ -54,9 +61,9 @@
 // and ttlMs and the reply's id. Any other reply (an error, a refusal, a
 // server that was not attached) is given to the guard as go-sdk wrote it;
 // one made from the marked list but changed on the way out (by an HTTP
-// wrapper between the guard and go-sdk) is thrown away and the list
-// fetched again in full, so the guard never sees fewer names than go-sdk
-// would list.
+// handler between the guard and go-sdk) is thrown away and the list
+// fetched again in full, and so is a reply that carries a marked list the
+// fetch did not make.
 //
 // Attach a server after your own receiving middleware: a middleware added
 // later wraps the tool set's, whose lists for that server then stay whole
@@ -115,7 +122,11 @@ func Tools(h http.Handler, opts Options) (*ToolSet, error) {
 			return nil, errors.New("toolguardgosdk: Options.Servers holds a nil server")
 		}
 	}
-	t := &ToolSet{maxBody: opts.Discover.MaxBodyBytes}
+	// Names are taken inside go-sdk, so they are what the caller would be
+	// listed only if nothing stands between the tool set and go-sdk that
+	// could filter, rename or cache the reply.
+	_, bare := h.(*mcp.StreamableHTTPHandler)
+	t := &ToolSet{maxBody: opts.Discover.MaxBodyBytes, bare: bare}
 	if t.maxBody <= 0 {
 		t.maxBody = 8 << 20 // Discover's default
 	}
@@ -134,6 +145,7 @@ func Tools(h http.Handler, opts Options) (*ToolSet, error) {
 type ToolSet struct {
 	d       *toolguard.Discovery
 	maxBody int64
+	bare    bool // the handler is go-sdk's own: names-only lists are possible
 
 	// attached is set once a server is attached: only then are fetches
 	// marked.
@@ -168,7 +180,7 @@ type fetcher struct {
 
 func (f fetcher) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	t := f.t
-	if !t.attached.Load() {
+	if !t.attached.Load() || !t.bare {
 		f.h.ServeHTTP(w, r)
 		return
 	}
@@ -212,7 +224,19 @@ func (f fetcher) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.closed = true
 	s.mu.Unlock()
 	if !taken {
-		// The middleware did not touch this reply: it is go-sdk's own.
+		// The middleware did not touch this reply: it is go-sdk's own,
+		// unless it carries a marked list all the same (one made for
+		// another fetch, kept by something that caches replies): then
+		// ask again in full.
+		if rw.carriesMark() {
+			rw = attempt("")
+			if rw.carriesMark() {
+				// Still a marked list: whatever answers keeps it, so no
+				// reply here can be trusted to be the caller's list.
+				http.Error(w, "toolguardgosdk: a tools/list reply made for another fetch", http.StatusBadGateway)
+				return
+			}
+		}
 		rw.forward(w)
 		return
 	}
@@ -379,6 +403,14 @@ func (w *replyWriter) forward(to http.ResponseWriter) {
 	}
 	to.WriteHeader(w.status)
 	to.Write(w.buf.Bytes())
+}
+
+// carriesMark reports whether the reply holds the _meta key of a marked
+// list, whatever its token.
+func (w *replyWriter) carriesMark() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return bytes.Contains(w.buf.Bytes(), []byte(`"`+metaKey+`"`))
 }
 
 // listReply is the part of a reply message marked checks.

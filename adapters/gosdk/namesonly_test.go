@@ -37,10 +37,7 @@ func addTools(s *mcp.Server, names ...string) {
 // wrapped by a fetchLog).
 func guardOf(t testing.TB, h, fetch http.Handler, opts Options) http.Handler {
 	t.Helper()
-	tools, err := Tools(fetch, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tools := withLog(t, fetch, opts)
 	g, err := toolguard.New(toolguard.Options{Tools: tools})
 	if err != nil {
 		t.Fatal(err)
@@ -280,10 +277,7 @@ func TestNamesOnlyAsksAsTheCaller(t *testing.T) {
 	}
 	h := mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{Stateless: true})
 	var log fetchLog
-	tools, err := Tools(log.wrap(h), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	tools := withLog(t, log.wrap(h), Options{})
 	ts = tools
 	g, err := toolguard.New(toolguard.Options{Tools: tools})
 	if err != nil {
@@ -334,12 +328,12 @@ func TestNamesOnlyTokenIsNoCredential(t *testing.T) {
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: true})
 	var mu sync.Mutex
 	var seen []string
-	spy := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	spy := recording{func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
 		seen = append(seen, r.Header.Get(listHeader))
 		mu.Unlock()
 		h.ServeHTTP(w, r)
-	})
+	}}
 	g := guardOf(t, h, spy, Options{Servers: []*mcp.Server{s}})
 	var b [16]byte
 	rand.Read(b[:])
