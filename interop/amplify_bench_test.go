@@ -46,6 +46,11 @@ import (
 //
 //	go test -run '^$' -bench AmplificationCPU -benchtime 1x -timeout 60m .
 //
+// (-bench 'AmplificationCPU/^tools=10$/^caller=session$' picks one kind.)
+// It also reports the server's peak resident memory, guard / alone (the
+// larger of the two runs on each side), since whatever the guard keeps per
+// caller grows with the number of callers.
+//
 // TOOLGUARD_AMP_CALLS changes the number of callers (10,000) for a quicker
 // look. TestAmplificationHarness runs the same harness with a few callers
 // in the normal test run.
@@ -75,6 +80,7 @@ type ampResult struct {
 	setup, calls time.Duration
 	answers      int // answers checked, every request of the run
 	wall         time.Duration
+	peakRSS      int64 // the server's peak resident memory (VmHWM), bytes
 }
 
 func (r ampResult) total() time.Duration { return r.setup + r.calls }
@@ -91,8 +97,8 @@ func BenchmarkAmplificationCPU(b *testing.B) {
 					if err != nil {
 						b.Fatalf("%s: %v", mode, err)
 					}
-					b.Logf("%-5s: server CPU %8v (opening sessions %8v, unknown calls %8v), %d answers checked, wall %v",
-						mode, res.total(), res.setup, res.calls, res.answers, res.wall.Round(time.Millisecond))
+					b.Logf("%-5s: server CPU %8v (opening sessions %8v, unknown calls %8v), peak RSS %6.1f MiB, %d answers checked, wall %v",
+						mode, res.total(), res.setup, res.calls, float64(res.peakRSS)/(1<<20), res.answers, res.wall.Round(time.Millisecond))
 					runs[mode] = append(runs[mode], res)
 				}
 				sum := func(mode string, f func(ampResult) time.Duration) time.Duration {
@@ -106,13 +112,26 @@ func BenchmarkAmplificationCPU(b *testing.B) {
 				calls := func(r ampResult) time.Duration { return r.calls }
 				ratio := float64(sum("guard", total)) / float64(sum("alone", total))
 				callRatio := float64(sum("guard", calls)) / float64(sum("alone", calls))
-				n := float64(len(runs["alone"]))
-				b.Logf("%d callers, %d tools, %s: mean server CPU alone %v, guard %v: guard/alone %.3f (unknown calls only: %.3f)",
-					cfg.calls, tools, caller, sum("alone", total)/time.Duration(n), sum("guard", total)/time.Duration(n), ratio, callRatio)
+				n := time.Duration(len(runs["alone"]))
+				perCall := func(mode string) time.Duration { return sum(mode, calls) / n / time.Duration(cfg.calls) }
+				var rss [2]int64
+				for i, mode := range []string{"alone", "guard"} {
+					for _, r := range runs[mode] {
+						rss[i] = max(rss[i], r.peakRSS)
+					}
+				}
+				rssRatio := float64(rss[1]) / float64(rss[0])
+				b.Logf("%d callers, %d tools, %s: mean server CPU alone %v, guard %v: guard/alone %.3f; "+
+					"unknown calls only: %v and %v a call, guard/alone %.3f; peak RSS guard/alone %.3f",
+					cfg.calls, tools, caller, sum("alone", total)/n, sum("guard", total)/n, ratio,
+					perCall("alone"), perCall("guard"), callRatio, rssRatio)
 				b.ReportMetric(ratio, "guard/alone-CPU")
 				b.ReportMetric(callRatio, "guard/alone-call-CPU")
-				b.ReportMetric(sum("alone", total).Seconds()/n, "alone-CPU-s")
-				b.ReportMetric(sum("guard", total).Seconds()/n, "guard-CPU-s")
+				b.ReportMetric((sum("alone", total) / n).Seconds(), "alone-CPU-s")
+				b.ReportMetric((sum("guard", total) / n).Seconds(), "guard-CPU-s")
+				b.ReportMetric(float64(perCall("alone").Nanoseconds())/1e3, "alone-µs/call")
+				b.ReportMetric(float64(perCall("guard").Nanoseconds())/1e3, "guard-µs/call")
+				b.ReportMetric(rssRatio, "guard/alone-peak-RSS")
 				if ratio > ampMaxRatio {
 					b.Errorf("server CPU guard/alone = %.3f, want <= %.1f", ratio, ampMaxRatio)
 				}
@@ -265,6 +284,9 @@ func ampRun(bin, mode string, cfg ampConfig) (ampResult, error) {
 		return ampResult{}, err
 	}
 	res.setup, res.calls, res.wall = cpu1-cpu0, cpu2-cpu1, time.Since(start)
+	if res.peakRSS, err = peakRSS(pid); err != nil {
+		return ampResult{}, err
+	}
 	return res, nil
 }
 
