@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -55,7 +56,8 @@ import (
 // caller grows with the number of callers.
 //
 // TOOLGUARD_AMP_CALLS changes the number of callers (10,000) for a quicker
-// look. TestAmplificationHarness runs the same harness with a few callers
+// look. TOOLGUARD_AMP_PROFILE=dir makes each server write a CPU profile of
+// its run to dir (go tool pprof dir/<file>), named after the run. TestAmplificationHarness runs the same harness with a few callers
 // in the normal test run.
 const (
 	ampWorkers  = 16
@@ -218,6 +220,11 @@ func ampRun(bin, mode string, cfg ampConfig) (ampResult, error) {
 	if cfg.stateless {
 		args = append(args, "-stateless")
 	}
+	var profile string
+	if dir := os.Getenv("TOOLGUARD_AMP_PROFILE"); dir != "" {
+		profile = filepath.Join(dir, fmt.Sprintf("amp-%d-stateless=%v-%s-%d.pprof", cfg.tools, cfg.stateless, mode, time.Now().UnixNano()))
+		args = append(args, "-cpuprofile", profile)
+	}
 	cmd := exec.Command(bin, args...)
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
@@ -302,6 +309,15 @@ func ampRun(bin, mode string, cfg ampConfig) (ampResult, error) {
 	res.setup, res.calls, res.wall = cpu1-cpu0, cpu2-cpu1, time.Since(start)
 	if res.peakRSS, err = peakRSS(pid); err != nil {
 		return ampResult{}, err
+	}
+	if profile != "" {
+		// The server writes its profile and exits on SIGTERM.
+		if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+			return ampResult{}, err
+		}
+		if err := cmd.Wait(); err != nil {
+			return ampResult{}, fmt.Errorf("server with -cpuprofile: %v", err)
+		}
 	}
 	return res, nil
 }

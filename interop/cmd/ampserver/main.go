@@ -3,7 +3,7 @@
 // (interop/amplify_bench_test.go): the benchmark starts it as a child
 // process, so the CPU time it reads from /proc is the server's own.
 //
-//	ampserver -mode alone|guard [-tools n] [-stateless]
+//	ampserver -mode alone|guard [-tools n] [-stateless] [-cpuprofile file]
 //
 // The server runs in mcp-go's default streamable HTTP mode (it hands out
 // session ids), or with -stateless in its stateless mode. With -mode guard
@@ -16,6 +16,9 @@
 // (a description, four to eight typed parameters with their own
 // descriptions, enums, bounds, required lists and annotations), so that a
 // tools/list of 1,000 of them is about a megabyte, as it would be.
+//
+// With -cpuprofile, it writes a CPU profile of its whole life to the file
+// when it gets SIGTERM or SIGINT, then exits.
 package main
 
 import (
@@ -25,6 +28,10 @@ import (
 	"log"
 	"net"
 	"net/http"
+	"os"
+	"os/signal"
+	"runtime/pprof"
+	"syscall"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -37,7 +44,27 @@ func main() {
 	mode := flag.String("mode", "alone", "alone or guard")
 	n := flag.Int("tools", 10, "number of tools")
 	stateless := flag.Bool("stateless", false, "serve in mcp-go's stateless mode (no sessions)")
+	profile := flag.String("cpuprofile", "", "write a CPU profile to this file on SIGTERM or SIGINT")
 	flag.Parse()
+	if *profile != "" {
+		f, err := os.Create(*profile)
+		if err != nil {
+			log.Fatal(err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			log.Fatal(err)
+		}
+		stop := make(chan os.Signal, 1)
+		signal.Notify(stop, syscall.SIGTERM, syscall.SIGINT)
+		go func() {
+			<-stop
+			pprof.StopCPUProfile()
+			if err := f.Close(); err != nil {
+				log.Fatal(err)
+			}
+			os.Exit(0)
+		}()
+	}
 	if *n < 1 {
 		log.Fatalf("ampserver: -tools %d, want at least 1", *n)
 	}
