@@ -13,7 +13,7 @@
 //
 // It listens on a free loopback port and prints the address on stdout.
 // The tools have input schemas of the size and shape real servers publish
-// (a description, four to eight typed parameters with their own
+// (a description, three to eight typed parameters with their own
 // descriptions, enums, bounds, required lists and annotations), so that a
 // tools/list of 1,000 of them is about a megabyte, as it would be.
 //
