@@ -181,33 +181,17 @@ func TestAmplificationHarness(t *testing.T) {
 	}
 }
 
-var (
-	ampBuildOnce sync.Once
-	ampBin       string
-	ampBuildErr  error
-)
-
-// ampServer builds cmd/ampserver once per test binary.
+// ampServer builds cmd/ampserver into the test's temporary directory.
 func ampServer(t testing.TB) string {
 	t.Helper()
 	if _, err := os.Stat("/proc/self/stat"); err != nil {
 		t.Fatal("needs /proc to read a process's CPU time")
 	}
-	ampBuildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "toolguard-ampserver-")
-		if err != nil {
-			ampBuildErr = err
-			return
-		}
-		ampBin = filepath.Join(dir, "ampserver")
-		if out, err := exec.Command("go", "build", "-o", ampBin, "./cmd/ampserver").CombinedOutput(); err != nil {
-			ampBuildErr = fmt.Errorf("go build ./cmd/ampserver: %v\n%s", err, out)
-		}
-	})
-	if ampBuildErr != nil {
-		t.Fatal(ampBuildErr)
+	bin := filepath.Join(t.TempDir(), "ampserver")
+	if out, err := exec.Command("go", "build", "-o", bin, "./cmd/ampserver").CombinedOutput(); err != nil {
+		t.Fatalf("go build ./cmd/ampserver: %v\n%s", err, out)
 	}
-	return ampBin
+	return bin
 }
 
 // ampRun starts the server, reads its tool list, then (with sessions)
