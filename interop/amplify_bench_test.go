@@ -57,8 +57,9 @@ import (
 //
 // TOOLGUARD_AMP_CALLS changes the number of callers (10,000) for a quicker
 // look. TOOLGUARD_AMP_PROFILE=dir makes each server write a CPU profile of
-// its run to dir (go tool pprof dir/<file>), named after the run. TestAmplificationHarness runs the same harness with a few callers
-// in the normal test run.
+// its run to dir (go tool pprof dir/<file>), named after the run.
+// TestAmplificationHarness runs the same harness with a few callers in the
+// normal test run.
 const (
 	ampWorkers  = 16
 	ampMaxRatio = 1.5
