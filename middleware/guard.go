@@ -2,6 +2,7 @@ package toolguard
 
 import (
 	"errors"
+	"io"
 	"log/slog"
 	"net/http"
 	"slices"
@@ -135,17 +136,30 @@ func New(opts Options) (*Guard, error) {
 // Handler returns next guarded: a tools/call for an unknown tool is answered
 // here, every other request reaches next with its body byte for byte.
 // The ResponseWriter is never wrapped.
+//
+// Unlike Check, Handler hands next the request itself: while next runs,
+// r.Body yields the bytes the guard read and then the rest of the body, as
+// a middleware that wraps r.Body (http.MaxBytesReader) does; when next
+// returns, r.Body is the original body again, unless next replaced it.
 func (g *Guard) Handler(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		pass, p, rej := g.check(r)
+		read, rej := g.check(r)
 		if rej != nil {
 			rej.Write(w)
 			return
 		}
-		next.ServeHTTP(w, pass)
-		if p != nil {
-			p.body.release()
+		if read.buf == nil {
+			next.ServeHTTP(w, r)
+			return
 		}
+		orig := r.Body
+		body := &replayBody{buf: read.buf, data: read.buf.b, err: read.err, eof: read.eof, rest: orig}
+		r.Body = body
+		next.ServeHTTP(w, r)
+		if r.Body == io.ReadCloser(body) {
+			r.Body = orig
+		}
+		body.release()
 	})
 }
 
@@ -155,40 +169,54 @@ func (g *Guard) Handler(next http.Handler) http.Handler {
 // [Rejection.Write]. Exactly one of the two is non-nil. The caller's r is not
 // modified.
 func (g *Guard) Check(r *http.Request) (*http.Request, *Rejection) {
-	pass, _, rej := g.check(r)
-	return pass, rej
+	read, rej := g.check(r)
+	if rej != nil {
+		return nil, rej
+	}
+	if read.buf == nil {
+		return r, nil
+	}
+	p := newPassRequest(r, read.buf, read.eof, read.err)
+	return &p.req, nil
 }
 
-// check is Check, also returning the copy it made (if any) so that Handler
-// can recycle its buffer once the next handler is done.
-func (g *Guard) check(r *http.Request) (*http.Request, *passRequest, *Rejection) {
+// bodyRead is what check read of a body that passes: the buffer (nil when
+// the body was not read), whether it holds the whole body, and the read
+// error to hand on after it.
+type bodyRead struct {
+	buf *buffer
+	eof bool
+	err error
+}
+
+// check decides on r: the rejection to write, or what was read of the body
+// of a request that passes (Handler and Check hand it on each their way).
+func (g *Guard) check(r *http.Request) (bodyRead, *Rejection) {
 	if reason := g.inspectable(r); reason != 0 {
 		if g.reporting() {
 			g.pass(r, reason, "", nil)
 		}
-		return r, nil, nil
+		return bodyRead{}, nil
 	}
 	buf, eof, readErr := readBody(r.Body, g.opts.MaxBodyBytes, r.ContentLength)
 	if !eof || int64(len(buf.b)) > g.opts.MaxBodyBytes {
 		if g.reporting() {
 			g.pass(r, ReasonTooLarge, "", nil)
 		}
-		p := newPassRequest(r, buf, eof, readErr)
-		return &p.req, p, nil
+		return bodyRead{buf, eof, readErr}, nil
 	}
 	rej, reason, tool, err := g.decide(r, buf.b)
 	if rej == nil {
 		if g.reporting() {
 			g.pass(r, reason, tool, err)
 		}
-		p := newPassRequest(r, buf, eof, readErr)
-		return &p.req, p, nil
+		return bodyRead{buf, eof, readErr}, nil
 	}
 	putBuffer(buf)
 	if g.opts.OnReject != nil {
 		g.opts.OnReject(r, rej)
 	}
-	return nil, nil, rej
+	return bodyRead{}, rej
 }
 
 // inspectable returns why the request is not worth reading, or zero.

@@ -371,6 +371,44 @@ func TestCheckLeavesCallerRequest(t *testing.T) {
 	}
 }
 
+// Handler hands next the request itself, with the replayed body while
+// next runs, and the original body back afterwards; a body next put in
+// place stays, as it would without the guard.
+func TestHandlerSwapsBodyBack(t *testing.T) {
+	g := mustGuard(t, Options{})
+	for _, replace := range []bool{false, true} {
+		r := newRequest("POST", knownCall, nil)
+		orig := r.Body
+		var seen *http.Request
+		var got []byte
+		mine := io.NopCloser(strings.NewReader("x"))
+		g.Handler(http.HandlerFunc(func(w http.ResponseWriter, nr *http.Request) {
+			seen = nr
+			if nr.Body == orig {
+				t.Error("next got the original body, already read by the guard")
+			}
+			got, _ = io.ReadAll(nr.Body)
+			if replace {
+				nr.Body = mine
+			}
+		})).ServeHTTP(httptest.NewRecorder(), r)
+		if seen != r || string(got) != knownCall {
+			t.Fatalf("next got %p (want %p) reading %q", seen, r, got)
+		}
+		if want := orig; replace && r.Body != mine || !replace && r.Body != want {
+			t.Errorf("replace=%v: body after next is %T", replace, r.Body)
+		}
+	}
+	// A request the guard does not read reaches next untouched.
+	r := newRequest("GET", "", nil)
+	orig := r.Body
+	g.Handler(http.HandlerFunc(func(w http.ResponseWriter, nr *http.Request) {
+		if nr != r || nr.Body != orig {
+			t.Error("an unread request was changed")
+		}
+	})).ServeHTTP(httptest.NewRecorder(), r)
+}
+
 // asciiBagDistance must agree with bagDistance of the normalized name.
 func TestASCIIBagDistance(t *testing.T) {
 	want := normalize("Get_Weather-2", nil)

@@ -160,7 +160,7 @@ func realisticList(n int, id string) []byte {
 }
 
 // BenchmarkListReplyPaired reads a 1,000-tool tools/list reply with
-// realistic schemas (about 1.1 MB) by names only and with encoding/json
+// realistic schemas (1.22 MB) by names only and with encoding/json
 // (the reader before issue 14) in every iteration, each first every other
 // time, as JSON and as an event stream, and reports new/old, the ratio of
 // their times.
