@@ -34,8 +34,9 @@ type DiscoverOptions struct {
 	// least MinInterval apart. Default 10ms.
 	MinInterval time.Duration
 
-	// MaxWait bounds how long a call waits for a fresh list; past it the
-	// call passes through. Default 2s.
+	// MaxWait bounds how long a call waits for a list another call is
+	// fetching, or for MinInterval to pass; past it the call passes
+	// through. A call's own fetch is bounded by Timeout. Default 2s.
 	MaxWait time.Duration
 
 	// Timeout bounds one fetch (every page). Default 5s.
