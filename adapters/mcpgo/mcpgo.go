@@ -27,13 +27,17 @@
 //     names) is settled by the caller's own tools/list: the tool set asks
 //     the handler for it as the caller (same session, headers, protocol
 //     version and _meta), so sessions, tool filters and the HTTP context
-//     function apply exactly as for the call. A filter the tool set adds to
-//     the server (see below) takes the names from that list in process, so
-//     the reply carries no tool and mcp-go encodes no schema.
+//     function apply exactly as for the call. When h is mcp-go's own
+//     *server.StreamableHTTPServer, a filter the tool set adds to the
+//     server (see below) takes the names from that list in process, so the
+//     reply carries no tool and mcp-go encodes no schema; through any other
+//     handler (one that might filter, rename or cache replies) the reply
+//     is read, whole.
 //   - That list is reused for the same caller until the server announces a
 //     change (tools/list_changed, heard by an in-process watcher session),
 //     the caller's session tools change, the session ends, or Options.MaxAge
-//     passes. This needs the listChanged capability (on by default once
+//     passes; a list read in a session only in that session, and only for
+//     a session mcp-go registered after Tools. This needs the listChanged capability (on by default once
 //     tools are added); without it every rejection is confirmed with a
 //     fresh list, with every schema.
 //
