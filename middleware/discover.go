@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/toolguard/toolguard/internal/capture"
 	"github.com/toolguard/toolguard/internal/mcpwire"
 	"github.com/toolguard/toolguard/internal/sse"
 )
@@ -528,13 +529,14 @@ func (d *Discovery) page(ctx context.Context, r *http.Request, id, cursor string
 	if _, ok := r.Header[mcpwire.HeaderMethod]; ok || modern {
 		req.Header.Set(mcpwire.HeaderMethod, "tools/list")
 	}
-	w := &captureWriter{header: http.Header{}, limit: d.opts.MaxBodyBytes}
+	w := capture.NewWriter(d.opts.MaxBodyBytes)
 	done := make(chan struct{})
+	var panicked string // set before done is closed
 	go func() {
 		defer close(done)
 		defer func() {
 			if p := recover(); p != nil && p != http.ErrAbortHandler {
-				w.setPanic(fmt.Sprint(p))
+				panicked = fmt.Sprint(p)
 			}
 		}()
 		d.h.ServeHTTP(w, req)
@@ -544,17 +546,18 @@ func (d *Discovery) page(ctx context.Context, r *http.Request, id, cursor string
 	case <-ctx.Done():
 		return mcpwire.Page{}, fmt.Errorf("toolguard: tools/list: %w", ctx.Err())
 	}
-	if w.panicked != "" {
-		return mcpwire.Page{}, fmt.Errorf("toolguard: tools/list: handler panicked: %s", w.panicked)
+	if panicked != "" {
+		return mcpwire.Page{}, fmt.Errorf("toolguard: tools/list: handler panicked: %s", panicked)
 	}
-	if w.status != http.StatusOK {
-		return mcpwire.Page{}, fmt.Errorf("toolguard: tools/list: HTTP %d%s", w.status, snippet(w.buf.Bytes()))
+	reply := w.Reply()
+	if reply.Status != http.StatusOK {
+		return mcpwire.Page{}, fmt.Errorf("toolguard: tools/list: HTTP %d%s", reply.Status, snippet(reply.Body))
 	}
-	if w.over {
+	if reply.Over {
 		return mcpwire.Page{}, fmt.Errorf("toolguard: tools/list: reply larger than MaxBodyBytes (%d)", d.opts.MaxBodyBytes)
 	}
 	// Names only: schemas are skipped, never materialized.
-	p, err := decodeListReply(w.buf.Bytes(), mcpwire.IsEventStream(w.header.Get("Content-Type")), id)
+	p, err := decodeListReply(reply.Body, mcpwire.IsEventStream(reply.Header.Get("Content-Type")), id)
 	if err != nil {
 		return mcpwire.Page{}, fmt.Errorf("toolguard: tools/list: %w", err)
 	}
@@ -585,48 +588,6 @@ func findSSEReply(stream []byte, id string) []byte {
 		}
 	}
 	return nil
-}
-
-// captureWriter is the ResponseWriter of an in-process tools/list.
-type captureWriter struct {
-	header   http.Header
-	status   int
-	buf      bytes.Buffer
-	limit    int64
-	over     bool
-	panicked string
-	mu       sync.Mutex
-}
-
-func (w *captureWriter) Header() http.Header { return w.header }
-
-func (w *captureWriter) WriteHeader(status int) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.status == 0 {
-		w.status = status
-	}
-}
-
-func (w *captureWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.status == 0 {
-		w.status = http.StatusOK
-	}
-	if int64(w.buf.Len()+len(p)) > w.limit {
-		w.over = true
-		return 0, errors.New("toolguard: reply too large")
-	}
-	return w.buf.Write(p)
-}
-
-func (w *captureWriter) Flush() {}
-
-func (w *captureWriter) setPanic(p string) {
-	w.mu.Lock()
-	w.panicked = p
-	w.mu.Unlock()
 }
 
 // decodeListReply reads the reply to the tools/list with the string id:

@@ -91,6 +91,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolguard/toolguard/internal/capture"
 	"github.com/toolguard/toolguard/internal/mcpwire"
 	"github.com/toolguard/toolguard/internal/sse"
 	toolguard "github.com/toolguard/toolguard/middleware"
@@ -192,7 +193,7 @@ func (f fetcher) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	attempt := func(token string) *replyWriter {
+	attempt := func(token string) replyWriter {
 		req := r.Clone(r.Context())
 		req.Body = io.NopCloser(bytes.NewReader(body))
 		req.ContentLength = int64(len(body))
@@ -204,7 +205,7 @@ func (f fetcher) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		} else {
 			req.Header.Del(listHeader)
 		}
-		rw := &replyWriter{header: http.Header{}, limit: t.maxBody}
+		rw := replyWriter{capture.NewWriter(t.maxBody)}
 		f.h.ServeHTTP(rw, req)
 		return rw
 	}
@@ -213,7 +214,7 @@ func (f fetcher) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rand.Read(b[:]) // never fails (crypto/rand)
 	s := &slot{token: hex.EncodeToString(b[:])}
 	t.slots.Store(s.token, s)
-	rw := func() *replyWriter {
+	rw := func() replyWriter {
 		defer t.slots.Delete(s.token)
 		return attempt(s.token)
 	}()
@@ -351,66 +352,31 @@ func (t *ToolSet) slot(req mcp.Request) *slot {
 	return sl
 }
 
-// replyWriter holds go-sdk's reply to one fetch, up to limit bytes.
-type replyWriter struct {
-	header http.Header
-	status int
-	buf    bytes.Buffer
-	limit  int64
-	over   bool
-	mu     sync.Mutex
-}
-
-func (w *replyWriter) Header() http.Header { return w.header }
-
-func (w *replyWriter) WriteHeader(status int) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.status == 0 {
-		w.status = status
-	}
-}
-
-func (w *replyWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.status == 0 {
-		w.status = http.StatusOK
-	}
-	if int64(w.buf.Len()+len(p)) > w.limit {
-		w.over = true
-		return 0, errors.New("toolguardgosdk: reply too large")
-	}
-	return w.buf.Write(p)
-}
-
-func (w *replyWriter) Flush() {}
+// replyWriter holds go-sdk's reply to one fetch, up to MaxBodyBytes.
+type replyWriter struct{ *capture.Writer }
 
 // forward writes the reply as go-sdk wrote it; one over the limit is
 // refused (the guard then passes the call through, as it would have).
-func (w *replyWriter) forward(to http.ResponseWriter) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.over {
+func (w replyWriter) forward(to http.ResponseWriter) {
+	r := w.Reply()
+	if r.Over {
 		http.Error(to, "toolguardgosdk: tools/list reply larger than MaxBodyBytes", http.StatusBadGateway)
 		return
 	}
-	for k, vs := range w.header {
+	for k, vs := range r.Header {
 		to.Header()[k] = vs
 	}
-	if w.status == 0 {
-		w.status = http.StatusOK
+	if r.Status == 0 {
+		r.Status = http.StatusOK
 	}
-	to.WriteHeader(w.status)
-	to.Write(w.buf.Bytes())
+	to.WriteHeader(r.Status)
+	to.Write(r.Body)
 }
 
 // carriesMark reports whether the reply holds the _meta key of a marked
 // list, whatever its token.
-func (w *replyWriter) carriesMark() bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return bytes.Contains(w.buf.Bytes(), []byte(`"`+metaKey+`"`))
+func (w replyWriter) carriesMark() bool {
+	return bytes.Contains(w.Reply().Body, []byte(`"`+metaKey+`"`))
 }
 
 // listReply is the part of a reply message marked checks.
@@ -427,15 +393,14 @@ type listReply struct {
 
 // marked returns the reply message that carries the marked empty list of
 // token, if the reply is a 200 whose one response is exactly that.
-func (w *replyWriter) marked(token string) (listReply, bool) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.over || w.status != http.StatusOK {
+func (w replyWriter) marked(token string) (listReply, bool) {
+	r := w.Reply()
+	if r.Over || r.Status != http.StatusOK {
 		return listReply{}, false
 	}
-	msgs := [][]byte{w.buf.Bytes()}
-	if mcpwire.IsEventStream(w.header.Get("Content-Type")) {
-		msgs = sse.Messages(w.buf.Bytes())
+	msgs := [][]byte{r.Body}
+	if mcpwire.IsEventStream(r.Header.Get("Content-Type")) {
+		msgs = sse.Messages(r.Body)
 	}
 	want := strconv.Quote(token)
 	var found listReply

@@ -1,0 +1,74 @@
+// Package capture keeps the reply of a handler run in process, such as the
+// tools/list a tool set sends through the server's handler as the caller,
+// up to a size limit.
+package capture
+
+import (
+	"bytes"
+	"errors"
+	"net/http"
+	"sync"
+)
+
+// A Writer is an http.ResponseWriter that keeps the status, the header and
+// up to a limit of the body. A handler its caller stopped waiting for may
+// still be writing, so every method is safe for concurrent use.
+type Writer struct {
+	mu     sync.Mutex
+	header http.Header
+	status int
+	body   bytes.Buffer
+	limit  int64
+	over   bool
+}
+
+// NewWriter returns a Writer that keeps at most limit bytes of body.
+func NewWriter(limit int64) *Writer {
+	return &Writer{header: http.Header{}, limit: limit}
+}
+
+var errTooLarge = errors.New("capture: reply larger than the limit")
+
+// Header returns the reply's header map.
+func (w *Writer) Header() http.Header { return w.header }
+
+// WriteHeader records the first status written.
+func (w *Writer) WriteHeader(status int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.status == 0 {
+		w.status = status
+	}
+}
+
+// Write keeps p, or, once the body would pass the limit, nothing more.
+func (w *Writer) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	if w.over || int64(w.body.Len()+len(p)) > w.limit {
+		w.over = true
+		return 0, errTooLarge
+	}
+	return w.body.Write(p)
+}
+
+// Flush does nothing: the reply is read whole, once the handler returned.
+func (w *Writer) Flush() {}
+
+// A Reply is what a handler wrote.
+type Reply struct {
+	Status int // 0 if the handler wrote nothing
+	Header http.Header
+	Body   []byte
+	Over   bool // the body passed the limit; Body holds what came before
+}
+
+// Reply returns what the handler wrote. Read it once the handler returned.
+func (w *Writer) Reply() Reply {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return Reply{Status: w.status, Header: w.header, Body: w.body.Bytes(), Over: w.over}
+}
