@@ -479,11 +479,7 @@ func listPage(answer []byte, id string) (names []string, cursor string, ok bool)
 	if answer == nil {
 		return nil, "", false
 	}
-	res, err := mcpwire.Result(answer, id)
-	if err != nil {
-		return nil, "", false
-	}
-	page, err := mcpwire.DecodePage(res)
+	page, err := decodeListReply(answer, false, id) // names only, as Discover reads
 	if err != nil {
 		return nil, "", false
 	}
