@@ -26,7 +26,6 @@ import (
 	"flag"
 	"fmt"
 	"log"
-	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -36,8 +35,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	toolguardmcpgo "github.com/toolguard/toolguard/adapters/mcpgo"
-	toolguard "github.com/toolguard/toolguard/middleware"
+	"github.com/toolguard/toolguard/interop/internal/childserver"
 )
 
 func main() {
@@ -79,27 +77,7 @@ func main() {
 		opts = append(opts, server.WithStateLess(true))
 	}
 	var h http.Handler = server.NewStreamableHTTPServer(s, opts...)
-	switch *mode {
-	case "alone":
-	case "guard":
-		tools, err := toolguardmcpgo.Tools(s, h, toolguardmcpgo.Options{})
-		if err != nil {
-			log.Fatal(err)
-		}
-		g, err := toolguard.New(toolguard.Options{Tools: tools})
-		if err != nil {
-			log.Fatal(err)
-		}
-		h = g.Handler(h)
-	default:
-		log.Fatalf("ampserver: unknown -mode %q", *mode)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		log.Fatal(err)
-	}
-	fmt.Println(ln.Addr())
-	log.Fatal(http.Serve(ln, h))
+	childserver.Serve("ampserver", s, h, *mode)
 }
 
 var (

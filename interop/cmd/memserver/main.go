@@ -15,9 +15,6 @@ package main
 import (
 	"context"
 	"flag"
-	"fmt"
-	"log"
-	"net"
 	"net/http"
 	"strconv"
 	"sync"
@@ -26,8 +23,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	toolguardmcpgo "github.com/toolguard/toolguard/adapters/mcpgo"
-	toolguard "github.com/toolguard/toolguard/middleware"
+	"github.com/toolguard/toolguard/interop/internal/childserver"
 )
 
 func main() {
@@ -56,25 +52,5 @@ func main() {
 		return mcp.NewToolResultText(strconv.Itoa(n)), nil
 	})
 	var h http.Handler = server.NewStreamableHTTPServer(s, server.WithStateLess(true))
-	switch *mode {
-	case "alone":
-	case "guard":
-		tools, err := toolguardmcpgo.Tools(s, h, toolguardmcpgo.Options{})
-		if err != nil {
-			log.Fatal(err)
-		}
-		g, err := toolguard.New(toolguard.Options{Tools: tools})
-		if err != nil {
-			log.Fatal(err)
-		}
-		h = g.Handler(h)
-	default:
-		log.Fatalf("memserver: unknown -mode %q", *mode)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		log.Fatal(err)
-	}
-	fmt.Println(ln.Addr())
-	log.Fatal(http.Serve(ln, h))
+	childserver.Serve("memserver", s, h, *mode)
 }
