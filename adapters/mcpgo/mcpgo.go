@@ -209,10 +209,6 @@ type list struct {
 	session      server.SessionWithTools
 	sessionNames []string
 	life         *life
-	// reusable says whether later calls may be decided by this list: the
-	// server announces its changes, and a session caller's session is
-	// one the tool set can watch (see ask).
-	reusable bool
 }
 
 // life is a registered session's: ended is set when mcp-go unregisters it.
@@ -280,7 +276,7 @@ func (t *ToolSet) List(r *http.Request) ([]string, error) {
 	}
 	key := t.callerKey(r)
 	if key == "" {
-		l, err := t.ask(r)
+		l, _, err := t.ask(r)
 		if err != nil {
 			return nil, err
 		}
@@ -371,7 +367,7 @@ func (t *ToolSet) fresh(l *list) (bool, map[string]server.ServerTool) {
 
 // unchanged is fresh without the session tools: the cheap part.
 func (t *ToolSet) unchanged(l *list) bool {
-	return l.reusable && l.version == t.version.Load() && time.Since(l.at) <= t.maxAge &&
+	return l.version == t.version.Load() && time.Since(l.at) <= t.maxAge &&
 		!t.closed.Load() && (l.life == nil || !l.life.ended.Load())
 }
 
@@ -425,10 +421,11 @@ func (t *ToolSet) shared(r *http.Request, key string) (*list, error) {
 // it; it runs on its own, so a call waits at most MaxWait even for its own
 // request (which keeps going for the calls after it, up to Timeout).
 func (t *ToolSet) fly(r *http.Request, c *caller, f *flight) {
-	f.l, f.err = t.ask(r)
+	var reuse bool
+	f.l, reuse, f.err = t.ask(r)
 	t.mu.Lock()
 	c.flight, c.lastEnd = nil, time.Now()
-	if f.err == nil && f.l.reusable {
+	if f.err == nil && reuse {
 		c.list = f.l
 	}
 	t.mu.Unlock()
@@ -437,8 +434,10 @@ func (t *ToolSet) fly(r *http.Request, c *caller, f *flight) {
 
 // ask sends the caller's tools/list through the handler with a capture in
 // its context: the tool set's filter, last in the server's chain, takes
-// the names there and empties the reply.
-func (t *ToolSet) ask(r *http.Request) (*list, error) {
+// the names there and empties the reply. reuse says whether later calls
+// may be decided by the list: a session caller's session must be one the
+// tool set can watch.
+func (t *ToolSet) ask(r *http.Request) (l *list, reuse bool, err error) {
 	v, at := t.version.Load(), time.Now()
 	cp := &captured{owner: t}
 	lr := r
@@ -447,9 +446,9 @@ func (t *ToolSet) ask(r *http.Request) (*list, error) {
 	}
 	names, err := t.d.List(lr)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	l := &list{names: names, version: v, at: at}
+	l = &list{names: names, version: v, at: at}
 	sessionID := ""
 	if call, ok := toolguard.CallFromContext(r.Context()); !ok || !call.Modern {
 		// mcp-go ignores Mcp-Session-Id in 2026-07-28 requests.
@@ -468,24 +467,24 @@ func (t *ToolSet) ask(r *http.Request) (*list, error) {
 		// function that replaced the request's context): the reply had
 		// the list. A session caller's session tools cannot be watched
 		// then, so only a caller without one may reuse it.
-		l.reusable = sessionID == ""
+		reuse = sessionID == ""
 	case sessionID == "":
 		// A caller without a session gets a throwaway session of mcp-go's
 		// per request, which holds no session tools (none can be added to
 		// a session that is never registered): keeping it would only keep
 		// its buffers.
 		l.session, l.sessionNames = nil, nil
-		l.reusable = capturedID == ""
+		reuse = capturedID == ""
 	default:
 		// Reused only in a session mcp-go registered after Tools and has
 		// not unregistered since, and only if the filter saw that session.
 		t.mu.Lock()
 		l.life = t.sessions[sessionID]
 		t.mu.Unlock()
-		l.reusable = capturedID == sessionID && l.life != nil && !l.life.ended.Load()
+		reuse = capturedID == sessionID && l.life != nil && !l.life.ended.Load()
 	}
 	l.names, l.sorted = t.intern(l.names)
-	return l, nil
+	return l, reuse, nil
 }
 
 // intern returns a list equal to names that an earlier caller got, if one
