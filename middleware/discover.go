@@ -508,10 +508,26 @@ func (d *Discovery) fetch(r *http.Request) ([]string, time.Duration, error) {
 }
 
 func (d *Discovery) page(ctx context.Context, r *http.Request, id, cursor string, meta []byte, modern bool) (mcpwire.Page, error) {
-	body := mcpwire.ListRequest(id, cursor, meta)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.URL.String(), bytes.NewReader(body))
+	body, stream, err := d.send(ctx, r, "tools/list", mcpwire.ListRequest(id, cursor, meta), modern)
 	if err != nil {
 		return mcpwire.Page{}, err
+	}
+	// Names only: schemas are skipped, never materialized.
+	p, err := decodeListReply(body, stream, id)
+	if err != nil {
+		return mcpwire.Page{}, fmt.Errorf("toolguard: tools/list: %w", err)
+	}
+	return p, nil
+}
+
+// send hands the handler the request body for method as the caller of r
+// (the caller's URL, Host, TLS state and forwarded headers) and returns
+// the reply's body, and whether it is an event stream, when the handler
+// answered 200 within MaxBodyBytes.
+func (d *Discovery) send(ctx context.Context, r *http.Request, method string, body []byte, modern bool) ([]byte, bool, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.URL.String(), bytes.NewReader(body))
+	if err != nil {
+		return nil, false, err
 	}
 	req.RemoteAddr, req.Host, req.TLS, req.RequestURI = r.RemoteAddr, r.Host, r.TLS, r.RequestURI
 	req.Proto, req.ProtoMajor, req.ProtoMinor = r.Proto, r.ProtoMajor, r.ProtoMinor
@@ -527,7 +543,7 @@ func (d *Discovery) page(ctx context.Context, r *http.Request, id, cursor string
 		req.Header.Set("Accept", "application/json, text/event-stream")
 	}
 	if _, ok := r.Header[mcpwire.HeaderMethod]; ok || modern {
-		req.Header.Set(mcpwire.HeaderMethod, "tools/list")
+		req.Header.Set(mcpwire.HeaderMethod, method)
 	}
 	w := capture.NewWriter(d.opts.MaxBodyBytes)
 	done := make(chan struct{})
@@ -544,24 +560,61 @@ func (d *Discovery) page(ctx context.Context, r *http.Request, id, cursor string
 	select {
 	case <-done:
 	case <-ctx.Done():
-		return mcpwire.Page{}, fmt.Errorf("toolguard: tools/list: %w", ctx.Err())
+		return nil, false, fmt.Errorf("toolguard: %s: %w", method, ctx.Err())
 	}
 	if panicked != "" {
-		return mcpwire.Page{}, fmt.Errorf("toolguard: tools/list: handler panicked: %s", panicked)
+		return nil, false, fmt.Errorf("toolguard: %s: handler panicked: %s", method, panicked)
 	}
 	reply := w.Reply()
 	if reply.Status != http.StatusOK {
-		return mcpwire.Page{}, fmt.Errorf("toolguard: tools/list: HTTP %d%s", reply.Status, snippet(reply.Body))
+		return nil, false, fmt.Errorf("toolguard: %s: HTTP %d%s", method, reply.Status, snippet(reply.Body))
 	}
 	if reply.Over {
-		return mcpwire.Page{}, fmt.Errorf("toolguard: tools/list: reply larger than MaxBodyBytes (%d)", d.opts.MaxBodyBytes)
+		return nil, false, fmt.Errorf("toolguard: %s: reply larger than MaxBodyBytes (%d)", method, d.opts.MaxBodyBytes)
 	}
-	// Names only: schemas are skipped, never materialized.
-	p, err := decodeListReply(reply.Body, mcpwire.IsEventStream(reply.Header.Get("Content-Type")), id)
+	return reply.Body, mcpwire.IsEventStream(reply.Header.Get("Content-Type")), nil
+}
+
+var errPingModern = errors.New("toolguard: ping: a 2026-07-28 caller has no ping (the method was removed in that version)")
+
+// Ping sends the handler a ping as the caller of r, as List sends its
+// tools/list: the caller's URL, Host, session and forwarded headers, the
+// call's _meta, within Timeout and MaxBodyBytes. It returns nil when the
+// server answered with a result, an error for anything else (an HTTP
+// refusal, a JSON-RPC error, no reply).
+//
+// A tool set that computes a caller's list in process uses it to prove
+// that the server accepts the caller's requests as far as its dispatch
+// (its Host and session checks, and whatever else stands before it) at
+// the price of the smallest request. Ping is a 2025-era request: for a
+// caller of protocol version 2026-07-28, which has no ping, it returns an
+// error without asking.
+func (d *Discovery) Ping(r *http.Request) error {
+	var meta []byte
+	v, _ := single(r.Header, mcpwire.HeaderProtocolVersion)
+	modern := mcpwire.IsModern(v)
+	if c, ok := CallFromContext(r.Context()); ok {
+		meta, modern = c.Meta, c.Modern
+	}
+	if modern {
+		return errPingModern
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), d.opts.Timeout)
+	defer cancel()
+	id := "toolguard-ping-" + strconv.FormatInt(listIDs.Add(1), 10)
+	body, stream, err := d.send(ctx, r, "ping", mcpwire.PingRequest(id, meta), false)
 	if err != nil {
-		return mcpwire.Page{}, fmt.Errorf("toolguard: tools/list: %w", err)
+		return err
 	}
-	return p, nil
+	if stream {
+		if body = findSSEReply(body, id); body == nil {
+			return errors.New("toolguard: ping: no reply in the event stream")
+		}
+	}
+	if _, err := mcpwire.Result(body, id); err != nil {
+		return fmt.Errorf("toolguard: ping: %w", err)
+	}
+	return nil
 }
 
 // snippet quotes the start of a refusal's body for the List error.

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -23,24 +25,30 @@ type harness struct {
 	mcp     *server.MCPServer
 	session string
 	modern  bool
+	pings   atomic.Int64 // pings mcp-go dispatched (the tool set's, in lean)
 }
 
 type roleKey struct{}
 
 // newHarness builds the server: global tools, a session tool, a task tool,
 // and a tool that a filter shows only to callers with "X-Role: admin".
-func newHarness(t testing.TB, mode string) *harness {
+// With lean, the server has no filter (admin_only is then a tool like the
+// others), so the tool set puts lists together in process after a ping.
+func newHarness(t testing.TB, mode string, lean bool) *harness {
 	h := &harness{mode: mode, modern: mode == "2026-07-28"}
 	h.UnknownTool = mcpgoUnknownTool
-	h.mcp = server.NewMCPServer("diff", "1.0.0",
-		server.WithToolCapabilities(true),
-		server.WithTaskCapabilities(true, true, true),
-		server.WithToolFilter(func(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
+	hooks := &server.Hooks{}
+	hooks.AddBeforePing(func(context.Context, any, *mcp.PingRequest) { h.pings.Add(1) })
+	opts := []server.ServerOption{server.WithToolCapabilities(true), server.WithTaskCapabilities(true, true, true), server.WithHooks(hooks)}
+	if !lean {
+		opts = append(opts, server.WithToolFilter(func(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
 			if ctx.Value(roleKey{}) == "admin" {
 				return tools
 			}
 			return slices.DeleteFunc(tools, func(t mcp.Tool) bool { return t.Name == "admin_only" })
 		}))
+	}
+	h.mcp = server.NewMCPServer("diff", "1.0.0", opts...)
 	for _, n := range []string{"echo", "get_weather", "admin_only", "Ünïcode"} {
 		h.mcp.AddTool(mcp.NewTool(n, mcp.WithString("text")), h.record(n))
 	}
@@ -49,21 +57,24 @@ func newHarness(t testing.TB, mode string) *harness {
 			h.Ran("long_job")
 			return &mcp.CreateTaskResult{}, nil
 		})
-	opts := []server.StreamableHTTPOption{server.WithHTTPContextFunc(func(ctx context.Context, r *http.Request) context.Context {
+	hopts := []server.StreamableHTTPOption{server.WithHTTPContextFunc(func(ctx context.Context, r *http.Request) context.Context {
 		return context.WithValue(ctx, roleKey{}, r.Header.Get("X-Role"))
 	})}
 	switch mode {
 	case "stateful":
-		opts = append(opts, server.WithStateful(true))
+		hopts = append(hopts, server.WithStateful(true))
 	case "stateless":
-		opts = append(opts, server.WithStateLess(true))
+		hopts = append(hopts, server.WithStateLess(true))
 	}
-	h.Alone = server.NewStreamableHTTPServer(h.mcp, opts...)
+	h.Alone = server.NewStreamableHTTPServer(h.mcp, hopts...)
 	// MinInterval is cut so the corpus runs fast; the flood bound has its
 	// own test in the core.
 	tools, err := Tools(h.mcp, h.Alone, Options{Discover: toolguard.DiscoverOptions{MinInterval: time.Microsecond}})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if tools.lean != lean {
+		t.Fatalf("the tool set's lean is %v, want %v", tools.lean, lean)
 	}
 	g, err := toolguard.New(toolguard.Options{Tools: tools, OnReject: func(r *http.Request, rej *toolguard.Rejection) {
 		h.Rejected(rej.Name)
@@ -125,9 +136,10 @@ func (h *harness) meta() string {
 
 func TestDifferentialCorpus(t *testing.T) {
 	var total fixture.Tally
-	for _, mode := range []string{"default", "stateful", "stateless", "2026-07-28"} {
+	for _, mode := range []string{"default", "stateful", "stateless", "2026-07-28", "default/lean", "stateful/lean", "stateless/lean"} {
 		t.Run(mode, func(t *testing.T) {
-			h := newHarness(t, mode)
+			mode, lean := strings.CutSuffix(mode, "/lean")
+			h := newHarness(t, mode, lean)
 			var tl fixture.Tally
 			for _, name := range fixture.Names {
 				for _, extra := range []http.Header{nil, {"X-Role": {"admin"}}} {
@@ -147,6 +159,10 @@ func TestDifferentialCorpus(t *testing.T) {
 			h.CompareVariants(t, []string{"echo", "nope", "admin_only", "session_note"}, h.meta(), func(name string) http.Header { return h.headers(name, nil) }, &tl)
 			if tl.Rejected == 0 || tl.RanAlone == 0 {
 				t.Errorf("degenerate corpus: %+v", tl)
+			}
+			// Lean lists are proven with pings; the others never ping.
+			if p := h.pings.Load(); lean != (p > 0) {
+				t.Errorf("lean %v, yet %d pings", lean, p)
 			}
 			t.Logf("%s: %v", mode, tl)
 			total.Add(tl)
@@ -172,7 +188,7 @@ func FuzzDifferential(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, body string) {
-		fuzzOnce.Do(func() { fuzzHarness = newHarness(f, "default") })
+		fuzzOnce.Do(func() { fuzzHarness = newHarness(f, "default", false) })
 		var tl fixture.Tally
 		fuzzHarness.Compare(t, body, fuzzHarness.headers("echo", nil), &tl)
 	})
@@ -181,9 +197,10 @@ func FuzzDifferential(f *testing.F) {
 // A tool added at runtime is never rejected, whatever kind it is, and a
 // removed one gets a -32602 from the guard or the server.
 func TestRuntimeChanges(t *testing.T) {
-	for _, mode := range []string{"default", "stateless", "2026-07-28"} {
+	for _, mode := range []string{"default", "stateless", "2026-07-28", "default/lean", "stateless/lean"} {
 		t.Run(mode, func(t *testing.T) {
-			h := newHarness(t, mode)
+			mode, lean := strings.CutSuffix(mode, "/lean")
+			h := newHarness(t, mode, lean)
 			callFor := func(name string) fixture.Outcome {
 				return h.Do(h.Guarded, fixture.Corpus(name, h.meta())[0], h.headers(name, nil))
 			}

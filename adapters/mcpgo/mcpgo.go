@@ -145,7 +145,10 @@ func Tools(s *server.MCPServer, h http.Handler, opts Options) (*ToolSet, error) 
 	}
 	hooks.AddOnRegisterSession(t.sessionStarted)
 	hooks.AddOnUnregisterSession(t.sessionEnded)
+	hooks.AddBeforePing(t.pinged)
 	server.WithToolFilter(t.capture)(s)
+	t.hooks = hooks
+	t.lean = bare && onlyFilter(s)
 	if err := s.RegisterSession(context.Background(), t.watch); err != nil {
 		return nil, err
 	}
@@ -162,6 +165,11 @@ type ToolSet struct {
 	maxWait     time.Duration
 	watch       *watcher
 	bare        bool // h is mcp-go's own handler: lists can be captured
+	hooks       *server.Hooks
+	// lean: h is mcp-go's own handler and the server has no tool filter
+	// but the tool set's, so a caller's list is the server's tools plus
+	// the caller's session tools, and can be put together in process.
+	lean bool
 
 	version   atomic.Int64 // bumped on every list_changed the watcher hears
 	checkOnce sync.Once
@@ -179,10 +187,19 @@ type ToolSet struct {
 	globals  atomic.Pointer[globalNames]
 	draining atomic.Bool // a notification is being taken off the channel
 
+	// base holds the server's list as a caller without session tools
+	// gets it (global and task tools) as of a version, for lean lists.
+	base atomic.Pointer[baseList]
+
 	// last remembers the list the last Absent of Lookup was read from, so
 	// that the List the guard makes next for the same call finds it without
 	// computing the caller's key again.
 	last atomic.Pointer[lastAbsent]
+}
+
+type baseList struct {
+	version int64
+	names   []string
 }
 
 type globalNames struct {
@@ -432,21 +449,42 @@ func (t *ToolSet) fly(r *http.Request, c *caller, f *flight) {
 	close(f.done)
 }
 
-// ask sends the caller's tools/list through the handler with a capture in
-// its context: the tool set's filter, last in the server's chain, takes
-// the names there and empties the reply. reuse says whether later calls
-// may be decided by the list: a session caller's session must be one the
-// tool set can watch.
+// ask finds the caller's list and reports whether later calls may be
+// decided by it (a session caller's session must be one the tool set can
+// watch). Where it can (see lean), it proves with a ping through the
+// handler, as the caller, that the server accepts the caller's requests
+// as far as its dispatch, and puts the list together in process: the
+// server's tools and the session tools of the session mcp-go gave the
+// ping. Otherwise it sends the caller's tools/list through the handler
+// with a capture in its context: the tool set's filter, last in the
+// server's chain, takes the names there and empties the reply (or, when
+// the capture does not reach mcp-go, the reply is read).
 func (t *ToolSet) ask(r *http.Request) (l *list, reuse bool, err error) {
+	t.mu.Lock()
+	t.drain()
 	v, at := t.version.Load(), time.Now()
+	t.mu.Unlock()
 	cp := &captured{owner: t}
-	lr := r
-	if t.bare {
-		lr = r.WithContext(context.WithValue(r.Context(), captureKey{}, cp))
+	marked := r.WithContext(context.WithValue(r.Context(), captureKey{}, cp))
+	var names []string
+	if base := t.leanBase(r, v); base != nil {
+		if err := t.d.Ping(marked); err != nil {
+			return nil, false, err
+		}
+		cp.mu.Lock()
+		if cp.done {
+			cp.names = union(base, cp.sessionNames)
+		}
+		cp.mu.Unlock()
 	}
-	names, err := t.d.List(lr)
-	if err != nil {
-		return nil, false, err
+	if !cp.isDone() {
+		lr := r
+		if t.bare {
+			lr = marked
+		}
+		if names, err = t.d.List(lr); err != nil {
+			return nil, false, err
+		}
 	}
 	l = &list{names: names, version: v, at: at}
 	sessionID := ""
@@ -485,6 +523,62 @@ func (t *ToolSet) ask(r *http.Request) (l *list, reuse bool, err error) {
 	}
 	l.names, l.sorted = t.intern(l.names)
 	return l, reuse, nil
+}
+
+// leanBase returns the server's list for a caller without session tools
+// as of version v, when the caller's list may be put together in process,
+// or nil. That needs, besides lean: a 2025-era caller (only those have a
+// ping, and mcp-go checks a 2026-07-28 request's headers per method after
+// its hooks) and no OnRequestInitialization hook, the one place a server
+// can refuse a request by its method before dispatching it (a ping must
+// be accepted exactly where the call would be).
+func (t *ToolSet) leanBase(r *http.Request, v int64) []string {
+	if !t.lean || len(t.hooks.OnRequestInitialization) > 0 {
+		return nil
+	}
+	if c, ok := toolguard.CallFromContext(r.Context()); !ok || c.Modern {
+		return nil
+	}
+	if b := t.base.Load(); b != nil && b.version == v {
+		return b.names
+	}
+	// The server's own tools/list, in process and without a session: its
+	// global and task tools, sorted, through the tool set's filter alone.
+	cp := &captured{owner: t}
+	msg := json.RawMessage(`{"jsonrpc":"2.0","id":"toolguard-base","method":"tools/list"}`)
+	t.s.HandleMessage(context.WithValue(context.Background(), captureKey{}, cp), msg)
+	cp.mu.Lock()
+	names, ok := cp.names, cp.done
+	cp.mu.Unlock()
+	if !ok || names == nil {
+		return nil
+	}
+	t.base.Store(&baseList{version: v, names: names})
+	return names
+}
+
+// union returns the sorted names of base (sorted) and extra (sorted):
+// base itself when extra adds nothing.
+func union(base, extra []string) []string {
+	if len(extra) == 0 {
+		return base
+	}
+	out := make([]string, 0, len(base)+len(extra))
+	i, j := 0, 0
+	for i < len(base) || j < len(extra) {
+		switch {
+		case j == len(extra) || (i < len(base) && base[i] < extra[j]):
+			out = append(out, base[i])
+			i++
+		case i == len(base) || extra[j] < base[i]:
+			out = append(out, extra[j])
+			j++
+		default:
+			out = append(out, base[i])
+			i, j = i+1, j+1
+		}
+	}
+	return out
 }
 
 // intern returns a list equal to names that an earlier caller got, if one
@@ -568,6 +662,20 @@ func (t *ToolSet) capture(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
 	for i := range tools {
 		names[i] = tools[i].Name
 	}
+	cp.record(ctx, names)
+	return tools[:0]
+}
+
+// pinged is the server's OnBeforePing hook. In the tool set's own ping it
+// records the caller's session as mcp-go dispatched the ping with it.
+func (t *ToolSet) pinged(ctx context.Context, _ any, _ *mcp.PingRequest) {
+	if cp, ok := ctx.Value(captureKey{}).(*captured); ok && cp.owner == t {
+		cp.record(ctx, nil)
+	}
+}
+
+// record keeps names and the session of ctx, with its session tools.
+func (cp *captured) record(ctx context.Context, names []string) {
 	var (
 		swt    server.SessionWithTools
 		id     string
@@ -586,7 +694,22 @@ func (t *ToolSet) capture(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
 	cp.mu.Lock()
 	cp.done, cp.names, cp.session, cp.sessionID, cp.sessionNames = true, names, swt, id, snames
 	cp.mu.Unlock()
-	return tools[:0]
+}
+
+func (cp *captured) isDone() bool {
+	cp.mu.Lock()
+	defer cp.mu.Unlock()
+	return cp.done
+}
+
+// onlyFilter reports whether the tool filter Tools has just appended is
+// the server's only one. mcp-go offers no way to ask, so the length of
+// its filter list is read, once, by reflection (read only); when the
+// field is not there (another mcp-go), the answer is no, and every list
+// is asked of the server.
+func onlyFilter(s *server.MCPServer) bool {
+	f := reflect.ValueOf(s).Elem().FieldByName("toolFilters")
+	return f.IsValid() && f.Kind() == reflect.Slice && f.Len() == 1
 }
 
 // isGlobal reports whether name is a global tool of the server. While the

@@ -13,7 +13,7 @@ import (
 // rejected from the list cached before it. (Other notifications never
 // reach the watcher: TestWatcherTakesOnlyListChanged.)
 func TestWatcherOverflowNeverRejectsANewTool(t *testing.T) {
-	h := newHarness(t, "stateless")
+	h := newHarness(t, "stateless", false)
 	call := func(name string) fixture.Outcome {
 		return h.Do(h.Guarded, fixture.Corpus(name, h.meta())[0], h.headers(name, nil))
 	}

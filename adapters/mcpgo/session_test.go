@@ -20,24 +20,30 @@ import (
 )
 
 // listTap sits between the tool set and mcp-go and records every
-// tools/list the tool set sends, with the reply's size and body.
+// tools/list and ping the tool set sends, with the reply's body.
 type listTap struct {
-	next  http.Handler
-	mu    sync.Mutex
-	lists []string // reply bodies
+	next    http.Handler
+	mu      sync.Mutex
+	lists   []string // reply bodies
+	methods []string // what was asked: "tools/list" or "ping"
 }
 
 func (l *listTap) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	r.Body = io.NopCloser(bytes.NewReader(body))
-	if !bytes.Contains(body, []byte(`"tools/list"`)) {
+	if !bytes.Contains(body, []byte(`"tools/list"`)) && !bytes.Contains(body, []byte(`"ping"`)) {
 		l.next.ServeHTTP(w, r)
 		return
 	}
 	rec := &recorder{ResponseWriter: w}
 	l.next.ServeHTTP(rec, r)
+	method := "ping"
+	if bytes.Contains(body, []byte(`"tools/list"`)) {
+		method = "tools/list"
+	}
 	l.mu.Lock()
 	l.lists = append(l.lists, rec.buf.String())
+	l.methods = append(l.methods, method)
 	l.mu.Unlock()
 }
 
@@ -64,7 +70,10 @@ func (r *recorder) Flush() {
 }
 
 // sessionServer is a default-mode mcp-go server with n global tools and
-// a guard whose tool set asks through a listTap.
+// a guard whose tool set asks through a listTap: with lean, it pings and
+// puts lists together in process, as it does behind mcp-go's own handler
+// on a server without tool filters; without, it asks for lists, as it
+// does on a server with them.
 type sessionServer struct {
 	mcp     *server.MCPServer
 	alone   http.Handler
@@ -73,7 +82,7 @@ type sessionServer struct {
 	ran     atomic.Int64
 }
 
-func newSessionServer(t testing.TB, n int, maxAge time.Duration, opts ...server.StreamableHTTPOption) *sessionServer {
+func newSessionServer(t testing.TB, lean bool, n int, maxAge time.Duration, opts ...server.StreamableHTTPOption) *sessionServer {
 	ss := &sessionServer{mcp: server.NewMCPServer("s", "1.0.0", server.WithToolCapabilities(true))}
 	for i := range n {
 		ss.mcp.AddTool(mcp.NewTool(fmt.Sprintf("tool_%04d", i), mcp.WithString("city", mcp.Description("a city"))), ss.handler)
@@ -88,7 +97,7 @@ func newSessionServer(t testing.TB, n int, maxAge time.Duration, opts ...server.
 	}
 	// The tap only records: the tool set may capture through it as
 	// through mcp-go's own handler.
-	tools.bare = true
+	tools.bare, tools.lean = true, lean
 	t.Cleanup(func() { tools.Close() })
 	g, err := toolguard.New(toolguard.Options{Tools: tools})
 	if err != nil {
@@ -123,6 +132,13 @@ func (ss *sessionServer) call(h http.Handler, session, name string) (int, string
 	return w.Code, w.Body.String()
 }
 
+// bothWays runs f with lists asked for and with lists put together.
+func bothWays(t *testing.T, f func(t *testing.T, lean bool)) {
+	for _, lean := range []bool{false, true} {
+		t.Run(map[bool]string{false: "lists", true: "lean"}[lean], func(t *testing.T) { f(t, lean) })
+	}
+}
+
 func rejected(body string) bool {
 	return strings.Contains(body, `"code":-32602`) && strings.Contains(body, `"availableTools"`)
 }
@@ -130,69 +146,76 @@ func rejected(body string) bool {
 // A session caller's unknown calls are decided from one list, read in
 // process: the list reply carries no tool, and later calls need no list.
 func TestSessionListReusedWithoutSchemas(t *testing.T) {
-	ss := newSessionServer(t, 1000, time.Hour)
-	id := ss.open(t)
-	for i := range 50 {
-		code, body := ss.call(ss.guarded, id, fmt.Sprintf("nope_%d", i))
-		if code != 200 || !rejected(body) || !strings.Contains(body, `"tool_0000"`) {
-			t.Fatalf("call %d: %d %.300s", i, code, body)
+	bothWays(t, func(t *testing.T, lean bool) {
+		ss := newSessionServer(t, lean, 1000, time.Hour)
+		id := ss.open(t)
+		for i := range 50 {
+			code, body := ss.call(ss.guarded, id, fmt.Sprintf("nope_%d", i))
+			if code != 200 || !rejected(body) || !strings.Contains(body, `"tool_0000"`) {
+				t.Fatalf("call %d: %d %.300s", i, code, body)
+			}
 		}
-	}
-	if n := ss.tap.count(); n != 1 {
-		t.Fatalf("50 unknown calls of one session cost %d lists, want 1", n)
-	}
-	if reply := ss.tap.lists[0]; strings.Contains(reply, "tool_0000") || len(reply) > 400 {
-		t.Fatalf("the tool set's list reply carries tools (%d bytes): %.300s", len(reply), reply)
-	}
-	// A second session gets its own list.
-	other := ss.open(t)
-	if _, body := ss.call(ss.guarded, other, "nope"); !rejected(body) {
-		t.Fatalf("second session: %.300s", body)
-	}
-	if n := ss.tap.count(); n != 2 {
-		t.Fatalf("a second session made %d lists in all, want 2", n)
-	}
-	// Known tools never ask.
-	if code, body := ss.call(ss.guarded, id, "tool_0999"); code != 200 || !strings.Contains(body, "ran tool_0999") {
-		t.Fatalf("known: %d %.300s", code, body)
-	}
-	if n := ss.tap.count(); n != 2 {
-		t.Fatalf("a known call made a list (%d)", n)
-	}
+		if n := ss.tap.count(); n != 1 {
+			t.Fatalf("50 unknown calls of one session cost %d lists, want 1", n)
+		}
+		if reply := ss.tap.lists[0]; strings.Contains(reply, "tool_0000") || len(reply) > 400 {
+			t.Fatalf("the tool set's list reply carries tools (%d bytes): %.300s", len(reply), reply)
+		}
+		if want := map[bool]string{false: "tools/list", true: "ping"}[lean]; ss.tap.methods[0] != want {
+			t.Fatalf("the tool set sent a %s, want a %s", ss.tap.methods[0], want)
+		}
+		// A second session gets its own list.
+		other := ss.open(t)
+		if _, body := ss.call(ss.guarded, other, "nope"); !rejected(body) {
+			t.Fatalf("second session: %.300s", body)
+		}
+		if n := ss.tap.count(); n != 2 {
+			t.Fatalf("a second session made %d lists in all, want 2", n)
+		}
+		// Known tools never ask.
+		if code, body := ss.call(ss.guarded, id, "tool_0999"); code != 200 || !strings.Contains(body, "ran tool_0999") {
+			t.Fatalf("known: %d %.300s", code, body)
+		}
+		if n := ss.tap.count(); n != 2 {
+			t.Fatalf("a known call made a list (%d)", n)
+		}
+	})
 }
 
 // Session tools change without any notice the watcher hears: a tool added
 // to the session is called, never rejected; a deleted one leaves the list
 // the caller is shown.
 func TestSessionToolsChangeWithoutNotice(t *testing.T) {
-	ss := newSessionServer(t, 3, time.Hour)
-	id := ss.open(t)
-	if _, body := ss.call(ss.guarded, id, "nope"); !rejected(body) {
-		t.Fatalf("setup: %.300s", body)
-	}
-	for i := range 20 {
-		name := fmt.Sprintf("session_tool_%d", i)
-		if err := ss.mcp.AddSessionTool(id, mcp.NewTool(name), ss.handler); err != nil {
+	bothWays(t, func(t *testing.T, lean bool) {
+		ss := newSessionServer(t, lean, 3, time.Hour)
+		id := ss.open(t)
+		if _, body := ss.call(ss.guarded, id, "nope"); !rejected(body) {
+			t.Fatalf("setup: %.300s", body)
+		}
+		for i := range 20 {
+			name := fmt.Sprintf("session_tool_%d", i)
+			if err := ss.mcp.AddSessionTool(id, mcp.NewTool(name), ss.handler); err != nil {
+				t.Fatal(err)
+			}
+			if code, body := ss.call(ss.guarded, id, name); code != 200 || !strings.Contains(body, "ran "+name) {
+				t.Fatalf("%s, added to the session: %d %.300s", name, code, body)
+			}
+			// Another session does not have it: rejected, and not listed.
+			other := ss.open(t)
+			if _, body := ss.call(ss.guarded, other, name); !rejected(body) || strings.Contains(body, `"session_tool_`) {
+				t.Fatalf("%s from another session: %.300s", name, body)
+			}
+		}
+		if _, body := ss.call(ss.guarded, id, "nope"); !rejected(body) || !strings.Contains(body, `"session_tool_19"`) {
+			t.Fatalf("the session's list lacks its tools: %.400s", body)
+		}
+		if err := ss.mcp.DeleteSessionTools(id, "session_tool_19"); err != nil {
 			t.Fatal(err)
 		}
-		if code, body := ss.call(ss.guarded, id, name); code != 200 || !strings.Contains(body, "ran "+name) {
-			t.Fatalf("%s, added to the session: %d %.300s", name, code, body)
+		if _, body := ss.call(ss.guarded, id, "nope"); !rejected(body) || strings.Contains(body, `"session_tool_19"`) {
+			t.Fatalf("a deleted session tool is still listed: %.400s", body)
 		}
-		// Another session does not have it: rejected, and not listed.
-		other := ss.open(t)
-		if _, body := ss.call(ss.guarded, other, name); !rejected(body) || strings.Contains(body, `"session_tool_`) {
-			t.Fatalf("%s from another session: %.300s", name, body)
-		}
-	}
-	if _, body := ss.call(ss.guarded, id, "nope"); !rejected(body) || !strings.Contains(body, `"session_tool_19"`) {
-		t.Fatalf("the session's list lacks its tools: %.400s", body)
-	}
-	if err := ss.mcp.DeleteSessionTools(id, "session_tool_19"); err != nil {
-		t.Fatal(err)
-	}
-	if _, body := ss.call(ss.guarded, id, "nope"); !rejected(body) || strings.Contains(body, `"session_tool_19"`) {
-		t.Fatalf("a deleted session tool is still listed: %.400s", body)
-	}
+	})
 }
 
 // A session that ended (DELETE) gets mcp-go's own answer, never the
@@ -200,13 +223,17 @@ func TestSessionToolsChangeWithoutNotice(t *testing.T) {
 // looks the tool up (the default mode keeps no session state) either
 // answer is mcp-go's unknown tool.
 func TestEndedSessionPassesThrough(t *testing.T) {
+	bothWays(t, testEndedSessionPassesThrough)
+}
+
+func testEndedSessionPassesThrough(t *testing.T, lean bool) {
 	for _, mode := range []string{"default", "stateful"} {
 		t.Run(mode, func(t *testing.T) {
 			var opts []server.StreamableHTTPOption
 			if mode == "stateful" {
 				opts = append(opts, server.WithStateful(true))
 			}
-			ss := newSessionServer(t, 3, time.Hour, opts...)
+			ss := newSessionServer(t, lean, 3, time.Hour, opts...)
 			id := ss.open(t)
 			if _, body := ss.call(ss.guarded, id, "nope"); !rejected(body) {
 				t.Fatalf("setup: %.300s", body)
@@ -253,36 +280,38 @@ func (r *statusRecorder) Write(p []byte) (int, error) {
 // Sessions and session tools changing while calls run: no call for a tool
 // its session has is ever rejected.
 func TestSessionToolsConcurrent(t *testing.T) {
-	ss := newSessionServer(t, 5, time.Hour)
-	const sessions, rounds = 4, 40
-	var wg sync.WaitGroup
-	errs := make(chan string, sessions*rounds)
-	for s := range sessions {
-		id := ss.open(t)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range rounds {
-				name := fmt.Sprintf("s%d_tool_%d", s, i)
-				if _, body := ss.call(ss.guarded, id, "nope"); !rejected(body) {
-					errs <- "unknown not rejected: " + body
+	bothWays(t, func(t *testing.T, lean bool) {
+		ss := newSessionServer(t, lean, 5, time.Hour)
+		const sessions, rounds = 4, 40
+		var wg sync.WaitGroup
+		errs := make(chan string, sessions*rounds)
+		for s := range sessions {
+			id := ss.open(t)
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := range rounds {
+					name := fmt.Sprintf("s%d_tool_%d", s, i)
+					if _, body := ss.call(ss.guarded, id, "nope"); !rejected(body) {
+						errs <- "unknown not rejected: " + body
+					}
+					if err := ss.mcp.AddSessionTool(id, mcp.NewTool(name), ss.handler); err != nil {
+						errs <- err.Error()
+						return
+					}
+					if _, body := ss.call(ss.guarded, id, name); !strings.Contains(body, "ran "+name) {
+						errs <- name + ": " + body
+					}
+					if i%5 == 0 {
+						ss.mcp.AddTool(mcp.NewTool(fmt.Sprintf("g%d_%d", s, i)), ss.handler)
+					}
 				}
-				if err := ss.mcp.AddSessionTool(id, mcp.NewTool(name), ss.handler); err != nil {
-					errs <- err.Error()
-					return
-				}
-				if _, body := ss.call(ss.guarded, id, name); !strings.Contains(body, "ran "+name) {
-					errs <- name + ": " + body
-				}
-				if i%5 == 0 {
-					ss.mcp.AddTool(mcp.NewTool(fmt.Sprintf("g%d_%d", s, i)), ss.handler)
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for e := range errs {
-		t.Error(e)
-	}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for e := range errs {
+			t.Error(e)
+		}
+	})
 }

@@ -244,6 +244,21 @@ func ListRequest(id, cursor string, meta []byte) []byte {
 	return append(b, "}}"...)
 }
 
+// PingRequest is a ping with the string id, carrying meta as its _meta
+// when meta is not nil.
+func PingRequest(id string, meta []byte) []byte {
+	b := make([]byte, 0, 64+len(meta))
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = strconv.AppendQuote(b, id)
+	b = append(b, `,"method":"ping"`...)
+	if meta != nil {
+		b = append(b, `,"params":{"_meta":`...)
+		b = append(b, meta...)
+		b = append(b, '}')
+	}
+	return append(b, '}')
+}
+
 // A Page is one tools/list result.
 type Page struct {
 	Names      []string
