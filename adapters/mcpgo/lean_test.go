@@ -39,7 +39,9 @@ func newLeanServer(t *testing.T, setup func(*server.MCPServer, *server.Hooks), o
 		ls.mcp.AddTool(mcp.NewTool(fmt.Sprintf("tool_%02d", i)), ran)
 	}
 	ls.mcp.AddTaskTool(mcp.NewTool("long_job", mcp.WithTaskSupport(mcp.TaskSupportRequired)),
-		func(context.Context, mcp.CallToolRequest) (*mcp.CreateTaskResult, error) { return &mcp.CreateTaskResult{}, nil })
+		func(context.Context, mcp.CallToolRequest) (*mcp.CreateTaskResult, error) {
+			return &mcp.CreateTaskResult{}, nil
+		})
 	if setup != nil {
 		setup(ls.mcp, hooks)
 	}
