@@ -24,32 +24,50 @@
 //   - A session tool is read from the caller's session as the server reads
 //     it (mcp-go's session tool store), live, on every call.
 //   - Everything else (task tools, tools hidden by tool filters, unknown
-//     names) is settled by the caller's own tools/list: the tool set asks
-//     the handler for it as the caller (same session, headers, protocol
-//     version and _meta), so sessions, tool filters and the HTTP context
-//     function apply exactly as for the call. When h is mcp-go's own
-//     *server.StreamableHTTPServer, a filter the tool set adds to the
-//     server (see below) takes the names from that list in process, so the
-//     reply carries no tool and mcp-go encodes no schema; through any other
-//     handler (one that might filter, rename or cache replies) the reply
-//     is read, whole.
+//     names) is settled by the caller's own list, got in one of the two
+//     ways below.
 //   - That list is reused for the same caller until the server announces a
 //     change (tools/list_changed, heard by an in-process watcher session),
 //     the caller's session tools change, the session ends, or Options.MaxAge
 //     passes; a list read in a session only in that session, and only for
-//     a session mcp-go registered after Tools. This needs the listChanged capability (on by default once
-//     tools are added); without it every rejection is confirmed with a
-//     fresh list, with every schema.
+//     a session mcp-go registered after Tools. This needs the listChanged
+//     capability (on by default once tools are added); without it every
+//     rejection is confirmed with a fresh list, with every schema.
+//
+// The caller's list is put together in process where that can be proven
+// the same as the server's: h is mcp-go's own *server.StreamableHTTPServer,
+// the server has no tool filter but the tool set's and no
+// OnRequestInitialization hook, and the caller speaks a 2025 protocol
+// version. The tool set then sends a ping through h as the caller (same
+// session, headers and _meta), which proves that mcp-go accepts the caller
+// as far as its dispatch (Host and session checks), and the list is the
+// server's tools (global and task, read once per change) with the session
+// tools of the session mcp-go dispatched the ping with. No tools/list runs
+// for the caller, so a new caller costs about what mcp-go's own answer
+// costs, however many tools there are.
+//
+// Otherwise the tool set asks the handler for the caller's tools/list, as
+// the caller, so sessions, tool filters and the HTTP context function
+// apply exactly as for the call. When h is mcp-go's own handler, a filter
+// the tool set adds to the server (see below) takes the names from that
+// list in process, so the reply carries no tool and mcp-go encodes no
+// schema; through any other handler (one that might filter, rename or
+// cache replies) the reply is read, whole.
 //
 // Tools changes the server it is given, invisibly to clients: it appends a
 // tool filter that returns every tool unchanged except in the tool set's
 // own tools/list requests (where the server's OnBeforeListTools and
 // OnAfterListTools hooks see them, with an empty result), it adds
-// OnRegisterSession and OnUnregisterSession hooks (installing empty Hooks
-// if the server has none), and it registers the watcher session. Call Tools
-// after the server's options and tools are set and before it serves: a
-// tool filter added to the server after Tools would not be applied to the
-// names the guard lists.
+// OnRegisterSession, OnUnregisterSession and OnBeforePing hooks
+// (installing empty Hooks if the server has none; the server's own ping
+// hooks see the tool set's pings), and it registers the watcher session.
+// Call Tools after the server's options, hooks and tools are set and
+// before it serves: a tool filter or request hook added to the server
+// after Tools would not be applied to the names the guard lists. Whether
+// the server has tool filters is read once, in Tools: mcp-go offers no way
+// to ask, so the tool set reads the length of the server's (unexported)
+// filter list by reflection; with another mcp-go where that field is
+// missing, lists are always asked of the server.
 package toolguardmcpgo
 
 import (
