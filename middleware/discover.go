@@ -611,6 +611,12 @@ func (d *Discovery) Ping(r *http.Request) error {
 			return errors.New("toolguard: ping: no reply in the event stream")
 		}
 	}
+	// The strict scanner settles the usual reply ({"result":{}} to this id)
+	// without encoding/json; anything it cannot tell is read as before.
+	anyResult := func(s *scanner, _ *reply) bool { return !s.null() && s.value() }
+	if r, ok := readReplyWith(body, anyResult); ok && r.hasResult && string(r.id) == strconv.Quote(id) {
+		return nil
+	}
 	if _, err := mcpwire.Result(body, id); err != nil {
 		return fmt.Errorf("toolguard: ping: %w", err)
 	}
@@ -727,6 +733,11 @@ type reply struct {
 // absent or null and whose result, if any, is a tools/list page. ok is
 // false for anything else.
 func readReply(b []byte) (r reply, ok bool) {
+	return readReplyWith(b, func(s *scanner, r *reply) bool { return s.listPage(&r.page) })
+}
+
+// readReplyWith is readReply with the result read by result.
+func readReplyWith(b []byte, result func(*scanner, *reply) bool) (r reply, ok bool) {
 	s := scanner{b: b}
 	s.ws()
 	if s.i >= len(b) || b[s.i] != '{' {
@@ -743,7 +754,7 @@ func readReply(b []byte) (r reply, ok bool) {
 			return true
 		case 1:
 			r.hasResult = true
-			return s.listPage(&r.page)
+			return result(&s, &r)
 		case 2:
 			return s.null()
 		}

@@ -8,6 +8,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/toolguard/toolguard/internal/mcpwire"
 )
 
 // pingServer answers a ping the way it is told to and records what it got.
@@ -144,4 +146,33 @@ func TestPingAsTheCall(t *testing.T) {
 	if s.answers != 0 {
 		t.Errorf("a 2026-07-28 caller was pinged (%d requests)", s.answers)
 	}
+}
+
+// The strict read of a ping reply answers only where encoding/json agrees:
+// whenever it finds a result for the id, mcpwire.Result does too.
+func FuzzPingReply(f *testing.F) {
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","id":"toolguard-ping-1","result":{}}`,
+		`{"jsonrpc":"2.0","id":"toolguard-ping-1","result":null}`,
+		`{"jsonrpc":"2.0","id":"toolguard-ping-1","result":{},"error":null}`,
+		`{"jsonrpc":"2.0","id":"toolguard-ping-1","error":{"code":-32600,"message":"no"}}`,
+		`{"jsonrpc":"2.0","id":"toolguard-ping-1","result":{},"Result":null}`,
+		`{"jsonrpc":"2.0","id":"toolguard-ping-1","result":{"_meta":{"a":[1,2,{"b":"\u00e9"}]}}}`,
+		`{"jsonrpc":"2.0","ID":"toolguard-ping-1","result":{}}`,
+		`{"id":"toolguard-ping-1","result":[],"id":"x"}`,
+		` {"id":"toolguard-ping-1","result":0} `,
+	} {
+		f.Add(s)
+	}
+	anyResult := func(s *scanner, _ *reply) bool { return !s.null() && s.value() }
+	f.Fuzz(func(t *testing.T, body string) {
+		const id = "toolguard-ping-1"
+		r, ok := readReplyWith([]byte(body), anyResult)
+		if !ok || !r.hasResult || string(r.id) != `"`+id+`"` {
+			return
+		}
+		if _, err := mcpwire.Result([]byte(body), id); err != nil {
+			t.Fatalf("the strict read found a result, encoding/json says %v: %q", err, body)
+		}
+	})
 }
