@@ -1,0 +1,286 @@
+package toolguardmcpgo
+
+// Reviewer's tests of the lean mechanism (commit 060c26e): the tool set
+// pings as the caller and puts the caller's list together in process.
+// Tests named TestReview... that fail on the reviewed code demonstrate a
+// broken promise, said in their comment; the others cover ground the
+// existing tests did not and pass.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/toolguard/toolguard/internal/fixture"
+)
+
+const unknownCall = `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"nope","arguments":{}}}`
+
+func callBody(name string) string {
+	return `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"` + name + `","arguments":{}}}`
+}
+
+// messagesOf returns the JSON-RPC messages of a reply: the body, or each
+// event of an event stream.
+func messagesOf(w *httptest.ResponseRecorder) []string {
+	return fixture.Messages(w.Body.String())
+}
+
+// Promise: the guard never loses a message the client would have got.
+// mcp-go queues a session's notifications (here the tools/list_changed
+// that AddSessionTool sends the session) on the session and delivers them
+// on the session's next POST. The tool set's own request as the caller
+// (the lean ping, or the list) is such a POST: mcp-go hands it the queued
+// notification, and the tool set throws the reply away. The client, which
+// would have received the notification with its call (or its next
+// request), never does, and never learns that its tools changed.
+// Not new with lean: the list request swallows it the same way (both
+// subtests fail).
+func TestReviewPingSwallowsSessionNotifications(t *testing.T) {
+	for _, lean := range []bool{true, false} {
+		t.Run(map[bool]string{true: "lean", false: "lists"}[lean], func(t *testing.T) {
+			var ls *leanServer
+			if lean {
+				ls = newLeanServer(t, nil)
+			} else {
+				ls = newLeanServer(t, func(s *server.MCPServer, _ *server.Hooks) {
+					server.WithToolFilter(func(_ context.Context, tools []mcp.Tool) []mcp.Tool { return tools })(s)
+				})
+			}
+			if ls.tools.lean != lean {
+				t.Fatalf("lean = %v, want %v", ls.tools.lean, lean)
+			}
+			id := ls.open(t)
+			if err := ls.mcp.AddSessionTool(id, mcp.NewTool("mine"), ran); err != nil {
+				t.Fatal(err)
+			}
+			// The session's unknown call through the guard, then a known
+			// call: between them, the client must see the list_changed.
+			var seen []string
+			for _, body := range []string{unknownCall, callBody("tool_01")} {
+				w := fixture.Send(ls.guarded, body, hdr(id))
+				seen = append(seen, messagesOf(w)...)
+			}
+			for _, m := range seen {
+				if strings.Contains(m, `"notifications/tools/list_changed"`) {
+					return
+				}
+			}
+			t.Errorf("the session's tools/list_changed never reached the client; it got %q", seen)
+		})
+	}
+}
+
+// For comparison, the same two requests to mcp-go alone deliver it.
+func TestReviewNotificationDeliveredWithoutGuard(t *testing.T) {
+	ls := newLeanServer(t, nil)
+	id := ls.open(t)
+	if err := ls.mcp.AddSessionTool(id, mcp.NewTool("mine"), ran); err != nil {
+		t.Fatal(err)
+	}
+	w := fixture.Send(ls.alone, unknownCall, hdr(id))
+	if !slices.ContainsFunc(messagesOf(w), func(m string) bool { return strings.Contains(m, "notifications/tools/list_changed") }) {
+		t.Fatalf("mcp-go alone did not deliver the notification with the call: %s", w.Body)
+	}
+}
+
+// Promise: the listed tools are what mcp-go's own tools/list shows the
+// caller. mcp-go lists a session tool by its Tool.Name and finds it for a
+// call by its key in the session's tool map; the two differ when the
+// server sets a session's tools with SetSessionTools (a public method of
+// every SessionWithTools) under other keys. The list the tool set reads
+// from mcp-go shows the Tool.Name; the lean list shows the keys (union of
+// the base list and GetSessionTools' keys). New with lean ("lists"
+// passes). No call is decided wrongly (Lookup reads the keys, as mcp-go's
+// call does); only availableTools differs.
+func TestReviewLeanListsSessionToolKeysNotNames(t *testing.T) {
+	for _, lean := range []bool{true, false} {
+		t.Run(map[bool]string{true: "lean", false: "lists"}[lean], func(t *testing.T) {
+			ls := newLeanServer(t, func(s *server.MCPServer, h *server.Hooks) {
+				h.AddOnRegisterSession(func(_ context.Context, cs server.ClientSession) {
+					if st, ok := cs.(server.SessionWithTools); ok && strings.HasPrefix(cs.SessionID(), "mcp-session-") {
+						st.SetSessionTools(map[string]server.ServerTool{
+							"alias": {Tool: mcp.NewTool("weather"), Handler: ran},
+						})
+					}
+				})
+				if !lean {
+					server.WithToolFilter(func(_ context.Context, tools []mcp.Tool) []mcp.Tool { return tools })(s)
+				}
+			})
+			id := ls.open(t)
+			want := ls.serverList(t, id)
+			if !slices.Contains(want, "weather") || slices.Contains(want, "alias") {
+				t.Fatalf("setup: mcp-go lists %q", want)
+			}
+			if got := ls.guardList(t, id); !slices.Equal(got, want) {
+				t.Errorf("the guard lists %q, mcp-go's tools/list %q", got, want)
+			}
+		})
+	}
+}
+
+// Promise: never a tool list shown to a caller mcp-go refuses before
+// lookup. leanBase looks for OnRequestInitialization hooks in the Hooks
+// Tools saw; a server that installs new Hooks after Tools (here a copy of
+// the old ones, which keeps the tool set's own hooks, plus a request hook
+// that refuses tools/call and tools/list) refuses the call before lookup,
+// yet the lean tool set pings (the hook lets pings through) and answers
+// the call with a list. (The server's base list, read in process through
+// the new hooks, would be refused; it is read once per version of the
+// tools, here before the hooks were replaced.) New with lean ("lists"
+// passes: the tools/list is refused as the call is). Package doc asks for
+// Tools after the server's options are set, but leanBase could read
+// s.GetHooks() live.
+func TestReviewHooksReplacedAfterTools(t *testing.T) {
+	for _, lean := range []bool{true, false} {
+		t.Run(map[bool]string{true: "lean", false: "lists"}[lean], func(t *testing.T) {
+			ls := newLeanServer(t, func(s *server.MCPServer, _ *server.Hooks) {
+				if !lean {
+					server.WithToolFilter(func(_ context.Context, tools []mcp.Tool) []mcp.Tool { return tools })(s)
+				}
+			})
+			// Another caller's unknown call, before the change: the server's
+			// base list is read (and kept for this version of the tools).
+			ls.guardList(t, ls.open(t))
+			id := ls.open(t)
+			replaced := *ls.mcp.GetHooks()
+			replaced.AddOnRequestInitialization(func(_ context.Context, _ any, message any) error {
+				if raw, ok := message.(json.RawMessage); ok && strings.Contains(string(raw), `"tools/`) {
+					return fmt.Errorf("tools are closed")
+				}
+				return nil
+			})
+			server.WithHooks(&replaced)(ls.mcp)
+			alone := fixture.Send(ls.alone, unknownCall, hdr(id))
+			if !strings.Contains(alone.Body.String(), "tools are closed") {
+				t.Fatalf("setup: mcp-go alone: %d %s", alone.Code, alone.Body)
+			}
+			guarded := fixture.Send(ls.guarded, unknownCall, hdr(id))
+			if rejected(guarded.Body.String()) || guarded.Body.String() != alone.Body.String() {
+				t.Errorf("mcp-go refuses the call before lookup (%s), the guard answered %d %s", strings.TrimSpace(alone.Body.String()), guarded.Code, guarded.Body)
+			}
+		})
+	}
+}
+
+// Stateless mode: a GET without a session id registers a listening
+// session whose id is "" (the stateless manager generates ""), and every
+// sessionless POST is then dispatched with that session, its session tools
+// included. A session tool added to it is called by every sessionless
+// caller; the tool set keeps a sessionless caller's list without watching
+// that session's tools (ask drops the session of a caller without
+// Mcp-Session-Id), so the call is rejected for up to MaxAge. Promise
+// broken: never a wrong rejection. Not new with lean (both subtests fail).
+func TestReviewStatelessListenerSessionTools(t *testing.T) {
+	for _, lean := range []bool{true, false} {
+		t.Run(map[bool]string{true: "lean", false: "lists"}[lean], func(t *testing.T) {
+			var registered = make(chan string, 4)
+			setup := func(s *server.MCPServer, h *server.Hooks) {
+				h.AddOnRegisterSession(func(_ context.Context, cs server.ClientSession) { registered <- cs.SessionID() })
+				if !lean {
+					server.WithToolFilter(func(_ context.Context, tools []mcp.Tool) []mcp.Tool { return tools })(s)
+				}
+			}
+			ls := newLeanServer(t, setup, server.WithStateLess(true))
+			<-registered // the watcher
+			ctx, cancel := context.WithCancel(context.Background())
+			getDone := make(chan struct{})
+			go func() {
+				defer close(getDone)
+				r := httptest.NewRequestWithContext(ctx, http.MethodGet, "/mcp", nil)
+				r.Host = "localhost:8080"
+				r.RemoteAddr = "127.0.0.1:50000"
+				r.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+				r.Header.Set("Accept", "text/event-stream")
+				ls.alone.ServeHTTP(httptest.NewRecorder(), r)
+			}()
+			defer func() { cancel(); <-getDone }()
+			select {
+			case id := <-registered:
+				if id != "" {
+					t.Fatalf("the GET registered session %q, want \"\"", id)
+				}
+			case <-time.After(3 * time.Second):
+				t.Fatal("the GET registered no session")
+			}
+			// A sessionless caller's list, reused from now on.
+			if got := ls.guardList(t, ""); slices.Contains(got, "late") {
+				t.Fatalf("setup: %q", got)
+			}
+			if err := ls.mcp.AddSessionTool("", mcp.NewTool("late"), ran); err != nil {
+				t.Fatal(err)
+			}
+			alone := fixture.Send(ls.alone, callBody("late"), hdr(""))
+			if !strings.Contains(alone.Body.String(), "ran late") {
+				t.Fatalf("setup: mcp-go alone does not run it: %s", alone.Body)
+			}
+			guarded := fixture.Send(ls.guarded, callBody("late"), hdr(""))
+			if !strings.Contains(guarded.Body.String(), "ran late") {
+				t.Errorf("mcp-go runs the session tool for a sessionless caller; the guard answered %s", guarded.Body)
+			}
+		})
+	}
+}
+
+// Promise: never a wrong rejection. A call that arrives after a task
+// tool was added (AddTaskTool has returned: mcp-go would run it) joins the
+// request for its caller's list that another call of the same caller
+// started before the change, and is decided by that request's list. A list
+// asked of mcp-go is built when mcp-go dispatches it, so it has the tool;
+// the lean list is built from the server's list read before the ping was
+// sent, so it lacks it for as long as the ping takes to reach mcp-go's
+// dispatch. Here the ping is slowed by the server's HTTP context function
+// (say, a token introspection); the call is rejected. New with lean
+// ("lists" passes).
+func TestReviewJoinedFlightStartedBeforeTheChange(t *testing.T) {
+	for _, lean := range []bool{true, false} {
+		t.Run(map[bool]string{true: "lean", false: "lists"}[lean], func(t *testing.T) {
+			var slow atomic.Bool
+			entered, release := make(chan struct{}, 1), make(chan struct{})
+			contextFunc := func(ctx context.Context, _ *http.Request) context.Context {
+				if slow.CompareAndSwap(true, false) {
+					entered <- struct{}{}
+					<-release
+				}
+				return ctx
+			}
+			ls := newLeanServer(t, func(s *server.MCPServer, h *server.Hooks) {
+				if !lean {
+					server.WithToolFilter(func(_ context.Context, tools []mcp.Tool) []mcp.Tool { return tools })(s)
+				}
+			}, server.WithHTTPContextFunc(contextFunc))
+			id := ls.open(t)
+			slow.Store(true)
+			first := make(chan *httptest.ResponseRecorder)
+			go func() { first <- fixture.Send(ls.guarded, unknownCall, hdr(id)) }()
+			<-entered // the tool set's request for the first call's list
+			ls.mcp.AddTaskTool(mcp.NewTool("fresh_job", mcp.WithTaskSupport(mcp.TaskSupportOptional)),
+				func(context.Context, mcp.CallToolRequest) (*mcp.CreateTaskResult, error) {
+					return &mcp.CreateTaskResult{}, nil
+				})
+			second := make(chan *httptest.ResponseRecorder)
+			go func() { second <- fixture.Send(ls.guarded, taskCall("fresh_job"), hdr(id)) }()
+			time.Sleep(100 * time.Millisecond) // the second call waits for the first's list
+			close(release)
+			<-first
+			w := <-second
+			if rejected(w.Body.String()) {
+				t.Errorf("fresh_job, added before the call arrived, rejected: %s", w.Body)
+			}
+			if alone := fixture.Send(ls.alone, taskCall("fresh_job"), hdr(id)); strings.Contains(alone.Body.String(), "not found") {
+				t.Fatalf("setup: mcp-go alone does not run it: %s", alone.Body)
+			}
+		})
+	}
+}
