@@ -284,3 +284,178 @@ func TestReviewJoinedFlightStartedBeforeTheChange(t *testing.T) {
 		})
 	}
 }
+
+// Passes (coverage): task tools added while many callers are new (each
+// new caller's lean list is built from the server's base list, read again
+// for every version, concurrently): a task tool whose AddTaskTool returned
+// before the call was sent is never rejected, from a new session or from
+// one whose list is kept; an unknown name always is.
+func TestReviewLeanConcurrentTaskTools(t *testing.T) {
+	ls := newLeanServer(t, nil)
+	if !ls.tools.lean {
+		t.Fatal("not lean")
+	}
+	var added atomic.Int64 // task tools job_0 .. job_{added-1} exist
+	stop := make(chan struct{})
+	writerDone := make(chan struct{})
+	go func() {
+		defer close(writerDone)
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			ls.mcp.AddTaskTool(mcp.NewTool(fmt.Sprintf("job_%d", i), mcp.WithTaskSupport(mcp.TaskSupportOptional)),
+				func(context.Context, mcp.CallToolRequest) (*mcp.CreateTaskResult, error) {
+					return &mcp.CreateTaskResult{}, nil
+				})
+			added.Store(int64(i + 1))
+			time.Sleep(200 * time.Microsecond)
+		}
+	}()
+	const workers, rounds = 4, 30
+	errs := make(chan string, workers*rounds*2)
+	done := make(chan struct{})
+	for w := range workers {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			kept := ls.open(t)
+			for i := range rounds {
+				session := kept
+				if i%2 == 0 {
+					session = ls.open(t) // a new caller: ping and base list
+				}
+				if n := added.Load(); n > 0 {
+					name := fmt.Sprintf("job_%d", (int64(w*rounds+i))%n)
+					if b := fixture.Send(ls.guarded, taskCall(name), hdr(session)).Body.String(); rejected(b) {
+						errs <- name + " rejected: " + b
+					}
+				}
+				if b := fixture.Send(ls.guarded, unknownCall, hdr(session)).Body.String(); !rejected(b) {
+					errs <- "unknown not rejected: " + b
+				}
+			}
+		}()
+	}
+	for range workers {
+		<-done
+	}
+	close(stop)
+	<-writerDone
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+}
+
+// Passes (coverage): with pagination, mcp-go lists a caller page by page;
+// the lean list, built from the server's whole list, is the union of
+// every page (the guard then lists all, as Discover does reading all
+// pages).
+func TestReviewLeanPaginated(t *testing.T) {
+	ls := newLeanServer(t, func(s *server.MCPServer, _ *server.Hooks) {
+		server.WithPaginationLimit(7)(s)
+	})
+	if !ls.tools.lean {
+		t.Fatal("not lean")
+	}
+	id := ls.open(t)
+	if err := ls.mcp.AddSessionTool(id, mcp.NewTool("tool_07x"), ran); err != nil {
+		t.Fatal(err)
+	}
+	var all []string
+	cursor := ""
+	for page := 0; page < 20; page++ {
+		params := `{}`
+		if cursor != "" {
+			params = `{"cursor":` + fmt.Sprintf("%q", cursor) + `}`
+		}
+		w := fixture.Send(ls.alone, `{"jsonrpc":"2.0","id":"l","method":"tools/list","params":`+params+`}`, hdr(id))
+		msgs := messagesOf(w)
+		var reply struct {
+			Result struct {
+				Tools      []struct{ Name string } `json:"tools"`
+				NextCursor string                  `json:"nextCursor"`
+			} `json:"result"`
+		}
+		if err := json.Unmarshal([]byte(msgs[len(msgs)-1]), &reply); err != nil {
+			t.Fatal(err)
+		}
+		for _, tool := range reply.Result.Tools {
+			all = append(all, tool.Name)
+		}
+		if cursor = reply.Result.NextCursor; cursor == "" {
+			break
+		}
+	}
+	if got := ls.guardList(t, id); !slices.Equal(got, all) {
+		t.Errorf("the guard lists %q; mcp-go's pages %q", got, all)
+	}
+}
+
+// Passes (coverage): a session that a GET registered (default mode: any
+// well-formed id is accepted, and a GET with one registers it) is the
+// session mcp-go dispatches that id's POSTs with, session tools included:
+// the lean list has them, is reused, follows them, and stops being reused
+// when the GET ends (the session is unregistered).
+func TestReviewLeanListeningSession(t *testing.T) {
+	registered := make(chan string, 8)
+	ls := newLeanServer(t, func(_ *server.MCPServer, h *server.Hooks) {
+		h.AddOnRegisterSession(func(_ context.Context, cs server.ClientSession) { registered <- cs.SessionID() })
+	})
+	<-registered // the watcher
+	id := "mcp-session-0b1c2d3e-0000-4000-8000-000000000001"
+	ctx, cancel := context.WithCancel(context.Background())
+	getDone := make(chan struct{})
+	go func() {
+		defer close(getDone)
+		r := httptest.NewRequestWithContext(ctx, http.MethodGet, "/mcp", nil)
+		r.Host = "localhost:8080"
+		r.RemoteAddr = "127.0.0.1:50000"
+		r.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+		r.Header.Set("Mcp-Session-Id", id)
+		ls.alone.ServeHTTP(httptest.NewRecorder(), r)
+	}()
+	defer func() { cancel(); <-getDone }()
+	if got := <-registered; got != id {
+		t.Fatalf("registered %q", got)
+	}
+	// The server's hook ran; the tool set's (added after it) may not have.
+	for deadline := time.Now().Add(3 * time.Second); ; time.Sleep(time.Millisecond) {
+		ls.tools.mu.Lock()
+		_, ok := ls.tools.sessions[id]
+		ls.tools.mu.Unlock()
+		if ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the tool set never saw the session registered")
+		}
+	}
+	if err := ls.mcp.AddSessionTool(id, mcp.NewTool("listener_tool"), ran); err != nil {
+		t.Fatal(err)
+	}
+	ls.pings.Store(0)
+	for range 3 {
+		if got, want := ls.guardList(t, id), ls.serverList(t, id); !slices.Equal(got, want) || !slices.Contains(got, "listener_tool") {
+			t.Fatalf("the guard lists %q, mcp-go %q", got, want)
+		}
+	}
+	if p := ls.pings.Load(); p != 1 {
+		t.Errorf("%d pings for one listening session's three unknown calls, want 1", p)
+	}
+	if err := ls.mcp.AddSessionTool(id, mcp.NewTool("second_tool"), ran); err != nil {
+		t.Fatal(err)
+	}
+	if b := fixture.Send(ls.guarded, callBody("second_tool"), hdr(id)).Body.String(); !strings.Contains(b, "ran second_tool") {
+		t.Fatalf("a session tool added later: %s", b)
+	}
+	cancel()
+	<-getDone
+	ls.pings.Store(0)
+	ls.guardList(t, id)
+	if p := ls.pings.Load(); p != 1 {
+		t.Errorf("after the GET ended: %d pings, want 1 (the list is not reused)", p)
+	}
+}
