@@ -459,3 +459,31 @@ func TestReviewLeanListeningSession(t *testing.T) {
 		t.Errorf("after the GET ended: %d pings, want 1 (the list is not reused)", p)
 	}
 }
+
+// Promise: the guard answers only where mcp-go would have looked the tool
+// up. mcp-go decodes a tools/call's params into CallToolParams before the
+// lookup; a member of the wrong type there (task not an object or its ttl
+// not an int64, inputResponses not an object, requestState not a string)
+// makes it answer -32600 "unparsable tools/call request" without looking
+// the name up. The guard reads name, arguments and _meta only, finds the
+// name unknown and answers -32602 with the caller's list. Not new with
+// lean (the ping and the list are both accepted for this caller); the
+// differential corpus (internal/fixture/differential.go) has no such body.
+func TestReviewUnparsableCallParamsAnswered(t *testing.T) {
+	ls := newLeanServer(t, nil)
+	id := ls.open(t)
+	for _, p := range []string{
+		`"task":5`, `"task":"x"`, `"task":[]`, `"task":{"ttl":"x"}`, `"task":{"ttl":1.5}`, `"task":{"ttl":1e3}`,
+		`"inputResponses":5`, `"inputResponses":[]`, `"requestState":5`, `"requestState":{}`,
+	} {
+		body := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"nope","arguments":{},` + p + `}}`
+		alone := fixture.Send(ls.alone, body, hdr(id))
+		if !strings.Contains(alone.Body.String(), `"code":-32600`) {
+			t.Fatalf("%s: setup: mcp-go alone looked it up: %s", p, alone.Body)
+		}
+		guarded := fixture.Send(ls.guarded, body, hdr(id))
+		if guarded.Code != alone.Code || guarded.Body.String() != alone.Body.String() {
+			t.Errorf("%s: mcp-go refuses the call unparsed (%.90s); the guard answered %.90s", p, alone.Body, guarded.Body)
+		}
+	}
+}
