@@ -487,3 +487,28 @@ func TestReviewUnparsableCallParamsAnswered(t *testing.T) {
 		}
 	}
 }
+
+// Passes (coverage): a request hook added to the server's Hooks after
+// Tools (the same Hooks, so leanBase sees it) stops the lean lists at
+// once: the call is decided by the caller's tools/list, which the hook
+// refuses as it refuses the call, and the call passes through.
+func TestReviewRequestHookAddedAfterTools(t *testing.T) {
+	ls := newLeanServer(t, nil)
+	ls.guardList(t, ls.open(t)) // the base list is read and kept
+	id := ls.open(t)
+	ls.mcp.GetHooks().AddOnRequestInitialization(func(_ context.Context, _ any, message any) error {
+		if raw, ok := message.(json.RawMessage); ok && strings.Contains(string(raw), `"tools/`) {
+			return fmt.Errorf("tools are closed")
+		}
+		return nil
+	})
+	ls.pings.Store(0)
+	alone := fixture.Send(ls.alone, unknownCall, hdr(id))
+	guarded := fixture.Send(ls.guarded, unknownCall, hdr(id))
+	if guarded.Body.String() != alone.Body.String() || !strings.Contains(alone.Body.String(), "tools are closed") {
+		t.Errorf("mcp-go alone %s; the guard %s", alone.Body, guarded.Body)
+	}
+	if p := ls.pings.Load(); p != 0 {
+		t.Errorf("%d pings with a request hook", p)
+	}
+}
