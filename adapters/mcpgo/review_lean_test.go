@@ -12,6 +12,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -511,4 +513,53 @@ func TestReviewRequestHookAddedAfterTools(t *testing.T) {
 	if p := ls.pings.Load(); p != 0 {
 		t.Errorf("%d pings with a request hook", p)
 	}
+}
+
+// Promise: a clear error or a pass-through, never a panic. Over HTTP
+// mcp-go dispatches every tools/list with a session (the caller's, or an
+// ephemeral one), so a server's list hook may read it; here an
+// OnBeforeListTools hook logs the session id. The lean tool set reads the
+// server's base list with HandleMessage in process, without a session, in
+// the goroutine that fetches the caller's list: the hook panics there,
+// where nothing recovers, and the whole process dies on the first unknown
+// call. (The list asked through the handler, "lists", runs the hook with
+// the caller's session; a panic there would be recovered by Discovery.)
+// The process is a child (the test binary run again), so the crash does
+// not take this test binary with it.
+func TestReviewLeanBaseListWithoutSession(t *testing.T) {
+	for _, lean := range []bool{true, false} {
+		t.Run(map[bool]string{true: "lean", false: "lists"}[lean], func(t *testing.T) {
+			cmd := exec.Command(os.Args[0], "-test.run=^TestReviewLeanBaseListChild$", "-test.count=1")
+			cmd.Env = append(os.Environ(), "TOOLGUARD_REVIEW_CHILD="+map[bool]string{true: "lean", false: "lists"}[lean])
+			out, err := cmd.CombinedOutput()
+			if err != nil || !strings.Contains(string(out), "child: the guard answered") {
+				t.Errorf("the server process died on an unknown call (%v):\n%.1500s", err, out)
+			}
+		})
+	}
+}
+
+func TestReviewLeanBaseListChild(t *testing.T) {
+	mode := os.Getenv("TOOLGUARD_REVIEW_CHILD")
+	if mode == "" {
+		t.Skip("run by TestReviewLeanBaseListWithoutSession")
+	}
+	var listed atomic.Int64
+	ls := newLeanServer(t, func(s *server.MCPServer, h *server.Hooks) {
+		h.AddBeforeListTools(func(ctx context.Context, _ any, _ *mcp.ListToolsRequest) {
+			// A server's per-session list metric.
+			if server.ClientSessionFromContext(ctx).SessionID() != "" {
+				listed.Add(1)
+			}
+		})
+		if mode == "lists" {
+			server.WithToolFilter(func(_ context.Context, tools []mcp.Tool) []mcp.Tool { return tools })(s)
+		}
+	})
+	id := ls.open(t)
+	if got := ls.serverList(t, id); len(got) == 0 {
+		t.Fatal("setup: mcp-go lists nothing")
+	}
+	w := fixture.Send(ls.guarded, unknownCall, hdr(id))
+	fmt.Printf("child: the guard answered %d %.80s\n", w.Code, w.Body)
 }
