@@ -94,6 +94,13 @@ func newHarness(t testing.TB, mode string, lean bool) *harness {
 		if err := h.mcp.AddSessionTool(h.session, mcp.NewTool("session_note", mcp.WithString("text")), h.record("session_note")); err != nil {
 			t.Fatal(err)
 		}
+		if lean {
+			// The tool set learns the server's list from a caller without
+			// session tools; the harness's session, which has one, pings.
+			w := fixture.Send(h.Alone, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"diff","version":"1"}}}`, nil)
+			other := w.Header().Get("Mcp-Session-Id")
+			fixture.Send(h.Guarded, fixture.Corpus("nope", "")[0], h.headers("nope", http.Header{"Mcp-Session-Id": {other}}))
+		}
 	}
 	return h
 }

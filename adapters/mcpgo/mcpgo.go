@@ -208,6 +208,8 @@ type ToolSet struct {
 	// base holds the server's list as a caller without session tools
 	// gets it (global and task tools) as of a version, for lean lists.
 	base atomic.Pointer[baseList]
+	// sessionless reads the session tools of callers without a session.
+	sessionless server.SessionWithTools
 
 	// last remembers the list the last Absent of Lookup was read from, so
 	// that the List the guard makes next for the same call finds it without
@@ -239,12 +241,17 @@ type list struct {
 	version int64    // t.version when the request started
 	at      time.Time
 	// session is the caller's session as mcp-go gave it to its tool
-	// filters, nil without one; sessionNames the names of its session tools
-	// at that moment, sorted; life ends when mcp-go unregisters it.
+	// filters or its ping, nil without one; sessionTools its session tools
+	// at that moment; life ends when mcp-go unregisters it.
 	session      server.SessionWithTools
-	sessionNames []string
+	sessionTools []sessionTool
 	life         *life
 }
+
+// sessionTool is one of a session's tools: the key mcp-go finds it by in a
+// call, and the name it lists it under (a server setting a session's tools
+// directly may give them other keys).
+type sessionTool struct{ key, name string }
 
 // life is a registered session's: ended is set when mcp-go unregisters it.
 type life struct{ ended atomic.Bool }
@@ -389,11 +396,11 @@ func (t *ToolSet) fresh(l *list) (bool, map[string]server.ServerTool) {
 		return true, nil
 	}
 	now := l.session.GetSessionTools()
-	if len(now) != len(l.sessionNames) {
+	if len(now) != len(l.sessionTools) {
 		return false, nil
 	}
-	for _, n := range l.sessionNames {
-		if _, ok := now[n]; !ok {
+	for _, st := range l.sessionTools {
+		if tool, ok := now[st.key]; !ok || tool.Tool.Name != st.name {
 			return false, nil
 		}
 	}
@@ -415,6 +422,7 @@ func (t *ToolSet) shared(r *http.Request, key string) (*list, error) {
 	deadline := time.Now().Add(t.maxWait)
 	t.mu.Lock()
 	t.drain()
+	arrived := t.version.Load() // the changes this call came after
 	c := t.callers[key]
 	if c == nil {
 		if len(t.callers) >= maxCallers {
@@ -449,7 +457,24 @@ func (t *ToolSet) shared(r *http.Request, key string) (*list, error) {
 	case <-r.Context().Done():
 		return nil, r.Context().Err()
 	}
-	return f.l, f.err
+	if f.err != nil {
+		return nil, f.err
+	}
+	// A call that joined a request started before a change it came after
+	// cannot be decided by that request's list.
+	if f.l.version < arrived {
+		return nil, errBusy
+	}
+	return f.l, nil
+}
+
+// settled takes the notifications the server has sent and returns the
+// version they make.
+func (t *ToolSet) settled() int64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.drain()
+	return t.version.Load()
 }
 
 // fly asks for the caller's list and hands it to every call waiting for
@@ -469,42 +494,59 @@ func (t *ToolSet) fly(r *http.Request, c *caller, f *flight) {
 
 // ask finds the caller's list and reports whether later calls may be
 // decided by it (a session caller's session must be one the tool set can
-// watch). Where it can (see lean), it proves with a ping through the
-// handler, as the caller, that the server accepts the caller's requests
-// as far as its dispatch, and puts the list together in process: the
-// server's tools and the session tools of the session mcp-go gave the
-// ping. Otherwise it sends the caller's tools/list through the handler
-// with a capture in its context: the tool set's filter, last in the
-// server's chain, takes the names there and empties the reply (or, when
-// the capture does not reach mcp-go, the reply is read).
+// watch).
+//
+// Where it can (see leanCaller) and the server's own list is known for the
+// current version, it sends a ping through the handler, as the caller: it
+// proves that the server accepts the caller's requests as far as its
+// dispatch, where the tool set's ping hook records the session mcp-go gave
+// it, and the list is the server's list with that session's tools.
+//
+// Otherwise it sends the caller's tools/list through the handler with a
+// capture in its context: the tool set's filter, last in the server's
+// chain, takes the names there and empties the reply (or, when the capture
+// does not reach mcp-go, the reply is read). Where lists could be put
+// together, a list without session tools is the server's list: it is kept
+// for the next callers.
 func (t *ToolSet) ask(r *http.Request) (l *list, reuse bool, err error) {
-	t.mu.Lock()
-	t.drain()
-	v, at := t.version.Load(), time.Now()
-	t.mu.Unlock()
+	at := time.Now()
+	lean := t.leanCaller(r)
 	cp := &captured{owner: t}
-	marked := r.WithContext(context.WithValue(r.Context(), captureKey{}, cp))
-	var names []string
-	if base := t.leanBase(r, v); base != nil {
-		if err := t.d.Ping(marked); err != nil {
+	var v int64
+	if b := t.base.Load(); lean && b != nil && b.version == t.settled() {
+		if err := t.d.Ping(withCapture(r, cp)); err != nil {
+			return nil, false, err
+		}
+		// The server's list must still be current once mcp-go dispatched
+		// the ping; after a change the caller's list is asked for.
+		if cp.isDone() && b.version == t.settled() {
+			v = b.version
+			cp.mu.Lock()
+			cp.names = withSessionTools(b.names, cp.sessionTools)
+			cp.mu.Unlock()
+		} else {
+			cp = &captured{owner: t}
+		}
+	}
+	if !cp.isDone() {
+		v = t.settled()
+		lr := r
+		if t.bare {
+			lr = withCapture(r, cp)
+		}
+		names, err := t.d.List(lr)
+		if err != nil {
 			return nil, false, err
 		}
 		cp.mu.Lock()
-		if cp.done {
-			cp.names = union(base, cp.sessionNames)
+		if !cp.done {
+			cp.names = names
+		} else if lean && len(cp.sessionTools) == 0 {
+			t.keepBase(v, cp.names)
 		}
 		cp.mu.Unlock()
 	}
-	if !cp.isDone() {
-		lr := r
-		if t.bare {
-			lr = marked
-		}
-		if names, err = t.d.List(lr); err != nil {
-			return nil, false, err
-		}
-	}
-	l = &list{names: names, version: v, at: at}
+	l = &list{version: v, at: at}
 	sessionID := ""
 	if call, ok := toolguard.CallFromContext(r.Context()); !ok || !call.Modern {
 		// mcp-go ignores Mcp-Session-Id in 2026-07-28 requests.
@@ -512,9 +554,7 @@ func (t *ToolSet) ask(r *http.Request) (l *list, reuse bool, err error) {
 	}
 	cp.mu.Lock()
 	done := cp.done
-	if done {
-		l.names, l.session, l.sessionNames = cp.names, cp.session, cp.sessionNames
-	}
+	l.names, l.session, l.sessionTools = cp.names, cp.session, cp.sessionTools
 	capturedID := cp.sessionID
 	cp.mu.Unlock()
 	switch {
@@ -525,15 +565,18 @@ func (t *ToolSet) ask(r *http.Request) (l *list, reuse bool, err error) {
 		// then, so only a caller without one may reuse it.
 		reuse = sessionID == ""
 	case sessionID == "":
-		// A caller without a session gets a throwaway session of mcp-go's
-		// per request, which holds no session tools (none can be added to
-		// a session that is never registered): keeping it would only keep
-		// its buffers.
-		l.session, l.sessionNames = nil, nil
+		// mcp-go serves a caller without a session id with a session of
+		// id "": one a GET stream registered, or a throwaway one per
+		// request. Either reads the session tools mcp-go keeps under "",
+		// which are watched through one handle shared by every such
+		// caller (a throwaway session per caller would hold its buffers).
+		if l.session != nil {
+			l.session = t.sessionlessHandle(l.session)
+		}
 		reuse = capturedID == ""
 	default:
 		// Reused only in a session mcp-go registered after Tools and has
-		// not unregistered since, and only if the filter saw that session.
+		// not unregistered since, and only if the capture saw that session.
 		t.mu.Lock()
 		l.life = t.sessions[sessionID]
 		t.mu.Unlock()
@@ -543,60 +586,72 @@ func (t *ToolSet) ask(r *http.Request) (l *list, reuse bool, err error) {
 	return l, reuse, nil
 }
 
-// leanBase returns the server's list for a caller without session tools
-// as of version v, when the caller's list may be put together in process,
-// or nil. That needs, besides lean: a 2025-era caller (only those have a
-// ping, and mcp-go checks a 2026-07-28 request's headers per method after
-// its hooks) and no OnRequestInitialization hook, the one place a server
-// can refuse a request by its method before dispatching it (a ping must
-// be accepted exactly where the call would be).
-func (t *ToolSet) leanBase(r *http.Request, v int64) []string {
-	if !t.lean || len(t.hooks.OnRequestInitialization) > 0 {
-		return nil
-	}
-	if c, ok := toolguard.CallFromContext(r.Context()); !ok || c.Modern {
-		return nil
-	}
-	if b := t.base.Load(); b != nil && b.version == v {
-		return b.names
-	}
-	// The server's own tools/list, in process and without a session: its
-	// global and task tools, sorted, through the tool set's filter alone.
-	cp := &captured{owner: t}
-	msg := json.RawMessage(`{"jsonrpc":"2.0","id":"toolguard-base","method":"tools/list"}`)
-	t.s.HandleMessage(context.WithValue(context.Background(), captureKey{}, cp), msg)
-	cp.mu.Lock()
-	names, ok := cp.names, cp.done
-	cp.mu.Unlock()
-	if !ok || names == nil {
-		return nil
-	}
-	t.base.Store(&baseList{version: v, names: names})
-	return names
+func withCapture(r *http.Request, cp *captured) *http.Request {
+	return r.WithContext(context.WithValue(r.Context(), captureKey{}, cp))
 }
 
-// union returns the sorted names of base (sorted) and extra (sorted):
-// base itself when extra adds nothing.
-func union(base, extra []string) []string {
-	if len(extra) == 0 {
-		return base
+// leanCaller reports whether the caller's list may be put together in
+// process: lean (mcp-go's own handler, no tool filter but the tool set's),
+// a 2025-era caller (only those have a ping, and mcp-go checks a
+// 2026-07-28 request's headers per method after its hooks), and no
+// OnRequestInitialization hook on the server as it is now: that hook is
+// the one place a server refuses a request by its method before
+// dispatching it, and a ping must be accepted exactly where the call is.
+func (t *ToolSet) leanCaller(r *http.Request) bool {
+	if !t.lean {
+		return false
 	}
-	out := make([]string, 0, len(base)+len(extra))
-	i, j := 0, 0
-	for i < len(base) || j < len(extra) {
-		switch {
-		case j == len(extra) || (i < len(base) && base[i] < extra[j]):
-			out = append(out, base[i])
-			i++
-		case i == len(base) || extra[j] < base[i]:
-			out = append(out, extra[j])
-			j++
-		default:
-			out = append(out, base[i])
-			i, j = i+1, j+1
+	if h := t.s.GetHooks(); h == nil || len(h.OnRequestInitialization) > 0 {
+		return false
+	}
+	c, ok := toolguard.CallFromContext(r.Context())
+	return ok && !c.Modern
+}
+
+// keepBase keeps names as the server's list (global and task tools) as of
+// version v, unless a later one is kept.
+func (t *ToolSet) keepBase(v int64, names []string) {
+	b := &baseList{version: v, names: names}
+	for {
+		old := t.base.Load()
+		if old != nil && old.version >= v || t.base.CompareAndSwap(old, b) {
+			return
 		}
 	}
-	return out
+}
+
+// withSessionTools returns the list mcp-go gives a session with tools
+// whose server list is base: each session tool replaces the tool listed
+// under its key and is listed under its name. base itself when there are
+// none.
+func withSessionTools(base []string, tools []sessionTool) []string {
+	if len(tools) == 0 {
+		return base
+	}
+	byKey := make(map[string]string, len(base)+len(tools))
+	for _, n := range base {
+		byKey[n] = n
+	}
+	for _, st := range tools {
+		byKey[st.key] = st.name
+	}
+	names := make([]string, 0, len(byKey))
+	for _, n := range byKey {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return slices.Compact(names)
+}
+
+// sessionlessHandle returns the handle through which the session tools
+// of callers without a session are read: s, if it is the first.
+func (t *ToolSet) sessionlessHandle(s server.SessionWithTools) server.SessionWithTools {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.sessionless == nil {
+		t.sessionless = s
+	}
+	return t.sessionless
 }
 
 // intern returns a list equal to names that an earlier caller got, if one
@@ -663,7 +718,7 @@ type captured struct {
 	names        []string
 	session      server.SessionWithTools
 	sessionID    string
-	sessionNames []string
+	sessionTools []sessionTool
 }
 
 // capture is the tool filter the tool set appends to the server. In the
@@ -697,20 +752,19 @@ func (cp *captured) record(ctx context.Context, names []string) {
 	var (
 		swt    server.SessionWithTools
 		id     string
-		snames []string
+		stools []sessionTool
 	)
 	if s := server.ClientSessionFromContext(ctx); s != nil {
 		id = s.SessionID()
 		if w, ok := s.(server.SessionWithTools); ok {
 			swt = w
-			for n := range w.GetSessionTools() {
-				snames = append(snames, n)
+			for k, tool := range w.GetSessionTools() {
+				stools = append(stools, sessionTool{key: k, name: tool.Tool.Name})
 			}
-			slices.Sort(snames)
 		}
 	}
 	cp.mu.Lock()
-	cp.done, cp.names, cp.session, cp.sessionID, cp.sessionNames = true, names, swt, id, snames
+	cp.done, cp.names, cp.session, cp.sessionID, cp.sessionTools = true, names, swt, id, stools
 	cp.mu.Unlock()
 }
 
@@ -763,16 +817,22 @@ func (t *ToolSet) isGlobal(name string) bool {
 // announces reports, asking the server once, whether it sends
 // tools/list_changed, which every reuse of a list relies on.
 func (t *ToolSet) announces() bool {
-	t.checkOnce.Do(func() { t.notifies = announcesListChanges(t.s) })
+	t.checkOnce.Do(func() { t.notifies = announcesListChanges(t.s, t.watch) })
 	return t.notifies
 }
 
-// announcesListChanges asks the server, in-process, whether it declares
-// tools.listChanged.
-func announcesListChanges(s *server.MCPServer) bool {
+// announcesListChanges asks the server, in process, whether it declares
+// tools.listChanged: an initialize, in the watcher's session (the server's
+// hooks see it; one that panics on it makes the answer no).
+func announcesListChanges(s *server.MCPServer, watch *watcher) (yes bool) {
+	defer func() {
+		if recover() != nil {
+			yes = false
+		}
+	}()
 	msg := json.RawMessage(`{"jsonrpc":"2.0","id":"toolguard-capabilities","method":"initialize","params":` +
 		`{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"toolguard","version":"1"}}}`)
-	resp, ok := s.HandleMessage(context.Background(), msg).(mcp.JSONRPCResponse)
+	resp, ok := s.HandleMessage(s.WithContext(context.Background(), watch), msg).(mcp.JSONRPCResponse)
 	if !ok {
 		return false
 	}

@@ -438,6 +438,7 @@ func TestReviewLeanListeningSession(t *testing.T) {
 	if err := ls.mcp.AddSessionTool(id, mcp.NewTool("listener_tool"), ran); err != nil {
 		t.Fatal(err)
 	}
+	ls.learn(t)
 	ls.pings.Store(0)
 	for range 3 {
 		if got, want := ls.guardList(t, id), ls.serverList(t, id); !slices.Equal(got, want) || !slices.Contains(got, "listener_tool") {

@@ -161,8 +161,9 @@ func TestSessionListReusedWithoutSchemas(t *testing.T) {
 		if reply := ss.tap.lists[0]; strings.Contains(reply, "tool_0000") || len(reply) > 400 {
 			t.Fatalf("the tool set's list reply carries tools (%d bytes): %.300s", len(reply), reply)
 		}
-		if want := map[bool]string{false: "tools/list", true: "ping"}[lean]; ss.tap.methods[0] != want {
-			t.Fatalf("the tool set sent a %s, want a %s", ss.tap.methods[0], want)
+		// The first new caller is asked for its list, in both ways.
+		if ss.tap.methods[0] != "tools/list" {
+			t.Fatalf("the tool set sent a %s, want a tools/list", ss.tap.methods[0])
 		}
 		// A second session gets its own list.
 		other := ss.open(t)
@@ -171,6 +172,10 @@ func TestSessionListReusedWithoutSchemas(t *testing.T) {
 		}
 		if n := ss.tap.count(); n != 2 {
 			t.Fatalf("a second session made %d lists in all, want 2", n)
+		}
+		// The next one pings where lists are put together.
+		if want := map[bool]string{false: "tools/list", true: "ping"}[lean]; ss.tap.methods[1] != want {
+			t.Fatalf("for the second session the tool set sent a %s, want a %s", ss.tap.methods[1], want)
 		}
 		// Known tools never ask.
 		if code, body := ss.call(ss.guarded, id, "tool_0999"); code != 200 || !strings.Contains(body, "ran tool_0999") {
