@@ -28,6 +28,9 @@ type Rejection struct {
 	SSE    bool   // written as one text/event-stream event instead of JSON
 
 	body []byte // the JSON-RPC message; Write is the one way to emit it
+	// relayed are messages the server sent the caller on the tool set's
+	// requests for this call, written as events before the error (SSE).
+	relayed [][]byte
 }
 
 // Write writes the rejection to w: status, Content-Type and the JSON-RPC
@@ -40,10 +43,15 @@ func (j *Rejection) Write(w http.ResponseWriter) error {
 	// canonical), the two or three of them in one allocation.
 	var vs []string
 	if j.SSE {
-		payload = make([]byte, 0, len(j.body)+24)
-		payload = append(payload, "event: message\ndata: "...)
-		payload = append(payload, j.body...)
-		payload = append(payload, "\n\n"...)
+		size := len(j.body) + 24
+		for _, m := range j.relayed {
+			size += len(m) + 24
+		}
+		payload = make([]byte, 0, size)
+		for _, m := range j.relayed {
+			payload = appendEvent(payload, m)
+		}
+		payload = appendEvent(payload, j.body)
 		vs = []string{"text/event-stream", "no-cache", strconv.Itoa(len(payload))}
 		h["Cache-Control"] = vs[1:2:2]
 	} else {
@@ -54,6 +62,13 @@ func (j *Rejection) Write(w http.ResponseWriter) error {
 	w.WriteHeader(j.Status)
 	_, err := w.Write(payload)
 	return err
+}
+
+// appendEvent appends msg, one JSON-RPC message on one line, as an event.
+func appendEvent(b, msg []byte) []byte {
+	b = append(b, "event: message\ndata: "...)
+	b = append(b, msg...)
+	return append(b, "\n\n"...)
 }
 
 func (g *Guard) newUnknownTool(id []byte, name string, names []string, status int, sse bool) *Rejection {

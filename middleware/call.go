@@ -26,6 +26,24 @@ type Call struct {
 	Modern bool
 
 	plain *http.Request // the request without the call in its context
+
+	// relayed holds the messages the server sent the caller on the tool
+	// set's own requests for this call (mcp-go hands a session's queued
+	// notifications to whichever of the session's POSTs comes next), for
+	// the guard's answer to carry. Written by the request that fetched
+	// them, read by the guard once the tool set's List has returned.
+	relayed [][]byte
+}
+
+// relay keeps msgs, the messages other than the reply that the server
+// sent on a request the tool set made as the caller of ctx's call.
+func relay(ctx context.Context, msgs [][]byte) {
+	if len(msgs) == 0 {
+		return
+	}
+	if c, ok := CallFromContext(ctx); ok {
+		c.relayed = append(c.relayed, msgs...)
+	}
 }
 
 type callKey struct{}

@@ -572,7 +572,34 @@ func (d *Discovery) send(ctx context.Context, r *http.Request, method string, bo
 	if reply.Over {
 		return nil, false, fmt.Errorf("toolguard: %s: reply larger than MaxBodyBytes (%d)", method, d.opts.MaxBodyBytes)
 	}
-	return reply.Body, mcpwire.IsEventStream(reply.Header.Get("Content-Type")), nil
+	stream := mcpwire.IsEventStream(reply.Header.Get("Content-Type"))
+	if stream {
+		relay(ctx, otherMessages(reply.Body, body))
+	}
+	return reply.Body, stream, nil
+}
+
+// otherMessages returns the messages of the event stream that are not
+// the reply to request (notifications and requests the server sent the
+// caller's session on the way).
+func otherMessages(stream, request []byte) [][]byte {
+	var req struct {
+		ID json.RawMessage `json:"id"`
+	}
+	if json.Unmarshal(request, &req) != nil {
+		return nil
+	}
+	var out [][]byte
+	for _, data := range sse.Messages(stream) {
+		var m struct {
+			ID json.RawMessage `json:"id"`
+		}
+		if json.Unmarshal(data, &m) == nil && bytes.Equal(m.ID, req.ID) {
+			continue
+		}
+		out = append(out, data)
+	}
+	return out
 }
 
 var errPingModern = errors.New("toolguard: ping: a 2026-07-28 caller has no ping (the method was removed in that version)")

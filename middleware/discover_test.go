@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/toolguard/toolguard/internal/sse"
 )
 
 // listServer is a minimal MCP server for the discovery tests: it answers
@@ -120,7 +122,17 @@ func TestDiscoveryLists(t *testing.T) {
 					} `json:"data"`
 				} `json:"error"`
 			}
-			json.Unmarshal(w.Body.Bytes(), &msg)
+			answer := w.Body.Bytes()
+			if tc.srv.sse {
+				// The notification the server sent on the list is the
+				// caller's: it comes first, in an event stream.
+				msgs := sse.Messages(answer)
+				if len(msgs) != 2 || !strings.Contains(string(msgs[0]), "notifications/message") {
+					t.Fatalf("answer %s, want the list's notification, then the error", answer)
+				}
+				answer = msgs[1]
+			}
+			json.Unmarshal(answer, &msg)
 			want := slices.Sorted(slices.Values(tc.srv.tools))
 			if msg.Error.Code != -32602 || !slices.Equal(msg.Error.Data.AvailableTools, want) {
 				t.Errorf("answer %s", w.Body)
@@ -449,6 +461,38 @@ func TestCallerKeyCoversWhatIsForwarded(t *testing.T) {
 	} {
 		if CallerKey(change(base())) != k {
 			t.Errorf("the key changes with %s", name)
+		}
+	}
+}
+
+// What the server sent the caller on the guard's list goes out with the
+// answer where the caller takes an event stream; a caller that takes JSON
+// alone gets the JSON answer.
+func TestDiscoveryRelaysTheServersMessages(t *testing.T) {
+	for _, tc := range []struct {
+		accept string
+		events int // 0: a JSON answer
+	}{
+		{"application/json, text/event-stream", 2},
+		{"text/event-stream", 2},
+		{"application/json", 0},
+	} {
+		s := &listServer{tools: []string{"a"}, sse: true}
+		_, _, h := discoveryGuard(t, s, DiscoverOptions{})
+		w := serve(h, call("1", `"nope"`), http.Header{"Accept": {tc.accept}})
+		ct := w.Header().Get("Content-Type")
+		switch {
+		case tc.events == 0 && (ct != "application/json" || !strings.Contains(w.Body.String(), `"code":-32602`)):
+			t.Errorf("Accept %q: %s %s, want the JSON answer", tc.accept, ct, w.Body)
+		case tc.events > 0:
+			msgs := sse.Messages(w.Body.Bytes())
+			if ct != "text/event-stream" || len(msgs) != tc.events ||
+				!strings.Contains(string(msgs[0]), `"notifications/message"`) || !strings.Contains(string(msgs[1]), `"code":-32602`) {
+				t.Errorf("Accept %q: %s %s, want the notification, then the answer", tc.accept, ct, w.Body)
+			}
+			if w.Header().Get("Content-Length") != strconv.Itoa(w.Body.Len()) {
+				t.Errorf("Content-Length %s for %d bytes", w.Header().Get("Content-Length"), w.Body.Len())
+			}
 		}
 	}
 }

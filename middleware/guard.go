@@ -338,7 +338,15 @@ func (g *Guard) decide(r *http.Request, body []byte) (rej *Rejection, reason Rea
 	if modern {
 		status = g.modernStatus
 	}
-	return g.unknownTool(m.id.raw(body), name, la, status, stream && !json), 0, "", nil
+	// Messages the server sent the caller on the tool set's requests go
+	// out with the answer, as events before it, where the caller takes an
+	// event stream; a caller that takes JSON alone cannot be sent them.
+	call, _ := CallFromContext(lr.Context())
+	rj := g.unknownTool(m.id.raw(body), name, la, status, stream && (!json || len(call.relayed) > 0))
+	if rj.SSE {
+		rj.relayed = call.relayed
+	}
+	return rj, 0, "", nil
 }
 
 // era reports whether the request is a 2026-07-28 request, and ok false

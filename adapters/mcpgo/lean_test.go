@@ -111,6 +111,7 @@ func (ls *leanServer) serverList(t *testing.T, session string) []string {
 // guardList is the list the guard answers an unknown call with.
 func (ls *leanServer) guardList(t *testing.T, session string) []string {
 	w := fixture.Send(ls.guarded, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"nope","arguments":{}}}`, hdr(session))
+	msgs := fixture.Messages(w.Body.String()) // notifications for the session come first
 	var reply struct {
 		Error struct {
 			Code int `json:"code"`
@@ -119,7 +120,7 @@ func (ls *leanServer) guardList(t *testing.T, session string) []string {
 			} `json:"data"`
 		} `json:"error"`
 	}
-	if err := json.Unmarshal(w.Body.Bytes(), &reply); err != nil || reply.Error.Code != -32602 {
+	if err := json.Unmarshal([]byte(msgs[len(msgs)-1]), &reply); err != nil || reply.Error.Code != -32602 {
 		t.Fatalf("unknown call: %v: %d %s", err, w.Code, w.Body)
 	}
 	return reply.Error.Data.AvailableTools
