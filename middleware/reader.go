@@ -57,7 +57,11 @@ const metaVersionKey = "io.modelcontextprotocol/protocolVersion"
 // decoders disagree on which member they read.
 var (
 	topKeys    = []string{"jsonrpc", "id", "method", "params", "result", "error"}
-	paramsKeys = []string{"name", "_meta", "arguments"}
+	// task, inputResponses and requestState are decoded into typed
+	// fields by servers before they look the tool up (mcp-go's
+	// CallToolParams, go-sdk's): a value of another type makes them refuse
+	// the call unparsed.
+	paramsKeys = []string{"name", "_meta", "arguments", "task", "inputResponses", "requestState"}
 	metaKeys   = []string{metaVersionKey}
 )
 
@@ -208,6 +212,15 @@ func (s *scanner) paramsObject(m *message) bool {
 			return ok
 		case 2:
 			return s.i < len(s.b) && s.b[s.i] == '{' && s.value()
+		case 3, 4:
+			// A task-augmented call (servers without task support refuse
+			// it before the lookup, and they disagree on its ttl), or a
+			// retry with answers to a server's input requests (decoded by
+			// type first): left to the server.
+			return false
+		case 5:
+			var sp span
+			return s.capture(&sp) && sp.kind == kString
 		}
 		return s.value()
 	})

@@ -54,7 +54,8 @@ func newHarness(t testing.TB, mode string, lean bool) *harness {
 	}
 	h.mcp.AddTaskTool(mcp.NewTool("long_job", mcp.WithTaskSupport(mcp.TaskSupportRequired)),
 		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CreateTaskResult, error) {
-			h.Ran("long_job")
+			// Not recorded: mcp-go runs a task tool after it has answered
+			// the call, so a run would be counted against a later case.
 			return &mcp.CreateTaskResult{}, nil
 		})
 	hopts := []server.StreamableHTTPOption{server.WithHTTPContextFunc(func(ctx context.Context, r *http.Request) context.Context {
