@@ -41,10 +41,15 @@
 // version. The tool set then sends a ping through h as the caller (same
 // session, headers and _meta), which proves that mcp-go accepts the caller
 // as far as its dispatch (Host and session checks), and the list is the
-// server's tools (global and task, read once per change) with the session
-// tools of the session mcp-go dispatched the ping with. No tools/list runs
-// for the caller, so a new caller costs about what mcp-go's own answer
+// server's list (its global and task tools, as the first caller without
+// session tools after each change was listed them) with the session tools
+// of the session mcp-go dispatched the ping with. No tools/list runs for
+// such a caller, so a new caller costs about what mcp-go's own answer
 // costs, however many tools there are.
+//
+// Whatever the server sends the caller on the tool set's requests (mcp-go
+// delivers a session's queued notifications on the session's next POST)
+// goes out with the guard's answer, before it, as events.
 //
 // Otherwise the tool set asks the handler for the caller's tools/list, as
 // the caller, so sessions, tool filters and the HTTP context function
