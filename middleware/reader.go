@@ -56,7 +56,7 @@ const metaVersionKey = "io.modelcontextprotocol/protocolVersion"
 // case folding (or with invisible characters added) makes the body ambiguous:
 // decoders disagree on which member they read.
 var (
-	topKeys    = []string{"jsonrpc", "id", "method", "params", "result", "error"}
+	topKeys = []string{"jsonrpc", "id", "method", "params", "result", "error"}
 	// task, inputResponses and requestState are decoded into typed
 	// fields by servers before they look the tool up (mcp-go's
 	// CallToolParams, go-sdk's): a value of another type makes them refuse

@@ -82,6 +82,7 @@ import (
 	"errors"
 	"net/http"
 	"reflect"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -753,7 +754,15 @@ func (t *ToolSet) pinged(ctx context.Context, _ any, _ *mcp.PingRequest) {
 }
 
 // record keeps names and the session of ctx, with its session tools.
+// Before it returns (and mcp-go answers the tool set's request), it lets
+// the request's notification forwarder take what is queued for the
+// session: mcp-go hands a session's queued notifications to whichever of
+// its POSTs runs, and drops one taken off the queue after that POST was
+// answered. The tool set's requests are quick; the wait is what keeps
+// them from losing the caller's notifications (which the guard's answer
+// then carries).
 func (cp *captured) record(ctx context.Context, names []string) {
+	defer letForwarderTake(ctx)
 	var (
 		swt    server.SessionWithTools
 		id     string
@@ -771,6 +780,25 @@ func (cp *captured) record(ctx context.Context, names []string) {
 	cp.mu.Lock()
 	cp.done, cp.names, cp.session, cp.sessionID, cp.sessionTools = true, names, swt, id, stools
 	cp.mu.Unlock()
+}
+
+// letForwarderTake waits, at most a millisecond, until the notifications
+// queued for the session of ctx are taken, and then lets the taker run.
+func letForwarderTake(ctx context.Context) {
+	s := server.ClientSessionFromContext(ctx)
+	if s == nil {
+		return
+	}
+	ch := s.NotificationChannel()
+	if len(ch) == 0 {
+		return
+	}
+	for deadline := time.Now().Add(time.Millisecond); len(ch) > 0 && time.Now().Before(deadline); {
+		runtime.Gosched()
+	}
+	for range 4 {
+		runtime.Gosched()
+	}
 }
 
 func (cp *captured) isDone() bool {

@@ -7,6 +7,7 @@ package toolguardmcpgo
 // existing tests did not and pass.
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"runtime"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -63,6 +65,7 @@ func TestReviewPingSwallowsSessionNotifications(t *testing.T) {
 				t.Fatalf("lean = %v, want %v", ls.tools.lean, lean)
 			}
 			id := ls.open(t)
+			noForwarders(t)
 			if err := ls.mcp.AddSessionTool(id, mcp.NewTool("mine"), ran); err != nil {
 				t.Fatal(err)
 			}
@@ -83,17 +86,47 @@ func TestReviewPingSwallowsSessionNotifications(t *testing.T) {
 	}
 }
 
+// noForwarders waits until no goroutine of mcp-go's POST handling is left
+// from earlier requests. mcp-go v1.2.1 has a race of its own here: each
+// POST starts a goroutine that forwards the session's queued
+// notifications, which ends once the POST is answered; one that has not
+// yet run when a notification is queued may take it off the queue and then
+// drop it (its POST is over). Without this wait, mcp-go alone loses the
+// notification in about one run in ten (measured: 8 to 16 in 100 with and
+// without -race), whatever the guard does.
+func noForwarders(t *testing.T) {
+	t.Helper()
+	buf := make([]byte, 1<<20)
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+		if n := runtime.Stack(buf, true); !bytes.Contains(buf[:n], []byte("(*StreamableHTTPServer).handlePost")) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("mcp-go's POST goroutines never ended")
+		}
+	}
+}
+
 // For comparison, the same two requests to mcp-go alone deliver it.
 func TestReviewNotificationDeliveredWithoutGuard(t *testing.T) {
+	// mcp-go's forwarder may still take a notification just as its POST
+	// is answered, and drop it (about one run in 200 here): one delivery
+	// in three tries shows what mcp-go means to do.
 	ls := newLeanServer(t, nil)
-	id := ls.open(t)
-	if err := ls.mcp.AddSessionTool(id, mcp.NewTool("mine"), ran); err != nil {
-		t.Fatal(err)
+	var last string
+	for range 3 {
+		id := ls.open(t)
+		noForwarders(t)
+		if err := ls.mcp.AddSessionTool(id, mcp.NewTool("mine"), ran); err != nil {
+			t.Fatal(err)
+		}
+		w := fixture.Send(ls.alone, unknownCall, hdr(id))
+		if slices.ContainsFunc(messagesOf(w), func(m string) bool { return strings.Contains(m, "notifications/tools/list_changed") }) {
+			return
+		}
+		last = w.Body.String()
 	}
-	w := fixture.Send(ls.alone, unknownCall, hdr(id))
-	if !slices.ContainsFunc(messagesOf(w), func(m string) bool { return strings.Contains(m, "notifications/tools/list_changed") }) {
-		t.Fatalf("mcp-go alone did not deliver the notification with the call: %s", w.Body)
-	}
+	t.Fatalf("mcp-go alone did not deliver the notification with the call: %s", last)
 }
 
 // Promise: the listed tools are what mcp-go's own tools/list shows the
