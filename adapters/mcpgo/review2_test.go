@@ -1,0 +1,135 @@
+package toolguardmcpgo
+
+// Reviewer's tests (review2) of relayed messages and lean lists.
+// Tests named TestReview2... that fail on the reviewed code demonstrate a
+// broken promise, said in their comment; the others cover ground the
+// earlier tests did not and pass.
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/toolguard/toolguard/internal/fixture"
+)
+
+func sawListChanged(msgs []string) bool {
+	for _, m := range msgs {
+		if strings.Contains(m, `"notifications/tools/list_changed"`) {
+			return true
+		}
+	}
+	return false
+}
+
+// Promise: never a lost message. The tool set's own request as the caller
+// (the lean ping, or the tools/list) takes the session's queued
+// notifications from mcp-go; the guard carries them only in its own
+// answer. When the list it asked for has the name after all (here the
+// session's first call of its own session tool, which Lookup cannot know
+// before the session has a list), the call passes through and the
+// notification, already taken off mcp-go's queue, reaches the client
+// neither with the call's reply nor with the next one. mcp-go alone
+// delivers it with the call (TestReviewNotificationDeliveredWithoutGuard).
+// FAILS on the reviewed code (both subtests).
+func TestReview2KnownCallLosesQueuedNotification(t *testing.T) {
+	// For comparison, mcp-go alone (one delivery in three tries: its own
+	// forwarder race, see noForwarders).
+	ls := newLeanServer(t, nil)
+	alone := false
+	for range 3 {
+		id := ls.open(t)
+		noForwarders(t)
+		if err := ls.mcp.AddSessionTool(id, mcp.NewTool("mine"), ran); err != nil {
+			t.Fatal(err)
+		}
+		if sawListChanged(messagesOf(fixture.Send(ls.alone, callBody("mine"), hdr(id)))) {
+			alone = true
+			break
+		}
+	}
+	if !alone {
+		t.Fatal("mcp-go alone did not deliver the notification with the call")
+	}
+	for _, lean := range []bool{true, false} {
+		t.Run(map[bool]string{true: "lean", false: "lists"}[lean], func(t *testing.T) {
+			var ls *leanServer
+			if lean {
+				ls = newLeanServer(t, nil)
+				ls.learn(t)
+			} else {
+				ls = newLeanServer(t, func(s *server.MCPServer, _ *server.Hooks) {
+					server.WithToolFilter(func(_ context.Context, tools []mcp.Tool) []mcp.Tool { return tools })(s)
+				})
+			}
+			if ls.tools.lean != lean {
+				t.Fatalf("lean = %v, want %v", ls.tools.lean, lean)
+			}
+			id := ls.open(t)
+			noForwarders(t)
+			if err := ls.mcp.AddSessionTool(id, mcp.NewTool("mine"), ran); err != nil {
+				t.Fatal(err)
+			}
+			var seen []string
+			for _, body := range []string{callBody("mine"), callBody("tool_01")} {
+				w := fixture.Send(ls.guarded, body, hdr(id))
+				if !strings.Contains(w.Body.String(), `"ran `) {
+					t.Fatalf("known call not run: %d %s", w.Code, w.Body)
+				}
+				seen = append(seen, messagesOf(w)...)
+			}
+			if !sawListChanged(seen) {
+				t.Errorf("the session's tools/list_changed never reached the client; it got %q", seen)
+			}
+		})
+	}
+}
+
+// Promise: never a lost message. mcp-go delivers a session's queued
+// notifications on its next POST as an event stream whatever the Accept
+// header says (it never reads Accept). A caller that accepts JSON only gets
+// the notification with mcp-go alone, but the guard, whose own request took
+// it off the queue, answers that caller in plain JSON and drops it.
+// FAILS on the reviewed code. (The design note in guard.go says a JSON-only
+// caller "cannot be sent them"; mcp-go sends them anyway.)
+func TestReview2JSONOnlyCallerLosesNotification(t *testing.T) {
+	ls := newLeanServer(t, nil)
+	ls.learn(t)
+	jsonOnly := func(id string) http.Header {
+		h := hdr(id)
+		h.Set("Accept", "application/json")
+		return h
+	}
+	// mcp-go alone (one delivery in three tries: its own forwarder race).
+	alone := false
+	for range 3 {
+		id := ls.open(t)
+		noForwarders(t)
+		if err := ls.mcp.AddSessionTool(id, mcp.NewTool("mine"), ran); err != nil {
+			t.Fatal(err)
+		}
+		if sawListChanged(messagesOf(fixture.Send(ls.alone, unknownCall, jsonOnly(id)))) {
+			alone = true
+			break
+		}
+	}
+	if !alone {
+		t.Fatal("mcp-go alone did not deliver the notification to a JSON-only caller")
+	}
+	id := ls.open(t)
+	noForwarders(t)
+	if err := ls.mcp.AddSessionTool(id, mcp.NewTool("mine"), ran); err != nil {
+		t.Fatal(err)
+	}
+	var seen []string
+	for _, body := range []string{unknownCall, callBody("tool_01")} {
+		seen = append(seen, messagesOf(fixture.Send(ls.guarded, body, jsonOnly(id)))...)
+	}
+	if !sawListChanged(seen) {
+		t.Errorf("the session's tools/list_changed never reached the JSON-only client; it got %q", seen)
+	}
+}
