@@ -133,3 +133,95 @@ func TestReview2JSONOnlyCallerLosesNotification(t *testing.T) {
 		t.Errorf("the session's tools/list_changed never reached the JSON-only client; it got %q", seen)
 	}
 }
+
+// countNote counts the notifications/message with params.seq == seq in msgs.
+func countNote(msgs []string, seq string) int {
+	n := 0
+	for _, m := range msgs {
+		if strings.Contains(m, `"notifications/message"`) && strings.Contains(m, `"seq":`+seq) {
+			n++
+		}
+	}
+	return n
+}
+
+// Passing coverage: a list the tool set reuses makes no request, so it
+// neither re-delivers the messages an earlier answer carried nor takes new
+// ones: a notification queued after the first rejection stays queued for
+// mcp-go, which delivers it with the session's next POST; the client gets
+// each exactly once. Both ways of getting the list.
+func TestReview2ReusedListDeliversOnce(t *testing.T) {
+	for _, lean := range []bool{true, false} {
+		t.Run(map[bool]string{true: "lean", false: "lists"}[lean], func(t *testing.T) {
+			var ls *leanServer
+			if lean {
+				ls = newLeanServer(t, nil)
+				ls.learn(t)
+			} else {
+				ls = newLeanServer(t, func(s *server.MCPServer, _ *server.Hooks) {
+					server.WithToolFilter(func(_ context.Context, tools []mcp.Tool) []mcp.Tool { return tools })(s)
+				})
+			}
+			id := ls.open(t)
+			noForwarders(t)
+			if err := ls.mcp.SendNotificationToSpecificClient(id, "notifications/message", map[string]any{"seq": 1}); err != nil {
+				t.Fatal(err)
+			}
+			first := messagesOf(fixture.Send(ls.guarded, unknownCall, hdr(id)))
+			if countNote(first, "1") != 1 {
+				t.Fatalf("first rejection %q: want the queued notification once", first)
+			}
+			noForwarders(t)
+			if err := ls.mcp.SendNotificationToSpecificClient(id, "notifications/message", map[string]any{"seq": 2}); err != nil {
+				t.Fatal(err)
+			}
+			lists, pings := ls.lists.Load(), ls.pings.Load()
+			second := messagesOf(fixture.Send(ls.guarded, unknownCall, hdr(id)))
+			if ls.lists.Load() != lists || ls.pings.Load() != pings {
+				t.Fatalf("the second rejection asked the server (%d lists, %d pings more): the list was not reused",
+					ls.lists.Load()-lists, ls.pings.Load()-pings)
+			}
+			last := messagesOf(fixture.Send(ls.guarded, callBody("tool_01"), hdr(id)))
+			all := append(append(append([]string{}, first...), second...), last...)
+			if countNote(all, "1") != 1 || countNote(all, "2") != 1 {
+				t.Errorf("notifications 1 and 2 delivered %d and %d times, want once each: %q", countNote(all, "1"), countNote(all, "2"), all)
+			}
+		})
+	}
+}
+
+// Passing coverage: calls of one session that share one request of the
+// tool set (they arrive together) get the session's queued notification
+// at most once between them; what none of them got is still mcp-go's to
+// deliver with the session's next POST.
+func TestReview2ConcurrentCallsOneNotification(t *testing.T) {
+	ls := newLeanServer(t, nil)
+	ls.learn(t)
+	id := ls.open(t)
+	noForwarders(t)
+	if err := ls.mcp.SendNotificationToSpecificClient(id, "notifications/message", map[string]any{"seq": 1}); err != nil {
+		t.Fatal(err)
+	}
+	const n = 4
+	got := make([][]string, n)
+	done := make(chan int)
+	for i := range n {
+		go func() {
+			got[i] = messagesOf(fixture.Send(ls.guarded, unknownCall, hdr(id)))
+			done <- i
+		}()
+	}
+	var all []string
+	for range n {
+		i := <-done
+		if !strings.Contains(got[i][len(got[i])-1], `"code":-32602`) {
+			t.Fatalf("answer %q", got[i])
+		}
+		all = append(all, got[i]...)
+	}
+	noForwarders(t)
+	all = append(all, messagesOf(fixture.Send(ls.guarded, callBody("tool_01"), hdr(id)))...)
+	if k := countNote(all, "1"); k != 1 {
+		t.Errorf("notification delivered %d times, want once: %q", k, all)
+	}
+}
