@@ -8,8 +8,11 @@ package toolguardmcpgo
 import (
 	"context"
 	"net/http"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -224,4 +227,114 @@ func TestReview2ConcurrentCallsOneNotification(t *testing.T) {
 	if k := countNote(all, "1"); k != 1 {
 		t.Errorf("notification delivered %d times, want once: %q", k, all)
 	}
+}
+
+// gate holds mcp-go's broadcast at the first slow session it reaches.
+type gate struct {
+	armed   atomic.Bool
+	entered chan struct{}
+	release chan struct{}
+}
+
+// slowSession is a registered session whose Initialized blocks at its gate
+// while the gate is armed: it holds mcp-go's broadcast of a
+// tools/list_changed there, as a broadcast over many sessions takes its
+// time, so that the test can act between AddTool's registry update and
+// the watcher's notification.
+type slowSession struct {
+	id   string
+	ch   chan mcp.JSONRPCNotification
+	gate *gate
+}
+
+func (s *slowSession) Initialize()                                         {}
+func (s *slowSession) NotificationChannel() chan<- mcp.JSONRPCNotification { return s.ch }
+func (s *slowSession) SessionID() string                                   { return s.id }
+func (s *slowSession) Initialized() bool {
+	if s.gate.armed.CompareAndSwap(true, false) {
+		s.gate.entered <- struct{}{}
+		<-s.gate.release
+	}
+	return true
+}
+
+// Promise: never a wrong rejection. mcp-go's AddTool updates its registry
+// first and then broadcasts tools/list_changed to every session, the
+// watcher among them, in the order of its session map. While the
+// broadcast has not reached the watcher, a new caller's lean list is the
+// server's list as the tool set last learned it (its version has not
+// moved): the new tool is not in it, and Lookup asks the registry only
+// for callers that already have a list. The guard answers -32602 "unknown
+// tool" for a tool mcp-go has registered and would run. The lists path (a
+// fresh tools/list) and a caller with a list (the registry check in
+// Lookup) both find it. New with lean.
+// FAILS on the reviewed code. The window is widened here by sessions
+// whose Initialized blocks; in a server it lasts as long as the broadcast
+// takes to reach the watcher (one send per session before it).
+// The "lists" subtest (a no-op tool filter: every caller's list is asked
+// for) passes and shows the failure is lean's.
+func TestReview2LeanMissesToolAddedDuringBroadcast(t *testing.T) {
+	for _, lean := range []bool{true, false} {
+		t.Run(map[bool]string{true: "lean", false: "lists"}[lean], func(t *testing.T) {
+			testToolAddedDuringBroadcast(t, lean)
+		})
+	}
+}
+
+func testToolAddedDuringBroadcast(t *testing.T, lean bool) {
+	// The session map's order is fixed per server (a random seed): a new
+	// server per attempt, eight slow sessions in each.
+	for attempt := range 12 {
+		var ls *leanServer
+		if lean {
+			ls = newLeanServer(t, nil)
+		} else {
+			ls = newLeanServer(t, func(s *server.MCPServer, _ *server.Hooks) {
+				server.WithToolFilter(func(_ context.Context, tools []mcp.Tool) []mcp.Tool { return tools })(s)
+			})
+		}
+		if ls.tools.lean != lean {
+			t.Fatalf("lean = %v, want %v", ls.tools.lean, lean)
+		}
+		g := &gate{entered: make(chan struct{}), release: make(chan struct{})}
+		for i := range 8 {
+			slow := &slowSession{id: "slow-" + strconv.Itoa(i), ch: make(chan mcp.JSONRPCNotification, 100), gate: g}
+			if err := ls.mcp.RegisterSession(context.Background(), slow); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ls.learn(t)
+		if b := ls.tools.base.Load(); lean && (b == nil || b.version != ls.tools.settled()) {
+			t.Fatal("the server's list was not learned")
+		}
+		name := "late_" + strconv.Itoa(attempt)
+		g.armed.Store(true)
+		added := make(chan struct{})
+		go func() {
+			defer close(added)
+			ls.mcp.AddTool(mcp.NewTool(name), ran)
+		}()
+		select {
+		case <-g.entered:
+		case <-time.After(5 * time.Second):
+			t.Fatal("the broadcast never reached a slow session")
+		}
+		if len(ls.tools.watch.ch) > 0 {
+			// The watcher came before every slow session in this map.
+			close(g.release)
+			<-added
+			continue
+		}
+		if ls.mcp.GetTool(name) == nil {
+			t.Fatal("the registry does not have the tool yet")
+		}
+		w := fixture.Send(ls.guarded, callBody(name), hdr(ls.open(t)))
+		close(g.release)
+		<-added
+		if !strings.Contains(w.Body.String(), `"ran `+name) {
+			t.Fatalf("attempt %d: call of %s, registered in mcp-go: %d %s", attempt, name, w.Code, w.Body)
+		}
+		return
+	}
+	t.Fatal("the watcher was always notified first (1 chance in 9 per attempt)")
 }
