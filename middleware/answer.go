@@ -1,6 +1,7 @@
 package toolguard
 
 import (
+	"bytes"
 	"net/http"
 	"slices"
 	"strconv"
@@ -25,7 +26,7 @@ type Rejection struct {
 	Name   string // the tool name the request asked for, whole
 	Code   int    // CodeInvalidParams or CodeHeaderMismatch
 	Status int    // HTTP status: 200, or Options.ModernStatus for 2026-07-28 requests
-	SSE    bool   // written as one text/event-stream event instead of JSON
+	SSE    bool   // written as text/event-stream events (the relayed messages, then the error) instead of JSON
 
 	body []byte // the JSON-RPC message; Write is the one way to emit it
 	// relayed are messages the server sent the caller on the tool set's
@@ -64,11 +65,21 @@ func (j *Rejection) Write(w http.ResponseWriter) error {
 	return err
 }
 
-// appendEvent appends msg, one JSON-RPC message on one line, as an event.
+// appendEvent appends msg, one JSON-RPC message, as an event: each of its
+// lines a data line (a message relayed from an event stream may span
+// several).
 func appendEvent(b, msg []byte) []byte {
-	b = append(b, "event: message\ndata: "...)
-	b = append(b, msg...)
-	return append(b, "\n\n"...)
+	b = append(b, "event: message\n"...)
+	for {
+		line, rest, more := bytes.Cut(msg, []byte{'\n'})
+		b = append(b, "data: "...)
+		b = append(b, line...)
+		b = append(b, '\n')
+		if !more {
+			return append(b, '\n')
+		}
+		msg = rest
+	}
 }
 
 func (g *Guard) newUnknownTool(id []byte, name string, names []string, status int, sse bool) *Rejection {

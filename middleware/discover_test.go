@@ -3,6 +3,7 @@ package toolguard
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -466,8 +467,8 @@ func TestCallerKeyCoversWhatIsForwarded(t *testing.T) {
 }
 
 // What the server sent the caller on the guard's list goes out with the
-// answer where the caller takes an event stream; a caller that takes JSON
-// alone gets the JSON answer.
+// answer, as an event stream: the server sent it so to a request with the
+// caller's own Accept header, JSON alone included.
 func TestDiscoveryRelaysTheServersMessages(t *testing.T) {
 	for _, tc := range []struct {
 		accept string
@@ -475,7 +476,7 @@ func TestDiscoveryRelaysTheServersMessages(t *testing.T) {
 	}{
 		{"application/json, text/event-stream", 2},
 		{"text/event-stream", 2},
-		{"application/json", 0},
+		{"application/json", 2},
 	} {
 		s := &listServer{tools: []string{"a"}, sse: true}
 		_, _, h := discoveryGuard(t, s, DiscoverOptions{})
@@ -494,5 +495,60 @@ func TestDiscoveryRelaysTheServersMessages(t *testing.T) {
 				t.Errorf("Content-Length %s for %d bytes", w.Header().Get("Content-Length"), w.Body.Len())
 			}
 		}
+	}
+}
+
+// A call that passes after the guard's list took messages for the caller
+// gets them with the server's answer: before an event stream's events, or
+// as an event stream made of a JSON answer; an HTTP error is left as it is.
+func TestRelayWriter(t *testing.T) {
+	msgs := [][]byte{[]byte(`{"jsonrpc":"2.0","method":"notifications/message","params":{}}`)}
+	for _, tc := range []struct {
+		name   string
+		answer func(w http.ResponseWriter)
+		want   []string // the messages of the answer; nil: the answer as the server wrote it
+		status int
+	}{
+		{"json", func(w http.ResponseWriter) {
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("Content-Length", "28")
+			io.WriteString(w, "{\"jsonrpc\":\"2.0\",\"id\":1,\n\"result\":{}}\n")
+		}, []string{"notifications/message", `"result"`}, 200},
+		{"stream", func(w http.ResponseWriter) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			w.WriteHeader(200)
+			io.WriteString(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n\n")
+		}, []string{"notifications/message", `"result"`}, 200},
+		{"error", func(w http.ResponseWriter) {
+			http.Error(w, "no", http.StatusBadRequest)
+		}, nil, 400},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := httptest.NewRecorder()
+			rw := &relayWriter{ResponseWriter: rec, msgs: msgs}
+			tc.answer(rw)
+			rw.finish()
+			if rec.Code != tc.status {
+				t.Fatalf("status %d, want %d", rec.Code, tc.status)
+			}
+			if tc.want == nil {
+				if rec.Body.String() != "no\n" {
+					t.Fatalf("the error was altered: %q", rec.Body)
+				}
+				return
+			}
+			got := sse.Messages(rec.Body.Bytes())
+			if rec.Header().Get("Content-Type") != "text/event-stream" || len(got) != len(tc.want) {
+				t.Fatalf("%s %q", rec.Header().Get("Content-Type"), rec.Body)
+			}
+			for i, w := range tc.want {
+				if !strings.Contains(string(got[i]), w) || !json.Valid(got[i]) {
+					t.Errorf("message %d: %q, want one with %s", i, got[i], w)
+				}
+			}
+			if cl := rec.Header().Get("Content-Length"); cl != "" && cl != strconv.Itoa(rec.Body.Len()) {
+				t.Errorf("Content-Length %s for %d bytes", cl, rec.Body.Len())
+			}
+		})
 	}
 }

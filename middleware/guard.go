@@ -148,6 +148,11 @@ func (g *Guard) Handler(next http.Handler) http.Handler {
 			rej.Write(w)
 			return
 		}
+		if read.relayed != nil {
+			rw := &relayWriter{ResponseWriter: w, msgs: read.relayed}
+			defer rw.finish()
+			w = rw
+		}
 		if read.buf == nil {
 			next.ServeHTTP(w, r)
 			return
@@ -187,6 +192,9 @@ type bodyRead struct {
 	buf *buffer
 	eof bool
 	err error
+	// relayed: messages for the caller to deliver with the server's answer
+	// (Handler does; Check cannot, as the framework writes the answer).
+	relayed [][]byte
 }
 
 // check decides on r: the rejection to write, or what was read of the body
@@ -203,14 +211,15 @@ func (g *Guard) check(r *http.Request) (bodyRead, *Rejection) {
 		if g.reporting() {
 			g.pass(r, ReasonTooLarge, "", nil)
 		}
-		return bodyRead{buf, eof, readErr}, nil
+		return bodyRead{buf: buf, eof: eof, err: readErr}, nil
 	}
-	rej, reason, tool, err := g.decide(r, buf.b)
+	var undelivered [][]byte
+	rej, reason, tool, err := g.decide(r, buf.b, &undelivered)
 	if rej == nil {
 		if g.reporting() {
 			g.pass(r, reason, tool, err)
 		}
-		return bodyRead{buf, eof, readErr}, nil
+		return bodyRead{buf, eof, readErr, undelivered}, nil
 	}
 	putBuffer(buf)
 	if g.opts.OnReject != nil {
@@ -242,7 +251,11 @@ func (g *Guard) inspectable(r *http.Request) Reason {
 // decide reads body and returns the rejection to write, or the reason to
 // pass (with the tool name and the tool set's error, when there are). The
 // checks run in the order of the Reason constants.
-func (g *Guard) decide(r *http.Request, body []byte) (rej *Rejection, reason Reason, tool string, err error) {
+//
+// undelivered receives the messages the server sent the caller on the tool
+// set's requests for a call that passes, when the tool set cannot give them
+// back to the server: Handler delivers them with the server's answer.
+func (g *Guard) decide(r *http.Request, body []byte, undelivered *[][]byte) (rej *Rejection, reason Reason, tool string, err error) {
 	m := readMessage(body)
 	if !m.strict {
 		return nil, ReasonNotStrict, "", nil
@@ -318,6 +331,7 @@ func (g *Guard) decide(r *http.Request, body []byte) (rej *Rejection, reason Rea
 	}
 	names, err := tools.List(lr)
 	if err != nil {
+		*undelivered = redeliver(tools, lr)
 		return nil, ReasonListFailed, name, err
 	}
 	// A list rejected from before is searched in its sorted copy; a new
@@ -326,10 +340,12 @@ func (g *Guard) decide(r *http.Request, body []byte) (rej *Rejection, reason Rea
 	la := g.cachedAnswer(names)
 	if la != nil {
 		if _, found := slices.BinarySearch(la.sorted, name); found {
+			*undelivered = redeliver(tools, lr)
 			return nil, ReasonListed, name, nil // the authoritative list has it after all
 		}
 	} else {
 		if slices.Contains(names, name) {
+			*undelivered = redeliver(tools, lr)
 			return nil, ReasonListed, name, nil
 		}
 		la = g.addAnswer(names)
@@ -339,14 +355,30 @@ func (g *Guard) decide(r *http.Request, body []byte) (rej *Rejection, reason Rea
 		status = g.modernStatus
 	}
 	// Messages the server sent the caller on the tool set's requests go
-	// out with the answer, as events before it, where the caller takes an
-	// event stream; a caller that takes JSON alone cannot be sent them.
+	// out with the answer, as events before it: the server sent them as an
+	// event stream to a request with the caller's own Accept header.
 	call, _ := CallFromContext(lr.Context())
-	rj := g.unknownTool(m.id.raw(body), name, la, status, stream && (!json || len(call.relayed) > 0))
+	rj := g.unknownTool(m.id.raw(body), name, la, status, stream && !json || len(call.relayed) > 0)
 	if rj.SSE {
 		rj.relayed = call.relayed
 	}
 	return rj, 0, "", nil
+}
+
+// redeliver hands the messages the server sent the caller on the tool
+// set's requests for the call of lr back to a tool set that can give them
+// to the server, as the call passes through. It returns them when it
+// cannot.
+func redeliver(tools ToolSet, lr *http.Request) [][]byte {
+	call, ok := CallFromContext(lr.Context())
+	if !ok || len(call.relayed) == 0 {
+		return nil
+	}
+	if rd, ok := tools.(Redeliverer); ok {
+		rd.Redeliver(lr, call.relayed)
+		return nil
+	}
+	return call.relayed
 }
 
 // era reports whether the request is a 2026-07-28 request, and ok false

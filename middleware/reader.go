@@ -62,7 +62,10 @@ var (
 	// CallToolParams, go-sdk's): a value of another type makes them refuse
 	// the call unparsed.
 	paramsKeys = []string{"name", "_meta", "arguments", "task", "inputResponses", "requestState"}
-	metaKeys   = []string{metaVersionKey}
+	// progressToken is typed by the TypeScript SDKs (a string or a safe
+	// integer): they refuse a call whose token is anything else, and the
+	// guard's own list request carries no token to be refused for it.
+	metaKeys = []string{metaVersionKey, "progressToken"}
 )
 
 // readMessage scans b once and reports what a JSON-RPC request in the strict
@@ -185,7 +188,7 @@ func (s *scanner) topObject(m *message) bool {
 		case 4, 5:
 			return false // a request carrying result or error is read as a response by some SDKs
 		}
-		return s.value()
+		return false // any other member: the TypeScript SDKs refuse the request
 	})
 }
 
@@ -203,8 +206,12 @@ func (s *scanner) paramsObject(m *message) bool {
 			}
 			start := s.i
 			ok := s.members(metaKeys, func(k int) bool {
-				if k == 0 {
+				switch k {
+				case 0:
 					return s.capture(&m.version)
+				case 1:
+					var sp span
+					return s.capture(&sp) && (sp.kind == kString || sp.kind == kInt && jsSafeInteger(sp.raw(s.b)))
 				}
 				return s.value()
 			})

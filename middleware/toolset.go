@@ -46,6 +46,16 @@ type ToolSet interface {
 	List(r *http.Request) ([]string, error)
 }
 
+// A Redeliverer is a ToolSet whose own requests to the server may take
+// messages the server meant for the caller (mcp-go hands a session's
+// queued notifications to whichever of the session's POSTs runs next).
+// The guard carries such messages in its answer when it rejects the call;
+// when the call passes through instead, it hands them to Redeliver, which
+// gives them back to the server to deliver with the call.
+type Redeliverer interface {
+	Redeliver(r *http.Request, msgs [][]byte)
+}
+
 // StaticTools returns a ToolSet holding exactly the given names, for servers
 // whose tools never change.
 func StaticTools(names ...string) ToolSet {

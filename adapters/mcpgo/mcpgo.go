@@ -260,7 +260,10 @@ type list struct {
 type sessionTool struct{ key, name string }
 
 // life is a registered session's: ended is set when mcp-go unregisters it.
-type life struct{ ended atomic.Bool }
+type life struct {
+	ended   atomic.Bool
+	session server.ClientSession
+}
 
 type flight struct {
 	done chan struct{}
@@ -288,6 +291,12 @@ func (t *ToolSet) Lookup(r *http.Request, name string) toolguard.Presence {
 	if !t.watching() {
 		return t.d.Lookup(r, name)
 	}
+	// A global tool added since the names were read, whose list_changed
+	// has not reached the watcher yet (mcp-go registers a tool, then tells
+	// the sessions one by one): ask the registry itself.
+	if t.s.GetTool(name) != nil {
+		return toolguard.Present
+	}
 	key := t.callerKey(r)
 	if key == "" {
 		return toolguard.Absent // List asks the server
@@ -300,11 +309,6 @@ func (t *ToolSet) Lookup(r *http.Request, name string) toolguard.Presence {
 		return toolguard.Present
 	}
 	if _, ok := sessionTools[name]; ok {
-		return toolguard.Present
-	}
-	// A global tool added since the names were read (its list_changed not
-	// taken yet) is Present: ask the registry itself before saying Absent.
-	if t.s.GetTool(name) != nil {
 		return toolguard.Present
 	}
 	t.last.Store(&lastAbsent{req: r, l: l})
@@ -688,7 +692,7 @@ func (t *ToolSet) sessionStarted(_ context.Context, s server.ClientSession) {
 	}
 	t.mu.Lock()
 	if len(t.sessions) < maxCallers {
-		t.sessions[id] = &life{} // past that, new sessions are never reused
+		t.sessions[id] = &life{session: s} // past that, new sessions are never reused
 	}
 	t.mu.Unlock()
 }
@@ -712,6 +716,34 @@ func (t *ToolSet) sessionEnded(ctx context.Context, s server.ClientSession) {
 		delete(t.sessions, id)
 	}
 	t.mu.Unlock()
+}
+
+// Redeliver gives the caller's session back the notifications the server
+// sent it on the tool set's own requests for a call that passes through:
+// mcp-go delivers them with the call, as it would have without the guard.
+// Requests and responses among them, and messages for a session the tool
+// set does not know, cannot be given back.
+func (t *ToolSet) Redeliver(r *http.Request, msgs [][]byte) {
+	t.mu.Lock()
+	lf := t.sessions[r.Header.Get("Mcp-Session-Id")]
+	t.mu.Unlock()
+	if lf == nil || lf.ended.Load() {
+		return
+	}
+	ch := lf.session.NotificationChannel()
+	for _, m := range msgs {
+		var n mcp.JSONRPCNotification
+		var id struct {
+			ID json.RawMessage `json:"id"`
+		}
+		if json.Unmarshal(m, &id) != nil || id.ID != nil || json.Unmarshal(m, &n) != nil || n.Method == "" {
+			continue
+		}
+		select {
+		case ch <- n:
+		default: // a full queue: mcp-go would have dropped it too
+		}
+	}
 }
 
 type captureKey struct{}
