@@ -268,39 +268,117 @@ func (s *scanner) str() (span, bool) {
 // strict subset: maxDepth, strings (escapes, surrogates, UTF-8, control
 // bytes) and numbers in the float64 range.
 //
-// It is the reader's hot loop (arguments can be megabytes), written as one
-// flat state machine: nested values are walked without recursion, keeping one
-// bit per open container (object or array), and strings are scanned in line,
-// eight bytes at a time.
+// It is the reader's hot loop (arguments can be megabytes). The common
+// bytes are read by walk, one flat state machine that calls nothing, so
+// that its state stays in registers; it stops at the rare cases (a number
+// with an exponent or more than 15 characters, a surrogate escape, a
+// non-ASCII byte in a string), which are read here before walk resumes.
 func skipValue(b []byte, i, depth int) (int, bool) {
+	w := walker{room: maxDepth - depth}
+	at := atValue
+	for {
+		var why int
+		i, why = w.walk(b, i, at)
+		switch why {
+		case walkDone:
+			return i, true
+		case walkNumber:
+			end, _, ok := scanNumber(b, i)
+			if !ok {
+				return end, false
+			}
+			i, at = end, afterValue
+		case walkEscape:
+			end, ok := escape(b, i)
+			if !ok {
+				return i, false
+			}
+			i, at = end, inString
+		case walkRune:
+			r, size := utf8.DecodeRune(b[i:])
+			if r == utf8.RuneError && size == 1 {
+				return i, false
+			}
+			i, at = i+size, inString
+		default:
+			return i, false
+		}
+	}
+}
+
+// walker is the state of skipValue kept while walk is stopped.
+type walker struct {
+	isObj [maxDepth/64 + 1]uint64 // bit d: the container at level d+1 is an object
+	room  int                     // how many levels may still open
+	level int                     // open containers inside the value
+	obj   bool                    // the innermost open container is an object
+	isKey bool                    // the string being scanned is an object key
+}
+
+// Where walk starts, and why it stops.
+const (
+	atValue    = iota // a value starts at i (whitespace skipped)
+	inString          // i is inside a string
+	afterValue        // a value ended at i
+	walkDone          // the value is complete; it ends at i
+	walkFail          // the value is outside the strict subset
+	walkNumber        // a number starts at i that walk does not read
+	walkEscape        // an escape starts at i that walk does not read
+	walkRune          // a non-ASCII byte at i, in a string
+)
+
+// Little-endian words of the literals.
+const (
+	wordTrue = 't' | 'r'<<8 | 'u'<<16 | 'e'<<24
+	wordAlse = 'a' | 'l'<<8 | 's'<<16 | 'e'<<24
+	wordNull = 'n' | 'u'<<8 | 'l'<<16 | 'l'<<24
+)
+
+// walk reads from i, starting as at says, until the value is complete or
+// until a case it leaves to skipValue. Strings are scanned eight bytes at a
+// time (sixteen in long runs), two-byte escapes stepped over within the
+// word and \uXXXX escapes outside the surrogates in line; a number's digit
+// runs are found a word at a time.
+func (w *walker) walk(b []byte, i int, at int) (int, int) {
 	var (
-		isObj [maxDepth/64 + 1]uint64 // bit d: the container at level d+1 is an object
-		room  = maxDepth - depth      // how many levels may still open
-		level int                     // open containers inside the value
-		obj   bool                    // the innermost open container is an object
-		isKey bool                    // the string being scanned is an object key
+		level = w.level
+		obj   = w.obj
+		isKey = w.isKey
+		why   int
 		c     byte
-		ok    bool
+		x, m  uint64
+		t     int
 	)
+	switch at {
+	case inString:
+		goto scan
+	case afterValue:
+		goto end
+	}
 
 value: // a value starts at i (whitespace skipped)
 	if i >= len(b) {
-		return i, false
+		return i, walkFail
 	}
 	c = b[i]
-	switch c {
-	case '"':
+	if c == '"' {
 		isKey = false
-		goto str
+		i++
+		goto scan
+	}
+	if c-'0' < 10 || c == '-' {
+		goto number
+	}
+	switch c {
 	case '{', '[':
-		if level >= room {
-			return i, false
+		if level >= w.room {
+			return i, walkFail
 		}
 		obj = c == '{'
 		if obj {
-			isObj[level>>6] |= 1 << (level & 63)
+			w.isObj[level>>6] |= 1 << (level & 63)
 		} else {
-			isObj[level>>6] &^= 1 << (level & 63)
+			w.isObj[level>>6] &^= 1 << (level & 63)
 		}
 		level++
 		i++
@@ -316,27 +394,24 @@ value: // a value starts at i (whitespace skipped)
 		}
 		goto value
 	case 't':
-		if len(b)-i < 4 || b[i+1] != 'r' || b[i+2] != 'u' || b[i+3] != 'e' {
-			return i, false
+		if len(b)-i >= 4 && binary.LittleEndian.Uint32(b[i:]) == wordTrue {
+			i += 4
+			goto end
 		}
-		i += 4
-		goto end
 	case 'f':
-		if len(b)-i < 5 || b[i+1] != 'a' || b[i+2] != 'l' || b[i+3] != 's' || b[i+4] != 'e' {
-			return i, false
+		if len(b)-i >= 5 && binary.LittleEndian.Uint32(b[i+1:]) == wordAlse {
+			i += 5
+			goto end
 		}
-		i += 5
-		goto end
 	case 'n':
-		if len(b)-i < 4 || b[i+1] != 'u' || b[i+2] != 'l' || b[i+3] != 'l' {
-			return i, false
+		if len(b)-i >= 4 && binary.LittleEndian.Uint32(b[i:]) == wordNull {
+			i += 4
+			goto end
 		}
-		i += 4
-		goto end
 	}
-	// A number: most are short integers and decimals, read here; anything
-	// longer, or with an exponent, goes through scanNumber, which also checks
-	// the float64 range.
+	return i, walkFail
+
+number: // a number starts at i, c = b[i]
 	{
 		j := i
 		if c == '-' {
@@ -350,7 +425,7 @@ value: // a value starts at i (whitespace skipped)
 				j++
 			}
 		} else {
-			return j, false
+			return j, walkFail
 		}
 		if j < len(b) && b[j] == '.' {
 			j++
@@ -359,123 +434,112 @@ value: // a value starts at i (whitespace skipped)
 				j++
 			}
 			if j == k {
-				return j, false
+				return j, walkFail
 			}
 		}
 		if j-i > 15 || j < len(b) && b[j]|0x20 == 'e' {
-			if i, _, ok = scanNumber(b, i); !ok {
-				return i, false
-			}
-		} else {
-			i = j
+			why = walkNumber
+			goto slow
 		}
-	}
-	goto end
-
-key: // an object key starts at i
-	if i >= len(b) || b[i] != '"' {
-		return i, false
-	}
-	isKey = true
-
-str: // a string starts at i
-	i++
-scan:
-	for {
-		// Plain ASCII eight bytes at a time; c is the byte to look at.
-		rest := b[i:]
-		var x, m uint64
-		if len(rest) >= 8 {
-			// Most strings (keys above all) end in their first word.
-			x = binary.LittleEndian.Uint64(rest)
-			if m = special(x); m != 0 {
-				goto found
-			}
-			rest = rest[8:]
-		}
-		for len(rest) >= 16 {
-			x = binary.LittleEndian.Uint64(rest)
-			y := binary.LittleEndian.Uint64(rest[8:])
-			m = special(x)
-			my := special(y)
-			if m|my != 0 {
-				if m == 0 {
-					rest, x, m = rest[8:], y, my
-				}
-				goto found
-			}
-			rest = rest[16:]
-		}
-		for len(rest) >= 8 {
-			x = binary.LittleEndian.Uint64(rest)
-			if m = special(x); m != 0 {
-				break
-			}
-			rest = rest[8:]
-		}
-	found:
-		i = len(b) - len(rest)
-		if m == 0 {
-			for i < len(b) && strSafe[b[i]] {
-				i++
-			}
-			if i >= len(b) {
-				return i, false
-			}
-			c = b[i]
-		} else {
-			// i is where word x starts; m flags its special bytes. Two-byte
-			// escapes are stepped over within the word.
-			for {
-				n := bits.TrailingZeros64(m)
-				c = rest[n>>3]
-				if c == '\\' && n < 56 && simpleEscape[byte(x>>(n+1))] {
-					m &^= 1<<(n+9) - 1 // this byte and the escaped one
-					if m != 0 {
-						continue
-					}
-					i += 8
-					continue scan
-				}
-				i += n >> 3
-				break
-			}
-		}
-		if c == '"' {
-			i++
-			break
-		}
-		if c == '\\' {
-			if i+1 < len(b) && simpleEscape[b[i+1]] {
-				i += 2
-				continue
-			}
-			if i+5 < len(b) && b[i+1] == 'u' {
-				// \uXXXX outside the surrogates, in line; a surrogate
-				// goes through escape, which checks the pair.
-				r := hexVal[b[i+2]]<<12 | hexVal[b[i+3]]<<8 | hexVal[b[i+4]]<<4 | hexVal[b[i+5]]
-				if r >= 0 && (r < 0xD800 || r > 0xDFFF) {
-					i += 6
-					continue
-				}
-			}
-			if i, ok = escape(b, i); !ok {
-				return i, false
-			}
-			continue
-		}
-		if c < 0x20 {
-			return i, false
-		}
-		r, size := utf8.DecodeRune(b[i:])
-		if r == utf8.RuneError && size == 1 {
-			return i, false
-		}
-		i += size
-	}
-	if !isKey {
+		i = j
 		goto end
 	}
+
+key: // an object key is expected at i (whitespace skipped)
+	// Most keys are short and plain: their closing quote is the first
+	// special byte of the word after the opening one.
+	if len(b)-i >= 9 && b[i] == '"' {
+		j := i + 1
+		for j < len(b) && strSafe[b[j]] {
+			j++
+		}
+		if j < len(b) && b[j] == '"' {
+			i = j + 1
+			goto colon
+		}
+	}
+	if i >= len(b) || b[i] != '"' {
+		return i, walkFail
+	}
+	isKey = true
+	i++
+
+scan: // inside a string, at i
+	if len(b)-i >= 8 {
+		x = binary.LittleEndian.Uint64(b[i:])
+		if m = special(x); m == 0 {
+			i += 8
+			for len(b)-i >= 16 {
+				x = binary.LittleEndian.Uint64(b[i:])
+				y := binary.LittleEndian.Uint64(b[i+8:])
+				m = special(x)
+				my := special(y)
+				if m|my != 0 {
+					if m == 0 {
+						i += 8
+						x, m = y, my
+					}
+					goto word
+				}
+				i += 16
+			}
+			goto scan
+		}
+	word: // word x, at i, has the special bytes m
+		for {
+			t = bits.TrailingZeros64(m)
+			c = byte(x >> (t &^ 7))
+			if c != '\\' || t >= 56 || !simpleEscape[byte(x>>(t+1))] {
+				break
+			}
+			// A two-byte escape within the word: step over it.
+			m &^= 1<<(t+9) - 1
+			if m == 0 {
+				i += 8
+				goto scan
+			}
+		}
+		i += t >> 3
+	} else {
+		for i < len(b) && strSafe[b[i]] {
+			i++
+		}
+		if i >= len(b) {
+			return i, walkFail
+		}
+		c = b[i]
+	}
+	// c, at i, is a special byte.
+	switch {
+	case c == '"':
+		i++
+		if isKey {
+			goto colon
+		}
+		goto end
+	case c == '\\':
+		if len(b)-i >= 2 && simpleEscape[b[i+1]] {
+			i += 2
+			goto scan
+		}
+		if len(b)-i >= 6 && b[i+1] == 'u' {
+			// \uXXXX outside the surrogates; a surrogate goes through
+			// escape, which checks the pair.
+			r := hexVal[b[i+2]]<<12 | hexVal[b[i+3]]<<8 | hexVal[b[i+4]]<<4 | hexVal[b[i+5]]
+			if r >= 0 && (r < 0xD800 || r > 0xDFFF) {
+				i += 6
+				goto scan
+			}
+		}
+		why = walkEscape
+		goto slow
+	case c < 0x20:
+		return i, walkFail
+	}
+	why = walkRune
+	goto slow
+
+colon: // a key ended at i
 	if i < len(b) && b[i] == ':' {
 		i++
 	} else {
@@ -483,7 +547,7 @@ scan:
 			i++
 		}
 		if i >= len(b) || b[i] != ':' {
-			return i, false
+			return i, walkFail
 		}
 		i++
 	}
@@ -497,21 +561,20 @@ scan:
 pop: // the innermost container closed
 	level--
 	if level > 0 {
-		obj = isObj[(level-1)>>6]&(1<<((level-1)&63)) != 0
+		obj = w.isObj[(level-1)>>6]&(1<<((level-1)&63)) != 0
 	}
 
 end: // a value ended at i
 	if level == 0 {
-		return i, true
+		return i, walkDone
 	}
-	if i+1 < len(b) && b[i] == ',' {
+	if len(b)-i >= 2 && b[i] == ',' {
 		// The common case, without whitespace: ,"key" or ,value.
 		c = b[i+1]
 		if obj {
 			if c == '"' {
 				i++
-				isKey = true
-				goto str
+				goto key
 			}
 		} else if c > ' ' {
 			i++
@@ -519,7 +582,7 @@ end: // a value ended at i
 		}
 	}
 	if i >= len(b) {
-		return i, false
+		return i, walkFail
 	}
 	c = b[i]
 	if c <= ' ' {
@@ -527,17 +590,15 @@ end: // a value ended at i
 			i++
 		}
 		if i >= len(b) {
-			return i, false
+			return i, walkFail
 		}
 		c = b[i]
 	}
 	switch {
 	case c == ',':
 		i++
-		if i < len(b) && b[i] <= ' ' {
-			for i < len(b) && isSpace[b[i]] {
-				i++
-			}
+		for i < len(b) && isSpace[b[i]] {
+			i++
 		}
 		if obj {
 			goto key
@@ -547,7 +608,21 @@ end: // a value ended at i
 		i++
 		goto pop
 	}
-	return i, false
+	return i, walkFail
+
+slow: // a case for skipValue at i
+	w.level, w.obj, w.isKey = level, obj, isKey
+	return i, why
+}
+
+// nonDigit flags, in the top bit of each byte of the little-endian word x,
+// the bytes that are not ASCII digits. As in special, each byte is tested
+// on its low seven bits, so every flag is exact.
+func nonDigit(x uint64) uint64 {
+	lo := x &^ msb
+	ge0 := (lo | msb) - lsb*'0'  // top bit set: lo >= '0'
+	gt9 := lo + lsb*(0x80-'9'-1) // top bit set: lo > '9'
+	return (^ge0 | gt9 | x) & msb
 }
 
 // hexVal holds the value of each hexadecimal digit, and -1 for any other

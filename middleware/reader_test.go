@@ -274,8 +274,16 @@ func FuzzReader(f *testing.F) {
 		if err := sameSkip(b); err != nil {
 			t.Fatal(err)
 		}
+		// Followed by more bytes, the value goes through the word-at-a-time
+		// paths, which stop short of the last bytes of b.
+		if err := sameSkip(append(b[:len(b):len(b)], skipPad...)); err != nil {
+			t.Fatal(err)
+		}
 	})
 }
+
+// skipPad, after a value, lets skipValue read it word at a time.
+var skipPad = []byte(strings.Repeat(" ", 24))
 
 // refSkip reads one JSON value under the rules skipValue applies, the plain
 // way: recursive, one byte at a time. It is the reference the fast scanner
@@ -420,6 +428,9 @@ func TestSkipValue(t *testing.T) {
 		if err := sameSkip([]byte(v)); err != nil {
 			t.Error(err)
 		}
+		if err := sameSkip(append([]byte(v), skipPad...)); err != nil {
+			t.Error(err)
+		}
 	}
 	if _, ok := skipValue([]byte(deep(maxDepth)), 0, 0); !ok {
 		t.Errorf("depth %d refused", maxDepth)
@@ -443,6 +454,29 @@ func TestSpecialWord(t *testing.T) {
 				m := special(binary.LittleEndian.Uint64(w[:]))
 				for k := range 8 {
 					want := !strSafe[w[k]]
+					if got := m&(0x80<<(8*k)) != 0; got != want {
+						t.Fatalf("word %q: byte %d flagged %v, want %v", w, k, got, want)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestNonDigitWord checks the word-at-a-time digit test against a
+// byte-at-a-time one, as TestSpecialWord does.
+func TestNonDigitWord(t *testing.T) {
+	for c := range 256 {
+		for pos := range 8 {
+			for _, fill := range []byte{'0', '9', '/', ':', 0xb0, 0xb9, 0x80} {
+				var w [8]byte
+				for k := range w {
+					w[k] = fill
+				}
+				w[pos] = byte(c)
+				m := nonDigit(binary.LittleEndian.Uint64(w[:]))
+				for k := range 8 {
+					want := w[k] < '0' || w[k] > '9'
 					if got := m&(0x80<<(8*k)) != 0; got != want {
 						t.Fatalf("word %q: byte %d flagged %v, want %v", w, k, got, want)
 					}
