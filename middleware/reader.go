@@ -274,7 +274,7 @@ func (s *scanner) str() (span, bool) {
 // with an exponent or more than 15 characters, a surrogate escape, a
 // non-ASCII byte in a string), which are read here before walk resumes.
 func skipValue(b []byte, i, depth int) (int, bool) {
-	w := walker{room: maxDepth - depth}
+	w := walker{room: uint(max(maxDepth-depth, 0))}
 	at := atValue
 	for {
 		var why int
@@ -308,11 +308,11 @@ func skipValue(b []byte, i, depth int) (int, bool) {
 
 // walker is the state of skipValue kept while walk is stopped.
 type walker struct {
-	isObj [maxDepth/64 + 1]uint64 // bit d: the container at level d+1 is an object
-	room  int                     // how many levels may still open
-	level int                     // open containers inside the value
-	obj   bool                    // the innermost open container is an object
-	isKey bool                    // the string being scanned is an object key
+	isObj [8]uint64 // bit d: the container at level d+1 is an object (maxDepth < 512)
+	room  uint      // how many levels may still open
+	level uint      // open containers inside the value
+	obj   bool      // the innermost open container is an object
+	isKey bool      // the string being scanned is an object key
 }
 
 // Where walk starts, and why it stops.
@@ -339,16 +339,22 @@ const (
 // time (sixteen in long runs), two-byte escapes stepped over within the
 // word and \uXXXX escapes outside the surrogates in line; a number's digit
 // runs are found a word at a time.
-func (w *walker) walk(b []byte, i int, at int) (int, int) {
+func (w *walker) walk(b []byte, start int, at int) (int, int) {
+	// Indices are unsigned, so that comparing one with uint(len(b)) proves
+	// it in bounds and the compiler drops its own checks.
 	var (
+		i     = uint(start)
 		level = w.level
 		obj   = w.obj
 		isKey = w.isKey
 		why   int
 		c     byte
 		x, m  uint64
-		t     int
+		t     uint
 	)
+	if i > uint(len(b)) {
+		return start, walkFail
+	}
 	switch at {
 	case inString:
 		goto scan
@@ -357,10 +363,11 @@ func (w *walker) walk(b []byte, i int, at int) (int, int) {
 	}
 
 value: // a value starts at i (whitespace skipped)
-	if i >= len(b) {
-		return i, walkFail
+	if i >= uint(len(b)) {
+		return int(i), walkFail
 	}
 	c = b[i]
+dispatch: // c = b[i]
 	if c == '"' {
 		isKey = false
 		i++
@@ -372,20 +379,20 @@ value: // a value starts at i (whitespace skipped)
 	switch c {
 	case '{', '[':
 		if level >= w.room {
-			return i, walkFail
+			return int(i), walkFail
 		}
 		obj = c == '{'
 		if obj {
-			w.isObj[level>>6] |= 1 << (level & 63)
+			w.isObj[level>>6&7] |= 1 << (level & 63)
 		} else {
-			w.isObj[level>>6] &^= 1 << (level & 63)
+			w.isObj[level>>6&7] &^= 1 << (level & 63)
 		}
 		level++
 		i++
-		for i < len(b) && isSpace[b[i]] {
+		for i < uint(len(b)) && isSpace[b[i]] {
 			i++
 		}
-		if i < len(b) && b[i] == c+2 { // '}' or ']'
+		if i < uint(len(b)) && b[i] == c+2 { // '}' or ']'
 			i++
 			goto pop
 		}
@@ -394,22 +401,22 @@ value: // a value starts at i (whitespace skipped)
 		}
 		goto value
 	case 't':
-		if len(b)-i >= 4 && binary.LittleEndian.Uint32(b[i:]) == wordTrue {
+		if i+4 <= uint(len(b)) && binary.LittleEndian.Uint32(b[i:]) == wordTrue {
 			i += 4
 			goto end
 		}
 	case 'f':
-		if len(b)-i >= 5 && binary.LittleEndian.Uint32(b[i+1:]) == wordAlse {
+		if i+5 <= uint(len(b)) && binary.LittleEndian.Uint32(b[i+1:]) == wordAlse {
 			i += 5
 			goto end
 		}
 	case 'n':
-		if len(b)-i >= 4 && binary.LittleEndian.Uint32(b[i:]) == wordNull {
+		if i+4 <= uint(len(b)) && binary.LittleEndian.Uint32(b[i:]) == wordNull {
 			i += 4
 			goto end
 		}
 	}
-	return i, walkFail
+	return int(i), walkFail
 
 number: // a number starts at i, c = b[i]
 	{
@@ -417,27 +424,27 @@ number: // a number starts at i, c = b[i]
 		if c == '-' {
 			j++
 		}
-		if j < len(b) && b[j] == '0' {
+		if j < uint(len(b)) && b[j] == '0' {
 			j++
-		} else if j < len(b) && b[j]-'1' < 9 {
+		} else if j < uint(len(b)) && b[j]-'1' < 9 {
 			j++
-			for j < len(b) && b[j]-'0' < 10 {
+			for j < uint(len(b)) && b[j]-'0' < 10 {
 				j++
 			}
 		} else {
-			return j, walkFail
+			return int(j), walkFail
 		}
-		if j < len(b) && b[j] == '.' {
+		if j < uint(len(b)) && b[j] == '.' {
 			j++
 			k := j
-			for j < len(b) && b[j]-'0' < 10 {
+			for j < uint(len(b)) && b[j]-'0' < 10 {
 				j++
 			}
 			if j == k {
-				return j, walkFail
+				return int(j), walkFail
 			}
 		}
-		if j-i > 15 || j < len(b) && b[j]|0x20 == 'e' {
+		if j-i > 15 || j < uint(len(b)) && b[j]|0x20 == 'e' {
 			why = walkNumber
 			goto slow
 		}
@@ -446,30 +453,29 @@ number: // a number starts at i, c = b[i]
 	}
 
 key: // an object key is expected at i (whitespace skipped)
-	// Most keys are short and plain: their closing quote is the first
-	// special byte of the word after the opening one.
-	if len(b)-i >= 9 && b[i] == '"' {
-		j := i + 1
-		for j < len(b) && strSafe[b[j]] {
-			j++
-		}
-		if j < len(b) && b[j] == '"' {
-			i = j + 1
-			goto colon
-		}
+	if i >= uint(len(b)) || b[i] != '"' {
+		return int(i), walkFail
 	}
-	if i >= len(b) || b[i] != '"' {
-		return i, walkFail
+	i++
+keyText: // inside a key, at i
+	// Keys are short and plain: they are stepped byte by byte, branches
+	// the processor predicts, where finding the closing quote in a word
+	// would make every later step wait for it.
+	for i < uint(len(b)) && strSafe[b[i]] {
+		i++
+	}
+	if i < uint(len(b)) && b[i] == '"' {
+		i++
+		goto colon
 	}
 	isKey = true
-	i++
 
 scan: // inside a string, at i
-	if len(b)-i >= 8 {
+	if i+8 <= uint(len(b)) {
 		x = binary.LittleEndian.Uint64(b[i:])
 		if m = special(x); m == 0 {
 			i += 8
-			for len(b)-i >= 16 {
+			for i+16 <= uint(len(b)) {
 				x = binary.LittleEndian.Uint64(b[i:])
 				y := binary.LittleEndian.Uint64(b[i+8:])
 				m = special(x)
@@ -487,7 +493,7 @@ scan: // inside a string, at i
 		}
 	word: // word x, at i, has the special bytes m
 		for {
-			t = bits.TrailingZeros64(m)
+			t = uint(bits.TrailingZeros64(m))
 			c = byte(x >> (t &^ 7))
 			if c != '\\' || t >= 56 || !simpleEscape[byte(x>>(t+1))] {
 				break
@@ -501,11 +507,11 @@ scan: // inside a string, at i
 		}
 		i += t >> 3
 	} else {
-		for i < len(b) && strSafe[b[i]] {
+		for i < uint(len(b)) && strSafe[b[i]] {
 			i++
 		}
-		if i >= len(b) {
-			return i, walkFail
+		if i >= uint(len(b)) {
+			return int(i), walkFail
 		}
 		c = b[i]
 	}
@@ -518,11 +524,11 @@ scan: // inside a string, at i
 		}
 		goto end
 	case c == '\\':
-		if len(b)-i >= 2 && simpleEscape[b[i+1]] {
+		if i+2 <= uint(len(b)) && simpleEscape[b[i+1]] {
 			i += 2
 			goto scan
 		}
-		if len(b)-i >= 6 && b[i+1] == 'u' {
+		if i+6 <= uint(len(b)) && b[i+1] == 'u' {
 			// \uXXXX outside the surrogates; a surrogate goes through
 			// escape, which checks the pair.
 			r := hexVal[b[i+2]]<<12 | hexVal[b[i+3]]<<8 | hexVal[b[i+4]]<<4 | hexVal[b[i+5]]
@@ -534,25 +540,30 @@ scan: // inside a string, at i
 		why = walkEscape
 		goto slow
 	case c < 0x20:
-		return i, walkFail
+		return int(i), walkFail
 	}
 	why = walkRune
 	goto slow
 
 colon: // a key ended at i
-	if i < len(b) && b[i] == ':' {
+	if i < uint(len(b)) && b[i] == ':' && i+1 < uint(len(b)) && b[i+1] > ' ' {
+		i++
+		c = b[i]
+		goto dispatch
+	}
+	if i < uint(len(b)) && b[i] == ':' {
 		i++
 	} else {
-		for i < len(b) && isSpace[b[i]] {
+		for i < uint(len(b)) && isSpace[b[i]] {
 			i++
 		}
-		if i >= len(b) || b[i] != ':' {
-			return i, walkFail
+		if i >= uint(len(b)) || b[i] != ':' {
+			return int(i), walkFail
 		}
 		i++
 	}
-	if i < len(b) && b[i] <= ' ' {
-		for i < len(b) && isSpace[b[i]] {
+	if i < uint(len(b)) && b[i] <= ' ' {
+		for i < uint(len(b)) && isSpace[b[i]] {
 			i++
 		}
 	}
@@ -561,43 +572,43 @@ colon: // a key ended at i
 pop: // the innermost container closed
 	level--
 	if level > 0 {
-		obj = w.isObj[(level-1)>>6]&(1<<((level-1)&63)) != 0
+		obj = w.isObj[(level-1)>>6&7]&(1<<((level-1)&63)) != 0
 	}
 
 end: // a value ended at i
 	if level == 0 {
-		return i, walkDone
+		return int(i), walkDone
 	}
-	if len(b)-i >= 2 && b[i] == ',' {
+	if i < uint(len(b)) && b[i] == ',' && i+1 < uint(len(b)) {
 		// The common case, without whitespace: ,"key" or ,value.
 		c = b[i+1]
 		if obj {
 			if c == '"' {
-				i++
-				goto key
+				i += 2
+				goto keyText
 			}
 		} else if c > ' ' {
 			i++
-			goto value
+			goto dispatch
 		}
 	}
-	if i >= len(b) {
-		return i, walkFail
+	if i >= uint(len(b)) {
+		return int(i), walkFail
 	}
 	c = b[i]
 	if c <= ' ' {
-		for i < len(b) && isSpace[b[i]] {
+		for i < uint(len(b)) && isSpace[b[i]] {
 			i++
 		}
-		if i >= len(b) {
-			return i, walkFail
+		if i >= uint(len(b)) {
+			return int(i), walkFail
 		}
 		c = b[i]
 	}
 	switch {
 	case c == ',':
 		i++
-		for i < len(b) && isSpace[b[i]] {
+		for i < uint(len(b)) && isSpace[b[i]] {
 			i++
 		}
 		if obj {
@@ -608,11 +619,11 @@ end: // a value ended at i
 		i++
 		goto pop
 	}
-	return i, walkFail
+	return int(i), walkFail
 
 slow: // a case for skipValue at i
 	w.level, w.obj, w.isKey = level, obj, isKey
-	return i, why
+	return int(i), why
 }
 
 // nonDigit flags, in the top bit of each byte of the little-endian word x,
