@@ -300,6 +300,12 @@ func skipValue(b []byte, i, depth int) (int, bool) {
 				return i, false
 			}
 			i, at = i+size, inString
+		case walkKey:
+			end, _, ok := scanStringAt(b, i)
+			if !ok {
+				return end, false
+			}
+			i, at = end, afterKey
 		default:
 			return i, false
 		}
@@ -312,7 +318,6 @@ type walker struct {
 	room  uint      // how many levels may still open
 	level uint      // open containers inside the value
 	obj   bool      // the innermost open container is an object
-	isKey bool      // the string being scanned is an object key
 }
 
 // Where walk starts, and why it stops.
@@ -320,11 +325,13 @@ const (
 	atValue    = iota // a value starts at i (whitespace skipped)
 	inString          // i is inside a string
 	afterValue        // a value ended at i
+	afterKey          // an object key ended at i
 	walkDone          // the value is complete; it ends at i
 	walkFail          // the value is outside the strict subset
 	walkNumber        // a number starts at i that walk does not read
 	walkEscape        // an escape starts at i that walk does not read
 	walkRune          // a non-ASCII byte at i, in a string
+	walkKey           // i is inside an object key that is not plain ASCII
 )
 
 // Little-endian words of the literals.
@@ -346,7 +353,6 @@ func (w *walker) walk(b []byte, start int, at int) (int, int) {
 		i     = uint(start)
 		level = w.level
 		obj   = w.obj
-		isKey = w.isKey
 		why   int
 		c     byte
 		x, m  uint64
@@ -360,6 +366,8 @@ func (w *walker) walk(b []byte, start int, at int) (int, int) {
 		goto scan
 	case afterValue:
 		goto end
+	case afterKey:
+		goto colon
 	}
 
 value: // a value starts at i (whitespace skipped)
@@ -369,7 +377,6 @@ value: // a value starts at i (whitespace skipped)
 	c = b[i]
 dispatch: // c = b[i]
 	if c == '"' {
-		isKey = false
 		i++
 		goto scan
 	}
@@ -468,7 +475,8 @@ keyText: // inside a key, at i
 		i++
 		goto colon
 	}
-	isKey = true
+	why = walkKey
+	goto slow
 
 scan: // inside a string, at i
 	if i+8 <= uint(len(b)) {
@@ -519,9 +527,6 @@ scan: // inside a string, at i
 	switch {
 	case c == '"':
 		i++
-		if isKey {
-			goto colon
-		}
 		goto end
 	case c == '\\':
 		if i+2 <= uint(len(b)) && simpleEscape[b[i+1]] {
@@ -622,7 +627,7 @@ end: // a value ended at i
 	return int(i), walkFail
 
 slow: // a case for skipValue at i
-	w.level, w.obj, w.isKey = level, obj, isKey
+	w.level, w.obj = level, obj
 	return int(i), why
 }
 
@@ -750,7 +755,11 @@ func special(x uint64) uint64 {
 // and whether it holds backslash escapes. Runs of plain ASCII are skipped
 // eight bytes at a time; UTF-8 is decoded only where a byte is not ASCII.
 func scanString(b []byte, i int) (end int, escaped, ok bool) {
-	i++
+	return scanStringAt(b, i+1)
+}
+
+// scanStringAt is scanString from i, inside the string.
+func scanStringAt(b []byte, i int) (end int, escaped, ok bool) {
 	for {
 		for i+8 <= len(b) {
 			if m := special(binary.LittleEndian.Uint64(b[i:])); m != 0 {
