@@ -408,17 +408,17 @@ dispatch: // c = b[i]
 		}
 		goto value
 	case 't':
-		if i+4 <= uint(len(b)) && binary.LittleEndian.Uint32(b[i:]) == wordTrue {
+		if i+4 <= uint(len(b)) && binary.LittleEndian.Uint32(b[i:i+4]) == wordTrue {
 			i += 4
 			goto end
 		}
 	case 'f':
-		if i+5 <= uint(len(b)) && binary.LittleEndian.Uint32(b[i+1:]) == wordAlse {
+		if i+5 <= uint(len(b)) && binary.LittleEndian.Uint32(b[i+1:i+5]) == wordAlse {
 			i += 5
 			goto end
 		}
 	case 'n':
-		if i+4 <= uint(len(b)) && binary.LittleEndian.Uint32(b[i:]) == wordNull {
+		if i+4 <= uint(len(b)) && binary.LittleEndian.Uint32(b[i:i+4]) == wordNull {
 			i += 4
 			goto end
 		}
@@ -480,12 +480,12 @@ keyText: // inside a key, at i
 
 scan: // inside a string, at i
 	if i+8 <= uint(len(b)) {
-		x = binary.LittleEndian.Uint64(b[i:])
+		x = binary.LittleEndian.Uint64(b[i:i+8])
 		if m = special(x); m == 0 {
 			i += 8
 			for i+16 <= uint(len(b)) {
-				x = binary.LittleEndian.Uint64(b[i:])
-				y := binary.LittleEndian.Uint64(b[i+8:])
+				x = binary.LittleEndian.Uint64(b[i:i+8])
+				y := binary.LittleEndian.Uint64(b[i+8:i+16])
 				m = special(x)
 				my := special(y)
 				if m|my != 0 {
