@@ -480,12 +480,12 @@ keyText: // inside a key, at i
 
 scan: // inside a string, at i
 	if i+8 <= uint(len(b)) {
-		x = binary.LittleEndian.Uint64(b[i:i+8])
+		x = binary.LittleEndian.Uint64(b[i : i+8])
 		if m = special(x); m == 0 {
 			i += 8
 			for i+16 <= uint(len(b)) {
-				x = binary.LittleEndian.Uint64(b[i:i+8])
-				y := binary.LittleEndian.Uint64(b[i+8:i+16])
+				x = binary.LittleEndian.Uint64(b[i : i+8])
+				y := binary.LittleEndian.Uint64(b[i+8 : i+16])
 				m = special(x)
 				my := special(y)
 				if m|my != 0 {
