@@ -427,19 +427,20 @@ dispatch: // c = b[i]
 
 number: // a number starts at i, c = b[i]
 	{
-		j := i
+		j := i + 1
 		if c == '-' {
+			if j >= uint(len(b)) {
+				return int(j), walkFail
+			}
+			c = b[j]
 			j++
 		}
-		if j < uint(len(b)) && b[j] == '0' {
-			j++
-		} else if j < uint(len(b)) && b[j]-'1' < 9 {
-			j++
+		if c-'1' < 9 {
 			for j < uint(len(b)) && b[j]-'0' < 10 {
 				j++
 			}
-		} else {
-			return int(j), walkFail
+		} else if c != '0' {
+			return int(j - 1), walkFail
 		}
 		if j < uint(len(b)) && b[j] == '.' {
 			j++
