@@ -632,16 +632,6 @@ slow: // a case for skipValue at i
 	return int(i), why
 }
 
-// nonDigit flags, in the top bit of each byte of the little-endian word x,
-// the bytes that are not ASCII digits. As in special, each byte is tested
-// on its low seven bits, so every flag is exact.
-func nonDigit(x uint64) uint64 {
-	lo := x &^ msb
-	ge0 := (lo | msb) - lsb*'0'  // top bit set: lo >= '0'
-	gt9 := lo + lsb*(0x80-'9'-1) // top bit set: lo > '9'
-	return (^ge0 | gt9 | x) & msb
-}
-
 // hexVal holds the value of each hexadecimal digit, and -1 for any other
 // byte (so that a value built from four of them is negative if any is not a
 // digit).
@@ -742,13 +732,14 @@ const (
 // special flags, in the top bit of each byte of the little-endian word x,
 // the bytes a string scan must stop at: '"', '\\', control bytes below
 // 0x20 and non-ASCII bytes. Each byte is tested on its low seven bits, so
-// no carry crosses into the next byte and every flag is exact.
+// no carry crosses into the next byte and every flag is exact. Flipping
+// bit 1 maps '"' (0x22) to 0x20 and the bytes below 0x20 among themselves,
+// so one comparison finds both.
 func special(x uint64) uint64 {
 	lo := x &^ msb
-	text := lo + lsb*(0x80-0x20)               // top bit set: lo >= 0x20
-	notQuote := (lo ^ lsb*'"') + lsb*0x7f      // top bit set: lo != '"'
+	text := (lo ^ lsb*0x02) + lsb*(0x80-0x21)  // top bit set: lo >= 0x20 and lo != '"'
 	notBackslash := (lo ^ lsb*'\\') + lsb*0x7f // top bit set: lo != '\\'
-	return (^(text & notQuote & notBackslash) | x) & msb
+	return (^(text & notBackslash) | x) & msb
 }
 
 // scanString scans a string token at i (which holds '"'), checking escapes,

@@ -471,26 +471,3 @@ func TestSpecialWord(t *testing.T) {
 		}
 	}
 }
-
-// TestNonDigitWord checks the word-at-a-time digit test against a
-// byte-at-a-time one, as TestSpecialWord does.
-func TestNonDigitWord(t *testing.T) {
-	for c := range 256 {
-		for pos := range 8 {
-			for _, fill := range []byte{'0', '9', '/', ':', 0xb0, 0xb9, 0x80} {
-				var w [8]byte
-				for k := range w {
-					w[k] = fill
-				}
-				w[pos] = byte(c)
-				m := nonDigit(binary.LittleEndian.Uint64(w[:]))
-				for k := range 8 {
-					want := w[k] < '0' || w[k] > '9'
-					if got := m&(0x80<<(8*k)) != 0; got != want {
-						t.Fatalf("word %q: byte %d flagged %v, want %v", w, k, got, want)
-					}
-				}
-			}
-		}
-	}
-}
