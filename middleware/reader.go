@@ -272,7 +272,8 @@ func (s *scanner) str() (span, bool) {
 // bytes are read by walk, one flat state machine that calls nothing, so
 // that its state stays in registers; it stops at the rare cases (a number
 // with an exponent or more than 15 characters, a surrogate escape, a
-// non-ASCII byte in a string), which are read here before walk resumes.
+// non-ASCII byte in a string, a key that is not plain ASCII), which are
+// read here before walk resumes.
 func skipValue(b []byte, i, depth int) (int, bool) {
 	w := walker{room: uint(max(maxDepth-depth, 0))}
 	at := atValue
@@ -342,10 +343,13 @@ const (
 )
 
 // walk reads from i, starting as at says, until the value is complete or
-// until a case it leaves to skipValue. Strings are scanned eight bytes at a
-// time (sixteen in long runs), two-byte escapes stepped over within the
-// word and \uXXXX escapes outside the surrogates in line; a number's digit
-// runs are found a word at a time.
+// until a case it leaves to skipValue. Nested values are walked without
+// recursion, keeping one bit per open container (object or array). String
+// values are scanned eight bytes at a time (sixteen in long runs), two-byte
+// escapes stepped over within the word and \uXXXX escapes outside the
+// surrogates in line. Keys and numbers, which are short, are stepped byte
+// by byte: the processor predicts where such loops end and runs ahead,
+// where the end found in a word would make every later step wait for it.
 func (w *walker) walk(b []byte, start int, at int) (int, int) {
 	// Indices are unsigned, so that comparing one with uint(len(b)) proves
 	// it in bounds and the compiler drops its own checks.
@@ -466,9 +470,7 @@ key: // an object key is expected at i (whitespace skipped)
 	}
 	i++
 keyText: // inside a key, at i
-	// Keys are short and plain: they are stepped byte by byte, branches
-	// the processor predicts, where finding the closing quote in a word
-	// would make every later step wait for it.
+	// Plain keys byte by byte (see walk); any other goes to scanStringAt.
 	for i < uint(len(b)) && strSafe[b[i]] {
 		i++
 	}
