@@ -288,46 +288,142 @@ func (s *scanner) str() (span, bool) {
 // strict subset: maxDepth, strings (escapes, surrogates, UTF-8, control
 // bytes) and numbers in the float64 range.
 //
-// It is the reader's hot loop (arguments can be megabytes), written as one
-// flat state machine: nested values are walked without recursion, keeping one
-// bit per open container (object or array), and strings are scanned in line,
-// eight bytes at a time.
+// It is the reader's hot loop (arguments can be megabytes). The common
+// bytes are read by walk, one flat state machine that calls nothing, so
+// that its state stays in registers; it stops at the rare cases (a number
+// with an exponent or more than 15 characters, a surrogate escape, a
+// non-ASCII byte in a string, a key that is not plain ASCII), which are
+// read here before walk resumes.
 func skipValue(b []byte, i, depth int) (int, bool) {
+	w := walker{room: uint(max(maxDepth-depth, 0))}
+	at := atValue
+	for {
+		var why int
+		i, why = w.walk(b, i, at)
+		switch why {
+		case walkDone:
+			return i, true
+		case walkNumber:
+			end, _, ok := scanNumber(b, i)
+			if !ok {
+				return end, false
+			}
+			i, at = end, afterValue
+		case walkEscape:
+			end, ok := escape(b, i)
+			if !ok {
+				return i, false
+			}
+			i, at = end, inString
+		case walkRune:
+			r, size := utf8.DecodeRune(b[i:])
+			if r == utf8.RuneError && size == 1 {
+				return i, false
+			}
+			i, at = i+size, inString
+		case walkKey:
+			end, _, ok := scanStringAt(b, i)
+			if !ok {
+				return end, false
+			}
+			i, at = end, afterKey
+		default:
+			return i, false
+		}
+	}
+}
+
+// walker is the state of skipValue kept while walk is stopped.
+type walker struct {
+	isObj [8]uint64 // bit d: the container at level d+1 is an object (maxDepth < 512)
+	room  uint      // how many levels may still open
+	level uint      // open containers inside the value
+	obj   bool      // the innermost open container is an object
+}
+
+// Where walk starts, and why it stops.
+const (
+	atValue    = iota // a value starts at i (whitespace skipped)
+	inString          // i is inside a string
+	afterValue        // a value ended at i
+	afterKey          // an object key ended at i
+	walkDone          // the value is complete; it ends at i
+	walkFail          // the value is outside the strict subset
+	walkNumber        // a number starts at i that walk does not read
+	walkEscape        // an escape starts at i that walk does not read
+	walkRune          // a non-ASCII byte at i, in a string
+	walkKey           // i is inside an object key that is not plain ASCII
+)
+
+// Little-endian words of the literals.
+const (
+	wordTrue = 't' | 'r'<<8 | 'u'<<16 | 'e'<<24
+	wordAlse = 'a' | 'l'<<8 | 's'<<16 | 'e'<<24
+	wordNull = 'n' | 'u'<<8 | 'l'<<16 | 'l'<<24
+)
+
+// walk reads from i, starting as at says, until the value is complete or
+// until a case it leaves to skipValue. Nested values are walked without
+// recursion, keeping one bit per open container (object or array). String
+// values are scanned eight bytes at a time (sixteen in long runs), two-byte
+// escapes stepped over within the word and \uXXXX escapes outside the
+// surrogates in line. Keys and numbers, which are short, are stepped byte
+// by byte: the processor predicts where such loops end and runs ahead,
+// where the end found in a word would make every later step wait for it.
+func (w *walker) walk(b []byte, start int, at int) (int, int) {
+	// Indices are unsigned, so that comparing one with uint(len(b)) proves
+	// it in bounds and the compiler drops its own checks.
 	var (
-		isObj [maxDepth/64 + 1]uint64 // bit d: the container at level d+1 is an object
-		room  = maxDepth - depth      // how many levels may still open
-		level int                     // open containers inside the value
-		obj   bool                    // the innermost open container is an object
-		isKey bool                    // the string being scanned is an object key
+		i     = uint(start)
+		level = w.level
+		obj   = w.obj
+		why   int
 		c     byte
-		ok    bool
+		x, m  uint64
+		t     uint
 	)
+	if i > uint(len(b)) {
+		return start, walkFail
+	}
+	switch at {
+	case inString:
+		goto scan
+	case afterValue:
+		goto end
+	case afterKey:
+		goto colon
+	}
 
 value: // a value starts at i (whitespace skipped)
-	if i >= len(b) {
-		return i, false
+	if i >= uint(len(b)) {
+		return int(i), walkFail
 	}
 	c = b[i]
+dispatch: // c = b[i]
+	if c == '"' {
+		i++
+		goto scan
+	}
+	if c-'0' < 10 || c == '-' {
+		goto number
+	}
 	switch c {
-	case '"':
-		isKey = false
-		goto str
 	case '{', '[':
-		if level >= room {
-			return i, false
+		if level >= w.room {
+			return int(i), walkFail
 		}
 		obj = c == '{'
 		if obj {
-			isObj[level>>6] |= 1 << (level & 63)
+			w.isObj[level>>6&7] |= 1 << (level & 63)
 		} else {
-			isObj[level>>6] &^= 1 << (level & 63)
+			w.isObj[level>>6&7] &^= 1 << (level & 63)
 		}
 		level++
 		i++
-		for i < len(b) && isSpace[b[i]] {
+		for i < uint(len(b)) && isSpace[b[i]] {
 			i++
 		}
-		if i < len(b) && b[i] == c+2 { // '}' or ']'
+		if i < uint(len(b)) && b[i] == c+2 { // '}' or ']'
 			i++
 			goto pop
 		}
@@ -336,179 +432,166 @@ value: // a value starts at i (whitespace skipped)
 		}
 		goto value
 	case 't':
-		if len(b)-i < 4 || b[i+1] != 'r' || b[i+2] != 'u' || b[i+3] != 'e' {
-			return i, false
+		if i+4 <= uint(len(b)) && binary.LittleEndian.Uint32(b[i:i+4]) == wordTrue {
+			i += 4
+			goto end
 		}
-		i += 4
-		goto end
 	case 'f':
-		if len(b)-i < 5 || b[i+1] != 'a' || b[i+2] != 'l' || b[i+3] != 's' || b[i+4] != 'e' {
-			return i, false
+		if i+5 <= uint(len(b)) && binary.LittleEndian.Uint32(b[i+1:i+5]) == wordAlse {
+			i += 5
+			goto end
 		}
-		i += 5
-		goto end
 	case 'n':
-		if len(b)-i < 4 || b[i+1] != 'u' || b[i+2] != 'l' || b[i+3] != 'l' {
-			return i, false
+		if i+4 <= uint(len(b)) && binary.LittleEndian.Uint32(b[i:i+4]) == wordNull {
+			i += 4
+			goto end
 		}
-		i += 4
-		goto end
 	}
-	// A number: most are short integers and decimals, read here; anything
-	// longer, or with an exponent, goes through scanNumber, which also checks
-	// the float64 range.
+	return int(i), walkFail
+
+number: // a number starts at i, c = b[i]
 	{
-		j := i
+		j := i + 1
 		if c == '-' {
+			if j >= uint(len(b)) {
+				return int(j), walkFail
+			}
+			c = b[j]
 			j++
 		}
-		if j < len(b) && b[j] == '0' {
-			j++
-		} else if j < len(b) && b[j]-'1' < 9 {
-			j++
-			for j < len(b) && b[j]-'0' < 10 {
+		if c-'1' < 9 {
+			for j < uint(len(b)) && b[j]-'0' < 10 {
 				j++
 			}
-		} else {
-			return j, false
+		} else if c != '0' {
+			return int(j - 1), walkFail
 		}
-		if j < len(b) && b[j] == '.' {
+		if j < uint(len(b)) && b[j] == '.' {
 			j++
 			k := j
-			for j < len(b) && b[j]-'0' < 10 {
+			for j < uint(len(b)) && b[j]-'0' < 10 {
 				j++
 			}
 			if j == k {
-				return j, false
+				return int(j), walkFail
 			}
 		}
-		if j-i > 15 || j < len(b) && b[j]|0x20 == 'e' {
-			if i, _, ok = scanNumber(b, i); !ok {
-				return i, false
-			}
-		} else {
-			i = j
+		if j-i > 15 || j < uint(len(b)) && b[j]|0x20 == 'e' {
+			why = walkNumber
+			goto slow
 		}
-	}
-	goto end
-
-key: // an object key starts at i
-	if i >= len(b) || b[i] != '"' {
-		return i, false
-	}
-	isKey = true
-
-str: // a string starts at i
-	i++
-scan:
-	for {
-		// Plain ASCII eight bytes at a time; c is the byte to look at.
-		rest := b[i:]
-		var x, m uint64
-		if len(rest) >= 8 {
-			// Most strings (keys above all) end in their first word.
-			x = binary.LittleEndian.Uint64(rest)
-			if m = special(x); m != 0 {
-				goto found
-			}
-			rest = rest[8:]
-		}
-		for len(rest) >= 16 {
-			x = binary.LittleEndian.Uint64(rest)
-			y := binary.LittleEndian.Uint64(rest[8:])
-			m = special(x)
-			my := special(y)
-			if m|my != 0 {
-				if m == 0 {
-					rest, x, m = rest[8:], y, my
-				}
-				goto found
-			}
-			rest = rest[16:]
-		}
-		for len(rest) >= 8 {
-			x = binary.LittleEndian.Uint64(rest)
-			if m = special(x); m != 0 {
-				break
-			}
-			rest = rest[8:]
-		}
-	found:
-		i = len(b) - len(rest)
-		if m == 0 {
-			for i < len(b) && strSafe[b[i]] {
-				i++
-			}
-			if i >= len(b) {
-				return i, false
-			}
-			c = b[i]
-		} else {
-			// i is where word x starts; m flags its special bytes. Two-byte
-			// escapes are stepped over within the word.
-			for {
-				n := bits.TrailingZeros64(m)
-				c = rest[n>>3]
-				if c == '\\' && n < 56 && simpleEscape[byte(x>>(n+1))] {
-					m &^= 1<<(n+9) - 1 // this byte and the escaped one
-					if m != 0 {
-						continue
-					}
-					i += 8
-					continue scan
-				}
-				i += n >> 3
-				break
-			}
-		}
-		if c == '"' {
-			i++
-			break
-		}
-		if c == '\\' {
-			if i+1 < len(b) && simpleEscape[b[i+1]] {
-				i += 2
-				continue
-			}
-			if i+5 < len(b) && b[i+1] == 'u' {
-				// \uXXXX outside the surrogates, in line; a surrogate
-				// goes through escape, which checks the pair.
-				r := hexVal[b[i+2]]<<12 | hexVal[b[i+3]]<<8 | hexVal[b[i+4]]<<4 | hexVal[b[i+5]]
-				if r >= 0 && (r < 0xD800 || r > 0xDFFF) {
-					i += 6
-					continue
-				}
-			}
-			if i, ok = escape(b, i); !ok {
-				return i, false
-			}
-			continue
-		}
-		if c < 0x20 {
-			return i, false
-		}
-		r, size := utf8.DecodeRune(b[i:])
-		if r == utf8.RuneError && size == 1 {
-			return i, false
-		}
-		i += size
-	}
-	if !isKey {
+		i = j
 		goto end
 	}
-	if i < len(b) && b[i] == ':' {
+
+key: // an object key is expected at i (whitespace skipped)
+	if i >= uint(len(b)) || b[i] != '"' {
+		return int(i), walkFail
+	}
+	i++
+keyText: // inside a key, at i
+	// Plain keys byte by byte (see walk); any other goes to scanStringAt.
+	for i < uint(len(b)) && strSafe[b[i]] {
 		i++
+	}
+	if i < uint(len(b)) && b[i] == '"' {
+		i++
+		goto colon
+	}
+	why = walkKey
+	goto slow
+
+scan: // inside a string, at i
+	if i+8 <= uint(len(b)) {
+		x = binary.LittleEndian.Uint64(b[i : i+8])
+		if m = special(x); m == 0 {
+			i += 8
+			for i+16 <= uint(len(b)) {
+				x = binary.LittleEndian.Uint64(b[i : i+8])
+				y := binary.LittleEndian.Uint64(b[i+8 : i+16])
+				m = special(x)
+				my := special(y)
+				if m|my != 0 {
+					if m == 0 {
+						i += 8
+						x, m = y, my
+					}
+					goto word
+				}
+				i += 16
+			}
+			goto scan
+		}
+	word: // word x, at i, has the special bytes m
+		for {
+			t = uint(bits.TrailingZeros64(m))
+			c = byte(x >> (t &^ 7))
+			if c != '\\' || t >= 56 || !simpleEscape[byte(x>>(t+1))] {
+				break
+			}
+			// A two-byte escape within the word: step over it.
+			m &^= 1<<(t+9) - 1
+			if m == 0 {
+				i += 8
+				goto scan
+			}
+		}
+		i += t >> 3
 	} else {
-		for i < len(b) && isSpace[b[i]] {
+		for i < uint(len(b)) && strSafe[b[i]] {
 			i++
 		}
-		if i >= len(b) || b[i] != ':' {
-			return i, false
+		if i >= uint(len(b)) {
+			return int(i), walkFail
+		}
+		c = b[i]
+	}
+	// c, at i, is a special byte.
+	switch {
+	case c == '"':
+		i++
+		goto end
+	case c == '\\':
+		if i+2 <= uint(len(b)) && simpleEscape[b[i+1]] {
+			i += 2
+			goto scan
+		}
+		if i+6 <= uint(len(b)) && b[i+1] == 'u' {
+			// \uXXXX outside the surrogates; a surrogate goes through
+			// escape, which checks the pair.
+			r := hexVal[b[i+2]]<<12 | hexVal[b[i+3]]<<8 | hexVal[b[i+4]]<<4 | hexVal[b[i+5]]
+			if r >= 0 && (r < 0xD800 || r > 0xDFFF) {
+				i += 6
+				goto scan
+			}
+		}
+		why = walkEscape
+		goto slow
+	case c < 0x20:
+		return int(i), walkFail
+	}
+	why = walkRune
+	goto slow
+
+colon: // a key ended at i
+	if i < uint(len(b)) && b[i] == ':' && i+1 < uint(len(b)) && b[i+1] > ' ' {
+		i++
+		c = b[i]
+		goto dispatch
+	}
+	if i < uint(len(b)) && b[i] == ':' {
+		i++
+	} else {
+		for i < uint(len(b)) && isSpace[b[i]] {
+			i++
+		}
+		if i >= uint(len(b)) || b[i] != ':' {
+			return int(i), walkFail
 		}
 		i++
 	}
-	if i < len(b) && b[i] <= ' ' {
-		for i < len(b) && isSpace[b[i]] {
+	if i < uint(len(b)) && b[i] <= ' ' {
+		for i < uint(len(b)) && isSpace[b[i]] {
 			i++
 		}
 	}
@@ -517,47 +600,44 @@ scan:
 pop: // the innermost container closed
 	level--
 	if level > 0 {
-		obj = isObj[(level-1)>>6]&(1<<((level-1)&63)) != 0
+		obj = w.isObj[(level-1)>>6&7]&(1<<((level-1)&63)) != 0
 	}
 
 end: // a value ended at i
 	if level == 0 {
-		return i, true
+		return int(i), walkDone
 	}
-	if i+1 < len(b) && b[i] == ',' {
+	if i < uint(len(b)) && b[i] == ',' && i+1 < uint(len(b)) {
 		// The common case, without whitespace: ,"key" or ,value.
 		c = b[i+1]
 		if obj {
 			if c == '"' {
-				i++
-				isKey = true
-				goto str
+				i += 2
+				goto keyText
 			}
 		} else if c > ' ' {
 			i++
-			goto value
+			goto dispatch
 		}
 	}
-	if i >= len(b) {
-		return i, false
+	if i >= uint(len(b)) {
+		return int(i), walkFail
 	}
 	c = b[i]
 	if c <= ' ' {
-		for i < len(b) && isSpace[b[i]] {
+		for i < uint(len(b)) && isSpace[b[i]] {
 			i++
 		}
-		if i >= len(b) {
-			return i, false
+		if i >= uint(len(b)) {
+			return int(i), walkFail
 		}
 		c = b[i]
 	}
 	switch {
 	case c == ',':
 		i++
-		if i < len(b) && b[i] <= ' ' {
-			for i < len(b) && isSpace[b[i]] {
-				i++
-			}
+		for i < uint(len(b)) && isSpace[b[i]] {
+			i++
 		}
 		if obj {
 			goto key
@@ -567,7 +647,11 @@ end: // a value ended at i
 		i++
 		goto pop
 	}
-	return i, false
+	return int(i), walkFail
+
+slow: // a case for skipValue at i
+	w.level, w.obj = level, obj
+	return int(i), why
 }
 
 // hexVal holds the value of each hexadecimal digit, and -1 for any other
@@ -670,13 +754,14 @@ const (
 // special flags, in the top bit of each byte of the little-endian word x,
 // the bytes a string scan must stop at: '"', '\\', control bytes below
 // 0x20 and non-ASCII bytes. Each byte is tested on its low seven bits, so
-// no carry crosses into the next byte and every flag is exact.
+// no carry crosses into the next byte and every flag is exact. Flipping
+// bit 1 maps '"' (0x22) to 0x20 and the bytes below 0x20 among themselves,
+// so one comparison finds both.
 func special(x uint64) uint64 {
 	lo := x &^ msb
-	text := lo + lsb*(0x80-0x20)               // top bit set: lo >= 0x20
-	notQuote := (lo ^ lsb*'"') + lsb*0x7f      // top bit set: lo != '"'
+	text := (lo ^ lsb*0x02) + lsb*(0x80-0x21)  // top bit set: lo >= 0x20 and lo != '"'
 	notBackslash := (lo ^ lsb*'\\') + lsb*0x7f // top bit set: lo != '\\'
-	return (^(text & notQuote & notBackslash) | x) & msb
+	return (^(text & notBackslash) | x) & msb
 }
 
 // scanString scans a string token at i (which holds '"'), checking escapes,
@@ -684,7 +769,11 @@ func special(x uint64) uint64 {
 // and whether it holds backslash escapes. Runs of plain ASCII are skipped
 // eight bytes at a time; UTF-8 is decoded only where a byte is not ASCII.
 func scanString(b []byte, i int) (end int, escaped, ok bool) {
-	i++
+	return scanStringAt(b, i+1)
+}
+
+// scanStringAt is scanString from i, inside the string.
+func scanStringAt(b []byte, i int) (end int, escaped, ok bool) {
 	for {
 		for i+8 <= len(b) {
 			if m := special(binary.LittleEndian.Uint64(b[i:])); m != 0 {

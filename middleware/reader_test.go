@@ -274,8 +274,16 @@ func FuzzReader(f *testing.F) {
 		if err := sameSkip(b); err != nil {
 			t.Fatal(err)
 		}
+		// Followed by more bytes, the value goes through the word-at-a-time
+		// paths, which stop short of the last bytes of b.
+		if err := sameSkip(append(b[:len(b):len(b)], skipPad...)); err != nil {
+			t.Fatal(err)
+		}
 	})
 }
+
+// skipPad, after a value, lets skipValue read it word at a time.
+var skipPad = []byte(strings.Repeat(" ", 24))
 
 // refSkip reads one JSON value under the rules skipValue applies, the plain
 // way: recursive, one byte at a time. It is the reference the fast scanner
@@ -415,9 +423,21 @@ func TestSkipValue(t *testing.T) {
 		"\"caf\u00e9 raw\"", "\"\xff\"", "\"a\x01b\"", "\"tab\tin\"", "\"1234567\x7f\"", "\"12345678\x80\"",
 		`"unterminated`, `"a\"`, `"\x"`, `"\u12"`, `01`, `1.`, `1e`, `-`, `1e400`, `123456789012345678901234567890`,
 		`0.0.`, `1.5e3.`, `1e5e`, `-01`, `-`, `[1,]`, `{"a":1,}`, `{"a"}`, `{1:2}`, `[1 2]`, `tru`, `nul`, `falsey`, `{"a":1}}`, `[`, `{`, `]`, `}`,
+		// Keys walk leaves to scanStringAt, strings and escapes across
+		// word boundaries, numbers walk leaves to scanNumber.
+		`{"k\u00e9y":1}`, "{\"k\u00e9y\":1}", `{"a\"b":1}`, "{\"a\x01\":1}", "{\"a\xff\":1}", `{"abc`, `{"abc"`, `{"abc":`,
+		`{"abcdefghijklmnopqrstuvwxyz":1}`, `{ "a" : 1 , "b" : [ ] , "c" : { } }`, `{"a":1 ,"b":2}`, `[ ]`, `{ }`,
+		`["abcdefgh\"ijklmnop"]`, `["1234567\n9"]`, `["123456\u00e9xx"]`, `["1234567\ud83d\ude00x"]`, `["12345678\ud83d"]`,
+		`["1234567\u00e"]`, `["1234567\u"]`, `["1234567\"]`, `["1234567\`, "[\"1234567\xe9\"]", "[\"1234567\xc3\xa9x\"]",
+		`["abcdefghijklmnopqrstuvwxyz0123456789\/\b\f\n\r\t\\\"abcdefghijklmno"]`,
+		`-`, `-a`, `[-]`, `[-0]`, `[01]`, `[-01]`, `[1.]`, `[1.e5]`, `[1.5E+3]`, `[12345678901234567]`, `[1e400]`, `[-1e400]`,
+		`[0.1234567890123456789]`, `[1234567890123456789012]`, `[-.5]`, `[.5]`, `[1,-2,0.5,-0.0]`, `[tru]`, `[nul]`, `[fals]`, `[true1]`,
 		deep(maxDepth), deep(maxDepth + 1), `{"a":` + deep(maxDepth-1) + `}`, `{"a":` + deep(maxDepth) + `}`,
 	} {
 		if err := sameSkip([]byte(v)); err != nil {
+			t.Error(err)
+		}
+		if err := sameSkip(append([]byte(v), skipPad...)); err != nil {
 			t.Error(err)
 		}
 	}
