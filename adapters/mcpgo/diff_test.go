@@ -183,8 +183,8 @@ func TestDifferentialCorpus(t *testing.T) {
 }
 
 var (
-	fuzzOnce    sync.Once
-	fuzzHarness *harness
+	fuzzOnce, fuzzLeanOnce       sync.Once
+	fuzzHarness, fuzzLeanHarness *harness
 )
 
 // FuzzDifferential sends arbitrary bodies to the real mcp-go server with
@@ -199,6 +199,21 @@ func FuzzDifferential(f *testing.F) {
 		fuzzOnce.Do(func() { fuzzHarness = newHarness(f, "default", false) })
 		var tl fixture.Tally
 		fuzzHarness.Compare(t, body, fuzzHarness.headers("echo", nil), &tl)
+	})
+}
+
+// FuzzDifferentialLean is FuzzDifferential on a server without tool
+// filters, where the tool set pings and puts lists together.
+func FuzzDifferentialLean(f *testing.F) {
+	for _, name := range []string{"echo", "nope", "session_note", "long_job"} {
+		for _, b := range fixture.Corpus(name, "")[:25] {
+			f.Add(b)
+		}
+	}
+	f.Fuzz(func(t *testing.T, body string) {
+		fuzzLeanOnce.Do(func() { fuzzLeanHarness = newHarness(f, "default", true) })
+		var tl fixture.Tally
+		fuzzLeanHarness.Compare(t, body, fuzzLeanHarness.headers("echo", nil), &tl)
 	})
 }
 
