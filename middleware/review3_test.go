@@ -9,6 +9,7 @@ package toolguard
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -231,5 +232,129 @@ func TestReview3RelayWriterShapes(t *testing.T) {
 				t.Errorf("messages %q: want the notification, then the answer", msgs)
 			}
 		})
+	}
+}
+
+// gzipped is a minimal compression middleware of the usual kind
+// (gziphandler, chi's Compress): for a request that accepts gzip it sets
+// Content-Encoding and compresses whatever the handler writes.
+func gzipped(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") {
+			next.ServeHTTP(w, r)
+			return
+		}
+		gz := gzip.NewWriter(w)
+		defer gz.Close()
+		next.ServeHTTP(&gzipWriter{ResponseWriter: w, gz: gz}, r)
+	})
+}
+
+type gzipWriter struct {
+	http.ResponseWriter
+	gz      *gzip.Writer
+	started bool
+}
+
+func (g *gzipWriter) WriteHeader(code int) {
+	if !g.started {
+		g.started = true
+		g.Header().Set("Content-Encoding", "gzip")
+		g.Header().Del("Content-Length")
+	}
+	g.ResponseWriter.WriteHeader(code)
+}
+
+func (g *gzipWriter) Write(p []byte) (int, error) {
+	if !g.started {
+		g.WriteHeader(http.StatusOK)
+	}
+	return g.gz.Write(p)
+}
+
+// Promise: never an altered message. A compression middleware between the
+// guard and the server (the guard wraps the whole stack) answers a caller
+// that accepts gzip (every Go and TypeScript HTTP client does by default)
+// with Content-Encoding: gzip. relayWriter takes the compressed bytes for
+// the JSON answer, puts them into "data:" lines of an event stream and
+// sends that under the same Content-Encoding: the client cannot decode
+// the answer at all. (The guard's own list request drops Accept-Encoding,
+// so the list it relays from is plain.)
+// FAILS on the reviewed code.
+func TestReview3RelayCompressedAnswer(t *testing.T) {
+	s := newCallAnswerServer(func(w http.ResponseWriter, id json.RawMessage) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"content":[]}}`, id)
+	})
+	h := gzipped(s)
+	post := func(h http.Handler) (string, []byte, error) {
+		srv := httptest.NewServer(h)
+		defer srv.Close()
+		req, _ := http.NewRequest("POST", srv.URL, strings.NewReader(call("1", `"a"`)))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		res, err := srv.Client().Do(req) // the transport asks for gzip and decodes it
+		if err != nil {
+			return "", nil, err
+		}
+		defer res.Body.Close()
+		b, err := io.ReadAll(res.Body)
+		return res.Header.Get("Content-Type"), b, err
+	}
+	_, alone, err := post(h)
+	if err != nil || !json.Valid(alone) {
+		t.Fatalf("alone: %q %v", alone, err)
+	}
+	d, err := Discover(h, DiscoverOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ct, body, err := post(mustGuard(t, Options{Tools: d}).Handler(h))
+	if s.list.lists.Load() != 1 {
+		t.Fatalf("%d lists: the call was not confirmed by a list that relayed a message", s.list.lists.Load())
+	}
+	if err != nil {
+		t.Fatalf("guarded: the client cannot read the answer: %v (Content-Type %s, %q)", err, ct, body)
+	}
+	msgs := sse.Messages(body)
+	if len(msgs) == 0 || !json.Valid(msgs[len(msgs)-1]) || !strings.Contains(string(msgs[len(msgs)-1]), `"result"`) {
+		t.Errorf("guarded: %s %q, the server answered %q", ct, body, alone)
+	}
+}
+
+// Passing coverage: the new strict-subset rules hold for spellings a
+// decoder unescapes or folds: a progressToken key or a top-level key
+// written with \u escapes is read as the key it decodes to (JSON.parse
+// does so, and the TypeScript SDKs then refuse the call), the safe-integer
+// bound is exact on both sides and both signs, and the keys a decoder
+// might fold onto progressToken are left to the server.
+func TestReview3StrictSubsetSpellings(t *testing.T) {
+	const pre = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{},"_meta":{`
+	for _, tc := range []struct {
+		body   string
+		strict bool
+	}{
+		{pre + `"progress\u0054oken":true}}}`, false},
+		{pre + `"\u0070rogressToken":1.5}}}`, false},
+		{pre + `"progressToken":9007199254740991}}}`, true},
+		{pre + `"progressToken":-9007199254740991}}}`, true},
+		{pre + `"progressToken":9007199254740992}}}`, false},
+		{pre + `"progressToken":-9007199254740992}}}`, false},
+		{pre + `"progressToken":"t"}}}`, true},
+		{pre + `"progressToken":-0}}}`, true},
+		{pre + `"PROGRESSTOKEN":true}}}`, false},
+		{pre + `"progreßToken":true}}}`, true}, // not a fold of progressToken: any value
+		{pre + `"progressToken":"a","progressToken":"b"}}}`, false},
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"},"\u0069d":2}`, false},
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"},"ID":2}`, false},
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"},"\u005f":2}`, false},
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","requestState":"\u0000"}}`, true},
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","request\u0053tate":1}}`, false},
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","Task":null}}`, false},
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","inputResponses":{}}}`, false},
+	} {
+		if got := readMessage([]byte(tc.body)).strict; got != tc.strict {
+			t.Errorf("%s: strict %v, want %v", tc.body, got, tc.strict)
+		}
 	}
 }
