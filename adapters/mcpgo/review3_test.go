@@ -293,3 +293,49 @@ func TestReview3SessionToolKeyFirstCallRejected(t *testing.T) {
 		})
 	}
 }
+
+// Passing coverage: Discover (which is no Redeliverer) in front of mcp-go:
+// the session's queued notifications, taken by the Discovery's tools/list,
+// reach the client once, with the answer to the call that passes (mcp-go's
+// JSON answer made an event stream by Guard.Handler), and not again with
+// the session's next POST.
+func TestReview3DiscoverRelaysOnceThroughMCPGo(t *testing.T) {
+	ls := newLeanServer(t, nil)
+	d, err := toolguard.Discover(ls.alone, toolguard.DiscoverOptions{MinInterval: time.Nanosecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := toolguard.New(toolguard.Options{Tools: d})
+	if err != nil {
+		t.Fatal(err)
+	}
+	guarded := g.Handler(ls.alone)
+	id := ls.open(t)
+	noForwarders(t)
+	if err := ls.mcp.AddSessionTool(id, mcp.NewTool("mine"), ran); err != nil {
+		t.Fatal(err)
+	}
+	if err := ls.mcp.SendNotificationToSpecificClient(id, "notifications/message", map[string]any{"seq": 1}); err != nil {
+		t.Fatal(err)
+	}
+	lists := ls.lists.Load()
+	w := fixture.Send(guarded, callBody("mine"), hdr(id))
+	if !strings.Contains(w.Body.String(), `"ran mine"`) || ls.lists.Load() == lists {
+		t.Fatalf("known call (confirmed by a list: %v): %d %s", ls.lists.Load() != lists, w.Code, w.Body)
+	}
+	first := messagesOf(w)
+	if countNote(first, "1") != 1 || !sawListChanged(first) {
+		t.Fatalf("the call's answer %q: want the queued notifications with it", first)
+	}
+	noForwarders(t)
+	all := append(first, messagesOf(fixture.Send(guarded, callBody("tool_01"), hdr(id)))...)
+	changed := 0
+	for _, m := range all {
+		if strings.Contains(m, `"notifications/tools/list_changed"`) {
+			changed++
+		}
+	}
+	if countNote(all, "1") != 1 || changed != 1 {
+		t.Errorf("notification delivered %d times, list_changed %d times, want once each: %q", countNote(all, "1"), changed, all)
+	}
+}
