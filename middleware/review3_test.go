@@ -8,14 +8,17 @@ package toolguard
 // tests did not and pass.
 
 import (
+	"bufio"
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/toolguard/toolguard/internal/sse"
@@ -357,4 +360,62 @@ func TestReview3StrictSubsetSpellings(t *testing.T) {
 			t.Errorf("%s: strict %v, want %v", tc.body, got, tc.strict)
 		}
 	}
+}
+
+// Promise (documented): "The ResponseWriter is never wrapped, so
+// streaming, flushing and hijacking behave as without it" (package doc,
+// Handler's doc). When the tool set's requests took messages for the
+// caller and the call passes, Handler hands next a relayWriter: it is no
+// http.Hijacker (or http.CloseNotifier) for a handler that asserts the
+// interface, and a Flush of a JSON answer sends nothing until the handler
+// returns. Either the docs or the writer must change.
+// FAILS on the reviewed code.
+func TestReview3HandlerWriterIsWrapped(t *testing.T) {
+	var hijacker, flushedEarly atomic.Bool
+	var s *callAnswerServer
+	s = newCallAnswerServer(func(w http.ResponseWriter, id json.RawMessage) {
+		_, ok := w.(http.Hijacker)
+		hijacker.Store(ok)
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"jsonrpc":"2.0",`)
+		w.(http.Flusher).Flush()
+		// What a client would have read by now is what reached the
+		// server's writer: a recorder between the guard and the wire tells.
+		flushedEarly.Store(probe.Len() > 0)
+		fmt.Fprintf(w, `"id":%s,"result":{}}`, id)
+	})
+	probe.Reset()
+	h := review3Guard(t, s)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(&probeWriter{ResponseWriter: w}, r)
+	}))
+	defer srv.Close()
+	req, _ := http.NewRequest("POST", srv.URL, strings.NewReader(call("1", `"a"`)))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	res, err := srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if s.list.lists.Load() != 1 {
+		t.Fatalf("%d lists: the call was not confirmed by a list that relayed a message", s.list.lists.Load())
+	}
+	if !hijacker.Load() {
+		t.Error("the handler's ResponseWriter is no http.Hijacker behind the guard")
+	}
+	if !flushedEarly.Load() {
+		t.Error("a Flush of the handler's JSON answer sent nothing before the handler returned")
+	}
+}
+
+// probe records what reaches the writer the guard was given.
+var probe bytes.Buffer
+
+type probeWriter struct{ http.ResponseWriter }
+
+func (p *probeWriter) Write(b []byte) (int, error) { probe.Write(b); return p.ResponseWriter.Write(b) }
+func (p *probeWriter) Flush()                      { p.ResponseWriter.(http.Flusher).Flush() }
+func (p *probeWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	return p.ResponseWriter.(http.Hijacker).Hijack()
 }
