@@ -66,12 +66,20 @@ func (j *Rejection) Write(w http.ResponseWriter) error {
 }
 
 // appendEvent appends msg, one JSON-RPC message, as an event: each of its
-// lines a data line (a message relayed from an event stream may span
-// several).
+// lines (ended by LF, CR or CRLF, as event streams end lines) a data line;
+// a message relayed from an event stream, or a JSON answer, may span
+// several.
 func appendEvent(b, msg []byte) []byte {
 	b = append(b, "event: message\n"...)
 	for {
-		line, rest, more := bytes.Cut(msg, []byte{'\n'})
+		i := bytes.IndexAny(msg, "\r\n")
+		line, rest, more := msg, []byte(nil), i >= 0
+		if more {
+			line, rest = msg[:i], msg[i+1:]
+			if msg[i] == '\r' && len(rest) > 0 && rest[0] == '\n' {
+				rest = rest[1:]
+			}
+		}
 		b = append(b, "data: "...)
 		b = append(b, line...)
 		b = append(b, '\n')

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"sync"
 
 	"github.com/toolguard/toolguard/internal/mcpwire"
 )
@@ -27,12 +28,22 @@ type Call struct {
 
 	plain *http.Request // the request without the call in its context
 
-	// relayed holds the messages the server sent the caller on the tool
+	// relay holds the messages the server sent the caller on the tool
 	// set's own requests for this call (mcp-go hands a session's queued
 	// notifications to whichever of the session's POSTs comes next), for
-	// the guard's answer to carry. Written by the request that fetched
-	// them, read by the guard once the tool set's List has returned.
-	relayed [][]byte
+	// the guard's answer to carry. Allocated with the call; the request
+	// that fetched them may still be running when the call is decided.
+	relay *relayed
+}
+
+// relayed is a call's relayed messages. Once the guard has decided the
+// call (settled), messages that still come (from a request that outlived
+// the call's wait) go to late.
+type relayed struct {
+	mu      sync.Mutex
+	msgs    [][]byte
+	settled bool
+	late    func([][]byte)
 }
 
 // relay keeps msgs, the messages other than the reply that the server
@@ -41,9 +52,42 @@ func relay(ctx context.Context, msgs [][]byte) {
 	if len(msgs) == 0 {
 		return
 	}
-	if c, ok := CallFromContext(ctx); ok {
-		c.relayed = append(c.relayed, msgs...)
+	c, ok := CallFromContext(ctx)
+	if !ok || c.relay == nil {
+		return
 	}
+	rl := c.relay
+	rl.mu.Lock()
+	if !rl.settled {
+		rl.msgs = append(rl.msgs, msgs...)
+		rl.mu.Unlock()
+		return
+	}
+	late := rl.late
+	rl.mu.Unlock()
+	if late != nil {
+		late(msgs)
+	}
+}
+
+// settle returns the messages relayed for the call so far and marks it
+// decided: later ones go to the tool set's Redeliver, if it has one (the
+// call has passed or been answered by then; the server delivers them with
+// the caller's next request).
+func (c *Call) settle(tools ToolSet, lr *http.Request) [][]byte {
+	if c == nil || c.relay == nil {
+		return nil
+	}
+	rl := c.relay
+	rl.mu.Lock()
+	defer rl.mu.Unlock()
+	rl.settled = true
+	if rd, ok := tools.(Redeliverer); ok {
+		rl.late = func(msgs [][]byte) { rd.Redeliver(lr, msgs) }
+	}
+	msgs := rl.msgs
+	rl.msgs = nil
+	return msgs
 }
 
 type callKey struct{}
@@ -60,6 +104,7 @@ func CallFromContext(ctx context.Context) (*Call, bool) {
 func withCall(r *http.Request, c Call) (*http.Request, *Call) {
 	cc := &callContext{Context: r.Context(), call: c}
 	cc.call.plain = r
+	cc.call.relay = &cc.relay
 	return r.WithContext(cc), &cc.call
 }
 
@@ -68,7 +113,8 @@ func withCall(r *http.Request, c Call) (*http.Request, *Call) {
 // call is made per rejection).
 type callContext struct {
 	context.Context
-	call Call
+	call  Call
+	relay relayed
 }
 
 func (c *callContext) Value(key any) any {

@@ -14,7 +14,12 @@
 // has a [Reason], in one ordered list, reported to Options.OnPass and
 // Options.Logger. The rules, and what mcp-go and go-sdk refuse before tool
 // lookup, are in docs/RULES.md in the repository. The ResponseWriter is
-// never wrapped, so streaming, flushing and hijacking behave as without it.
+// not wrapped, so streaming, flushing and hijacking behave as without it,
+// but in one case: when the tool set's own requests took messages the
+// server meant for the caller and the call passes, Handler wraps it to
+// deliver them with the server's answer (a JSON answer is then held until
+// the handler returns; http.ResponseController reaches the writer beneath
+// through Unwrap).
 //
 // The package lives in the folder middleware but is named toolguard, so it
 // can be imported next to echo's and chi's own middleware packages without

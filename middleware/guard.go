@@ -135,7 +135,9 @@ func New(opts Options) (*Guard, error) {
 
 // Handler returns next guarded: a tools/call for an unknown tool is answered
 // here, every other request reaches next with its body byte for byte.
-// The ResponseWriter is never wrapped.
+// The ResponseWriter is not wrapped, unless the tool set's own requests
+// took messages the server meant for the caller: then next's answer
+// carries them (see the package doc).
 //
 // Unlike Check, Handler hands next the request itself: while next runs,
 // r.Body yields the bytes the guard read and then the rest of the body, as
@@ -286,6 +288,11 @@ func (g *Guard) decide(r *http.Request, body []byte, undelivered *[][]byte) (rej
 	if len(r.Header[mcpwire.HeaderLastEventID]) > 0 {
 		return nil, ReasonLastEventID, named(), nil
 	}
+	// A request without Accept: go-sdk (400) and the TypeScript SDKs (406)
+	// refuse it before the lookup.
+	if len(r.Header["Accept"]) == 0 {
+		return nil, ReasonAccept, named(), nil
+	}
 	json, stream := mcpwire.Accepts(r.Header["Accept"])
 	if modern {
 		if hdr, single := mismatchedHeader(r.Header, nameBytes); hdr != "" {
@@ -320,8 +327,14 @@ func (g *Guard) decide(r *http.Request, body []byte, undelivered *[][]byte) (rej
 	}
 	switch tools.Lookup(lr, name) {
 	case Present:
+		if c != nil {
+			*undelivered = redeliver(tools, lr)
+		}
 		return nil, ReasonKnown, name, nil
 	case Unsure:
+		if c != nil {
+			*undelivered = redeliver(tools, lr)
+		}
 		return nil, ReasonUnsure, name, nil
 	}
 	if c == nil {
@@ -358,10 +371,9 @@ func (g *Guard) decide(r *http.Request, body []byte, undelivered *[][]byte) (rej
 	// out with the answer, as events before it: the server sent them as an
 	// event stream to a request with the caller's own Accept header.
 	call, _ := CallFromContext(lr.Context())
-	rj := g.unknownTool(m.id.raw(body), name, la, status, stream && !json || len(call.relayed) > 0)
-	if rj.SSE {
-		rj.relayed = call.relayed
-	}
+	relayed := call.settle(tools, lr)
+	rj := g.unknownTool(m.id.raw(body), name, la, status, stream && !json || len(relayed) > 0)
+	rj.relayed = relayed
 	return rj, 0, "", nil
 }
 
@@ -371,14 +383,18 @@ func (g *Guard) decide(r *http.Request, body []byte, undelivered *[][]byte) (rej
 // cannot.
 func redeliver(tools ToolSet, lr *http.Request) [][]byte {
 	call, ok := CallFromContext(lr.Context())
-	if !ok || len(call.relayed) == 0 {
+	if !ok {
+		return nil
+	}
+	msgs := call.settle(tools, lr)
+	if len(msgs) == 0 {
 		return nil
 	}
 	if rd, ok := tools.(Redeliverer); ok {
-		rd.Redeliver(lr, call.relayed)
+		rd.Redeliver(lr, msgs)
 		return nil
 	}
-	return call.relayed
+	return msgs
 }
 
 // era reports whether the request is a 2026-07-28 request, and ok false

@@ -60,6 +60,7 @@ func TestPassReasons(t *testing.T) {
 		{"Mcp-Name twice, answering mismatches", ReasonHeaderMismatch, "POST", modernCall("1", `"nope"`), modernWith(modernHeaders("nope"), "Mcp-Name", "nope", "nope"), Options{AnswerHeaderMismatch: true}},
 		{"accept html", ReasonAccept, "POST", unknown, http.Header{"Accept": {"text/html"}}, Options{}},
 		{"accept json q=0", ReasonAccept, "POST", unknown, http.Header{"Accept": {"application/json;q=0"}}, Options{}},
+		{"no Accept", ReasonAccept, "POST", unknown, http.Header{"Accept": nil}, Options{}},
 		{"known", ReasonKnown, "POST", knownCall, nil, Options{}},
 		{"unsure", ReasonUnsure, "POST", unknown, nil, Options{Tools: stubTools{presence: Unsure}}},
 		{"no clientCapabilities", ReasonClientMeta, "POST", modernCallMeta(`{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}`), modernHeaders("nope"), Options{}},

@@ -319,6 +319,11 @@ func TestReview3RelayCompressedAnswer(t *testing.T) {
 	if err != nil {
 		t.Fatalf("guarded: the client cannot read the answer: %v (Content-Type %s, %q)", err, ct, body)
 	}
+	// An encoded answer has no place for the relayed messages (RULES §3):
+	// it must reach the client as the server wrote it.
+	if string(body) == string(alone) {
+		return
+	}
 	msgs := sse.Messages(body)
 	if len(msgs) == 0 || !json.Valid(msgs[len(msgs)-1]) || !strings.Contains(string(msgs[len(msgs)-1]), `"result"`) {
 		t.Errorf("guarded: %s %q, the server answered %q", ct, body, alone)
@@ -397,6 +402,7 @@ func TestReview3HandlerWriterIsWrapped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	io.ReadAll(res.Body) // the answer ends when the handler has returned
 	res.Body.Close()
 	if s.list.lists.Load() != 1 {
 		t.Fatalf("%d lists: the call was not confirmed by a list that relayed a message", s.list.lists.Load())
