@@ -238,6 +238,10 @@ type caller struct {
 	list    *list     // the caller's last list that may be reused, or nil
 	flight  *flight   // the request for the caller's list in progress, or nil
 	lastEnd time.Time // when the last request ended
+	// session is the caller's session as mcp-go gave it to the last
+	// request, for Redeliver (a session the tool set did not see
+	// registered has no life).
+	session server.ClientSession
 }
 
 // list is one caller's tools/list as the tool set keeps it.
@@ -327,18 +331,34 @@ func (t *ToolSet) List(r *http.Request) ([]string, error) {
 		return la.l.names, nil
 	}
 	key := t.callerKey(r)
+	var l *list
+	var err error
 	if key == "" {
-		l, _, err := t.ask(r)
-		if err != nil {
-			return nil, err
-		}
-		return l.names, nil
+		l, _, err = t.ask(r)
+	} else {
+		l, err = t.shared(r, key)
 	}
-	l, err := t.shared(r, key)
 	if err != nil {
 		return nil, err
 	}
-	return l.names, nil
+	return l.forCall(r), nil
+}
+
+// forCall returns l's names for the call of r: with the call's name added
+// when it is the key of one of the caller's session tools listed under
+// another name (mcp-go finds a session tool by its key), so that the
+// guard never rejects it; the names kept for later calls stay as listed.
+func (l *list) forCall(r *http.Request) []string {
+	c, ok := toolguard.CallFromContext(r.Context())
+	if !ok {
+		return l.names
+	}
+	for _, st := range l.sessionTools {
+		if st.key == c.Name && st.name != c.Name {
+			return append(slices.Clip(l.names), c.Name)
+		}
+	}
+	return l.names
 }
 
 // callerKey is the key of r's caller in the tool set: the Discover key
@@ -497,6 +517,11 @@ func (t *ToolSet) fly(r *http.Request, c *caller, f *flight) {
 	c.flight, c.lastEnd = nil, time.Now()
 	if f.err == nil && reuse {
 		c.list = f.l
+	}
+	if f.err == nil {
+		if s, ok := f.l.session.(server.ClientSession); ok && s.SessionID() != "" && s.SessionID() == r.Header.Get("Mcp-Session-Id") {
+			c.session = s
+		}
 	}
 	t.mu.Unlock()
 	close(f.done)
@@ -724,19 +749,27 @@ func (t *ToolSet) sessionEnded(ctx context.Context, s server.ClientSession) {
 // Requests and responses among them, and messages for a session the tool
 // set does not know, cannot be given back.
 func (t *ToolSet) Redeliver(r *http.Request, msgs [][]byte) {
-	t.mu.Lock()
-	lf := t.sessions[r.Header.Get("Mcp-Session-Id")]
-	t.mu.Unlock()
-	if lf == nil || lf.ended.Load() {
+	id := r.Header.Get("Mcp-Session-Id")
+	if id == "" {
 		return
 	}
-	ch := lf.session.NotificationChannel()
-	for _, m := range msgs {
-		var n mcp.JSONRPCNotification
-		var id struct {
-			ID json.RawMessage `json:"id"`
+	var s server.ClientSession
+	t.mu.Lock()
+	if lf := t.sessions[id]; lf != nil {
+		if !lf.ended.Load() {
+			s = lf.session
 		}
-		if json.Unmarshal(m, &id) != nil || id.ID != nil || json.Unmarshal(m, &n) != nil || n.Method == "" {
+	} else if key := t.callerKey(r); key != "" && t.callers[key] != nil {
+		s = t.callers[key].session
+	}
+	t.mu.Unlock()
+	if s == nil {
+		return
+	}
+	ch := s.NotificationChannel()
+	for _, m := range msgs {
+		n, ok := notification(m)
+		if !ok {
 			continue
 		}
 		select {
@@ -744,6 +777,40 @@ func (t *ToolSet) Redeliver(r *http.Request, msgs [][]byte) {
 		default: // a full queue: mcp-go would have dropped it too
 		}
 	}
+}
+
+// notification reads a JSON-RPC notification into mcp-go's type with its
+// params kept as they came (raw values, so numbers keep every digit and
+// nothing is added when mcp-go writes it out again). ok is false for
+// anything else (a request or a response).
+func notification(msg []byte) (mcp.JSONRPCNotification, bool) {
+	var m struct {
+		ID     json.RawMessage            `json:"id"`
+		Method string                     `json:"method"`
+		Params map[string]json.RawMessage `json:"params"`
+	}
+	if json.Unmarshal(msg, &m) != nil || m.ID != nil || m.Method == "" {
+		return mcp.JSONRPCNotification{}, false
+	}
+	n := mcp.JSONRPCNotification{JSONRPC: mcp.JSONRPC_VERSION, Notification: mcp.Notification{Method: m.Method}}
+	for k, v := range m.Params {
+		if k == "_meta" {
+			var meta map[string]json.RawMessage
+			if json.Unmarshal(v, &meta) != nil {
+				return mcp.JSONRPCNotification{}, false
+			}
+			n.Params.Meta = make(map[string]any, len(meta))
+			for mk, mv := range meta {
+				n.Params.Meta[mk] = mv
+			}
+			continue
+		}
+		if n.Params.AdditionalFields == nil {
+			n.Params.AdditionalFields = make(map[string]any, len(m.Params))
+		}
+		n.Params.AdditionalFields[k] = v
+	}
+	return n, true
 }
 
 type captureKey struct{}
