@@ -26,8 +26,12 @@ func Example() {
 
 	srv := httptest.NewServer(r)
 	defer srv.Close()
-	resp, err := http.Post(srv.URL+"/mcp", "application/json",
-		strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_wheather"}}`))
+	// An MCP client sends Accept with both media types; a request without
+	// it is left to the server (SDKs refuse it before looking the tool up).
+	req, _ := http.NewRequest("POST", srv.URL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_wheather"}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		log.Fatal(err)
 	}
