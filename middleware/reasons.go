@@ -50,7 +50,8 @@ const (
 	// (answered with -32020 instead when Options.AnswerHeaderMismatch is
 	// set and the header is not repeated).
 	ReasonHeaderMismatch
-	// ReasonAccept: the Accept header admits neither application/json nor
+	// ReasonAccept: there is no Accept header (SDKs refuse such a request
+	// before the lookup), or it admits neither application/json nor
 	// text/event-stream.
 	ReasonAccept
 	// ReasonKnown: the tool set says the caller can call the tool.
