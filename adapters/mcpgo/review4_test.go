@@ -84,3 +84,86 @@ func TestReview4SessionToolKeyRejectedWithoutListChanged(t *testing.T) {
 		})
 	}
 }
+
+// Promise: never a lost message. A tools/list that outlasts
+// DiscoverOptions.Timeout (a slow OnBeforeListTools hook, a tool filter
+// that asks an authorization service) makes Discovery.send return at once
+// with an error, while mcp-go goes on serving that request: its forwarder
+// takes the session's queued notification and writes it into the capture,
+// which nobody reads any more. The call passes (list-failed), but the
+// notification never reaches the client: not with this call, not with the
+// next POST. The late relay of 69aa321 does not help: the relay is made
+// only from a reply that came in time. mcp-go alone delivers it with the
+// call. Both through the mcp-go tool set and through Discover itself.
+// FAILS on the reviewed code.
+func TestReview4TimeoutLosesNotification(t *testing.T) {
+	for _, viaTools := range []bool{true, false} {
+		t.Run(map[bool]string{true: "tools", false: "discover"}[viaTools], func(t *testing.T) {
+			const slow = 300 * time.Millisecond
+			hooks := &server.Hooks{}
+			hooks.AddBeforeListTools(func(context.Context, any, *mcp.ListToolsRequest) { time.Sleep(slow) })
+			s := server.NewMCPServer("slow", "1.0.0", server.WithToolCapabilities(true), server.WithHooks(hooks))
+			s.AddTool(mcp.NewTool("tool_01"), ran)
+			alone := server.NewStreamableHTTPServer(s)
+			dopts := toolguard.DiscoverOptions{MinInterval: time.Nanosecond, MaxWait: 2 * time.Second, Timeout: 50 * time.Millisecond}
+			var ts toolguard.ToolSet
+			if viaTools {
+				tools, err := Tools(s, alone, Options{Discover: dopts})
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { tools.Close() })
+				ts = tools
+			} else {
+				d, err := toolguard.Discover(alone, dopts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ts = d
+			}
+			g, err := toolguard.New(toolguard.Options{Tools: ts})
+			if err != nil {
+				t.Fatal(err)
+			}
+			guarded := g.Handler(alone)
+			open := func() string { return (&sessionServer{alone: alone}).open(t) }
+
+			// mcp-go alone (one delivery in three tries: its own forwarder
+			// race, see noForwarders).
+			delivered := false
+			for range 3 {
+				id := open()
+				noForwarders(t)
+				if err := s.SendNotificationToSpecificClient(id, "notifications/message", map[string]any{"seq": 1}); err != nil {
+					t.Fatal(err)
+				}
+				if countNote(messagesOf(fixture.Send(alone, unknownCall, hdr(id))), "1") == 1 {
+					delivered = true
+					break
+				}
+			}
+			if !delivered {
+				t.Fatal("mcp-go alone did not deliver the notification with the call")
+			}
+
+			id := open()
+			noForwarders(t)
+			if err := s.SendNotificationToSpecificClient(id, "notifications/message", map[string]any{"seq": 1}); err != nil {
+				t.Fatal(err)
+			}
+			var seen []string
+			first := fixture.Send(guarded, unknownCall, hdr(id))
+			seen = append(seen, messagesOf(first)...)
+			if !strings.Contains(first.Body.String(), `"code":-32602`) {
+				t.Fatalf("unknown call: %d %s", first.Code, first.Body)
+			}
+			// Let the tool set's list finish, then the session's next POST.
+			time.Sleep(slow + 200*time.Millisecond)
+			noForwarders(t)
+			seen = append(seen, messagesOf(fixture.Send(guarded, callBody("tool_01"), hdr(id)))...)
+			if k := countNote(seen, "1"); k != 1 {
+				t.Errorf("the notification reached the client %d times, want once (mcp-go alone: with the call): %q", k, seen)
+			}
+		})
+	}
+}
