@@ -7,9 +7,12 @@ package toolguard
 // others cover ground the earlier tests did not and pass.
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -93,7 +96,7 @@ func seqs(msgs []string) string {
 // queue first, and the client gets the server's notifications 2, 1.
 // FAILS on the reviewed code.
 func TestReview4LateRedeliverOvertakes(t *testing.T) {
-	tools := &lateTools{names: []string{"a"}, firstDelay: 20 * time.Millisecond}
+	tools := &lateTools{names: []string{"a"}, firstDelay: 100 * time.Millisecond}
 	h := mustGuard(t, Options{Tools: tools}).Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, `{"jsonrpc":"2.0","id":1,"result":{}}`)
@@ -141,4 +144,66 @@ func send4(h http.Handler, body string) *httptest.ResponseRecorder {
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, r)
 	return w
+}
+
+// Passing coverage: relayWriter with answers written in ways the third
+// review's rewrite has to handle: a CRLF split across two Writes (one
+// line break, not two), WriteHeader called twice (the first counts, the
+// answer is whole), a Write after Hijack (an error, no panic; the
+// hijacker's own bytes reach the client).
+func TestReview4RelayWriterEdges(t *testing.T) {
+	t.Run("crlf-split", func(t *testing.T) {
+		s := newCallAnswerServer(func(w http.ResponseWriter, id json.RawMessage) {
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"jsonrpc":"2.0",`+"\r")
+			fmt.Fprintf(w, "\n\"id\":%s,\r\n\"result\":{}}\r", id)
+		})
+		res, body := postReal(t, review3Guard(t, s), call("1", `"a"`))
+		msgs := sse.Messages(body)
+		if res.StatusCode != 200 || len(msgs) != 2 {
+			t.Fatalf("%d %q: want the notification and the answer", res.StatusCode, body)
+		}
+		if want := "{\"jsonrpc\":\"2.0\",\n\"id\":1,\n\"result\":{}}\n"; string(msgs[1]) != want {
+			t.Errorf("answer %q, want %q (each CR, LF, CRLF one line break)", msgs[1], want)
+		}
+	})
+	t.Run("writeheader-twice", func(t *testing.T) {
+		s := newCallAnswerServer(func(w http.ResponseWriter, id json.RawMessage) {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(200)
+			w.WriteHeader(500)
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{}}`, id)
+		})
+		res, body := postReal(t, review3Guard(t, s), call("1", `"a"`))
+		msgs := sse.Messages(body)
+		if res.StatusCode != 200 || len(msgs) != 2 || !json.Valid(msgs[1]) {
+			t.Fatalf("%d %q: want the notification and the answer", res.StatusCode, body)
+		}
+	})
+	t.Run("write-after-hijack", func(t *testing.T) {
+		writeErr := make(chan error, 1)
+		s := newCallAnswerServer(func(w http.ResponseWriter, id json.RawMessage) {
+			w.Header().Set("Content-Type", "application/json")
+			conn, buf, err := http.NewResponseController(w).Hijack()
+			if err != nil {
+				t.Errorf("Hijack through relayWriter: %v", err)
+				return
+			}
+			defer conn.Close()
+			answer := fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{}}`, id)
+			fmt.Fprintf(buf, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s", len(answer), answer)
+			buf.Flush()
+			_, err = w.Write([]byte("late"))
+			writeErr <- err
+		})
+		res, body := postReal(t, review3Guard(t, s), call("1", `"a"`))
+		if res.StatusCode != 200 || !bytes.Contains(body, []byte(`"result"`)) || bytes.Contains(body, []byte("late")) {
+			t.Fatalf("%d %q: want the hijacker's answer alone", res.StatusCode, body)
+		}
+		if err := <-writeErr; err == nil {
+			t.Error("Write after Hijack reported no error")
+		}
+	})
+	_ = bufio.NewReader
+	_ = net.Dial
 }
