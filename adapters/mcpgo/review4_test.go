@@ -167,3 +167,79 @@ func TestReview4TimeoutLosesNotification(t *testing.T) {
 		})
 	}
 }
+
+// notesOf returns the notifications among msgs (no id), in order.
+func notesOf(msgs []string) []string {
+	var out []string
+	for _, m := range msgs {
+		if !strings.Contains(m, `"id":`) {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// redeliveredAsAlone sends the session a notification (method, params),
+// then a call through the guard that the lean ping confirms (the ping takes
+// the notification; the call passes and Redeliver gives it back), and
+// compares what the client gets with what mcp-go alone sends.
+func redeliveredAsAlone(t *testing.T, method string, params map[string]any) {
+	t.Helper()
+	ls := newLeanServer(t, nil)
+	ls.learn(t)
+	var want []string
+	for range 3 {
+		id := ls.open(t)
+		noForwarders(t)
+		if err := ls.mcp.SendNotificationToSpecificClient(id, method, params); err != nil {
+			t.Fatal(err)
+		}
+		if want = notesOf(messagesOf(fixture.Send(ls.alone, unknownCall, hdr(id)))); len(want) == 1 {
+			break
+		}
+	}
+	if len(want) != 1 {
+		t.Fatalf("mcp-go alone did not deliver the notification with the call: %q", want)
+	}
+	id := ls.open(t)
+	noForwarders(t)
+	if err := ls.mcp.SendNotificationToSpecificClient(id, method, params); err != nil {
+		t.Fatal(err)
+	}
+	pings := ls.pings.Load()
+	w := fixture.Send(ls.guarded, callBody("long_job"), hdr(id))
+	if ls.pings.Load() == pings {
+		t.Fatalf("the call was not confirmed by the tool set's ping: %d %s", w.Code, w.Body)
+	}
+	got := notesOf(messagesOf(w))
+	if len(got) != 1 || got[0] != want[0] {
+		t.Errorf("the client got %q, mcp-go alone sends %q", got, want)
+	}
+}
+
+// Promise: never an altered message. notification() (db85f04) rebuilds
+// the params from a map of their members: params that are an empty
+// object have none, so mcp-go writes the notification again without
+// "params" at all. mcp-go alone sends "params":{}.
+// FAILS on the reviewed code.
+func TestReview4RedeliveredEmptyParamsDropped(t *testing.T) {
+	redeliveredAsAlone(t, "notifications/message", map[string]any{})
+}
+
+// Passing coverage: Redeliver gives the client, byte for byte, what mcp-go
+// alone sends, for params that are absent, that carry _meta with an
+// integer beyond 2^53 and nested values, and strings json escapes.
+func TestReview4RedeliveredShapes(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		method string
+		params map[string]any
+	}{
+		{"nil", "notifications/resources/list_changed", nil},
+		{"meta", "notifications/progress", map[string]any{"progressToken": "tok", "progress": 1.5,
+			"_meta": map[string]any{"n": int64(9007199254740993), "nested": map[string]any{"x": []any{1, "<&>"}}}}},
+		{"escapes", "notifications/message", map[string]any{"data": "a\u2028b<c>&\"d\"", "level": "info"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) { redeliveredAsAlone(t, tc.method, tc.params) })
+	}
+}
