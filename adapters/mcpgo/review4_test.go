@@ -8,6 +8,7 @@ package toolguardmcpgo
 
 import (
 	"context"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -23,7 +24,7 @@ import (
 // session tool under the key "alias" named "weather" (SetSessionTools
 // allows any key; mcp-go runs a session tool found by its key and lists
 // it by its name), guarded by the tool set.
-func aliasServer(t *testing.T, listChanged bool) (s *server.MCPServer, alone *server.StreamableHTTPServer, tools *ToolSet, guarded func() *toolguard.Guard) {
+func aliasServer(t *testing.T, listChanged, wrapped bool) (s *server.MCPServer, alone *server.StreamableHTTPServer, tools *ToolSet, guarded func() *toolguard.Guard) {
 	t.Helper()
 	hooks := &server.Hooks{}
 	hooks.AddOnRegisterSession(func(_ context.Context, cs server.ClientSession) {
@@ -36,7 +37,12 @@ func aliasServer(t *testing.T, listChanged bool) (s *server.MCPServer, alone *se
 	s = server.NewMCPServer("alias", "1.0.0", server.WithToolCapabilities(listChanged), server.WithHooks(hooks))
 	s.AddTool(mcp.NewTool("tool_01"), ran)
 	alone = server.NewStreamableHTTPServer(s)
-	tools, err := Tools(s, alone, Options{Discover: toolguard.DiscoverOptions{MinInterval: time.Nanosecond}})
+	var h http.Handler = alone
+	if wrapped {
+		// A logging or metrics middleware around mcp-go's handler.
+		h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { alone.ServeHTTP(w, r) })
+	}
+	tools, err := Tools(s, h, Options{Discover: toolguard.DiscoverOptions{MinInterval: time.Nanosecond}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,20 +58,23 @@ func aliasServer(t *testing.T, listChanged bool) (s *server.MCPServer, alone *se
 
 // Promise: never a wrong rejection. forCall (db85f04) adds the call's
 // name to the list when it is the key of a session tool listed under
-// another name, but only on the path where lists are reused. A server
-// that does not announce list changes (WithToolCapabilities(false)), or a
-// tool set after Close, takes every list from the Discovery, which has the
-// names only: the call of "alias", which mcp-go runs, is answered -32602,
-// every time, not only the session's first call.
+// another name, but only where the tool set captured the session's tools
+// (mcp-go's own handler, lists reused). A server that does not announce
+// list changes (WithToolCapabilities(false)) or a tool set after Close
+// takes every list from the Discovery, and a tool set given a handler
+// that wraps mcp-go's (a logging middleware) reads the list from the
+// reply: names only, either way. The call of "alias", which mcp-go runs,
+// is answered -32602, every time, not only the session's first call.
 // FAILS on the reviewed code.
 func TestReview4SessionToolKeyRejectedWithoutListChanged(t *testing.T) {
 	for _, tc := range []struct {
 		name        string
 		listChanged bool
 		closed      bool
-	}{{"no-list-changed", false, false}, {"closed", true, true}} {
+		wrapped     bool
+	}{{"no-list-changed", false, false, false}, {"closed", true, true, false}, {"wrapped-handler", true, false, true}} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, alone, tools, guard := aliasServer(t, tc.listChanged)
+			_, alone, tools, guard := aliasServer(t, tc.listChanged, tc.wrapped)
 			if tc.closed {
 				tools.Close()
 			}
