@@ -7,12 +7,11 @@ package toolguard
 // others cover ground the earlier tests did not and pass.
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -204,6 +203,39 @@ func TestReview4RelayWriterEdges(t *testing.T) {
 			t.Error("Write after Hijack reported no error")
 		}
 	})
-	_ = bufio.NewReader
-	_ = net.Dial
 }
+
+// Passing coverage: next panics (http.ErrAbortHandler, as
+// httputil.ReverseProxy does when the upstream's body breaks off) after a
+// part of its JSON answer went out. Handler's deferred finish still runs;
+// the client must see a broken answer (a read error), never a complete
+// event stream whose last event is the truncated answer.
+func TestReview4RelayPanicLeavesAnswerBroken(t *testing.T) {
+	for _, p := range []any{http.ErrAbortHandler, "boom"} {
+		t.Run(fmt.Sprint(p), func(t *testing.T) {
+			s := newCallAnswerServer(func(w http.ResponseWriter, id json.RawMessage) {
+				w.Header().Set("Content-Type", "application/json")
+				fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,`, id)
+				http.NewResponseController(w).Flush()
+				panic(p)
+			})
+			srv := httptest.NewUnstartedServer(review3Guard(t, s))
+			srv.Config.ErrorLog = log.New(io.Discard, "", 0)
+			srv.Start()
+			defer srv.Close()
+			req, _ := http.NewRequest("POST", srv.URL, strings.NewReader(call("1", `"a"`)))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			res, err := srv.Client().Do(req)
+			if err != nil {
+				return // broken before the headers: fine
+			}
+			defer res.Body.Close()
+			body, err := io.ReadAll(res.Body)
+			if err == nil {
+				t.Errorf("the client read a complete answer %q from a handler that panicked mid-answer", body)
+			}
+		})
+	}
+}
+
