@@ -238,4 +238,3 @@ func TestReview4RelayPanicLeavesAnswerBroken(t *testing.T) {
 		})
 	}
 }
-
