@@ -8,11 +8,16 @@ package toolguardmcpgo
 
 import (
 	"context"
+	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
@@ -250,5 +255,82 @@ func TestReview4RedeliveredShapes(t *testing.T) {
 		{"escapes", "notifications/message", map[string]any{"data": "a\u2028b<c>&\"d\"", "level": "info"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) { redeliveredAsAlone(t, tc.method, tc.params) })
+	}
+}
+
+// Passing coverage: mcp-go's own client, over real HTTP, through the
+// guard with Discover in front of mcp-go (no Redeliverer): the session's
+// queued notification, taken by the Discovery's tools/list, reaches the
+// client's notification handler once, and the call's answer (mcp-go's
+// JSON made an event stream by Guard.Handler, a trailing newline and all)
+// is read as the tool's result.
+func TestReview4MCPGoClientReadsRelayedStream(t *testing.T) {
+	var lists atomic.Int64
+	hooks := &server.Hooks{}
+	hooks.AddBeforeListTools(func(context.Context, any, *mcp.ListToolsRequest) { lists.Add(1) })
+	s := server.NewMCPServer("relay", "1.0.0", server.WithToolCapabilities(true), server.WithHooks(hooks))
+	s.AddTool(mcp.NewTool("tool_01"), ran)
+	alone := server.NewStreamableHTTPServer(s)
+	d, err := toolguard.Discover(alone, toolguard.DiscoverOptions{MinInterval: time.Nanosecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := toolguard.New(toolguard.Options{Tools: d})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(g.Handler(alone))
+	defer srv.Close()
+
+	c, err := client.NewStreamableHttpClient(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var mu sync.Mutex
+	var got []string
+	c.OnNotification(func(n mcp.JSONRPCNotification) {
+		if n.Method == "notifications/message" {
+			mu.Lock()
+			got = append(got, fmt.Sprint(n.Params.AdditionalFields["seq"]))
+			mu.Unlock()
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	init := mcp.InitializeRequest{}
+	init.Params.ProtocolVersion = "2025-11-25"
+	init.Params.ClientInfo = mcp.Implementation{Name: "t", Version: "1"}
+	if _, err := c.Initialize(ctx, init); err != nil {
+		t.Fatal(err)
+	}
+	noForwarders(t)
+	if err := s.SendNotificationToSpecificClient(c.GetSessionId(), "notifications/message", map[string]any{"seq": 1}); err != nil {
+		t.Fatal(err)
+	}
+	req := mcp.CallToolRequest{}
+	req.Params.Name = "tool_01"
+	res, err := c.CallTool(ctx, req)
+	if err != nil {
+		t.Fatalf("call through the guard: %v", err)
+	}
+	if len(res.Content) != 1 || !strings.Contains(fmt.Sprint(res.Content[0]), "ran tool_01") {
+		t.Fatalf("result %+v", res)
+	}
+	if lists.Load() == 0 {
+		t.Fatal("the call was not confirmed by a list: nothing was relayed")
+	}
+	// A second call (its list is reused or fetched again) must not bring
+	// the notification again.
+	if _, err := c.CallTool(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) != 1 || got[0] != "1" {
+		t.Errorf("notifications seen by the client: %q, want [1] once", got)
 	}
 }
