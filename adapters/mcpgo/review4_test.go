@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -268,19 +270,59 @@ func TestReview4RedeliveredShapes(t *testing.T) {
 }
 
 // Passing coverage: mcp-go's own client, over real HTTP, through the
-// guard with Discover in front of mcp-go (no Redeliverer): the session's
+// guard with Discover in front of mcp-go (no Redeliverer), directly and
+// through a reverse proxy (Content-Length from upstream): the session's
 // queued notification, taken by the Discovery's tools/list, reaches the
 // client's notification handler once, and the call's answer (mcp-go's
 // JSON made an event stream by Guard.Handler, a trailing newline and all)
 // is read as the tool's result.
 func TestReview4MCPGoClientReadsRelayedStream(t *testing.T) {
+	for _, proxied := range []bool{false, true} {
+		t.Run(map[bool]string{false: "direct", true: "reverse-proxy"}[proxied], func(t *testing.T) { mcpgoClientThroughGuard(t, proxied) })
+	}
+}
+
+// mcpgoClientThroughGuard runs the client through the guard in front of
+// mcp-go, directly or (proxied) through an httputil.ReverseProxy to mcp-go
+// on its own HTTP server, as toolguard-proxy does (FlushInterval -1).
+func mcpgoClientThroughGuard(t *testing.T, proxied bool) {
 	var lists atomic.Int64
 	hooks := &server.Hooks{}
-	hooks.AddBeforeListTools(func(context.Context, any, *mcp.ListToolsRequest) { lists.Add(1) })
+	// The list takes a moment, so that its POST's forwarder surely takes
+	// the session's queued notification (the relay this test is about).
+	hooks.AddBeforeListTools(func(context.Context, any, *mcp.ListToolsRequest) {
+		lists.Add(1)
+		time.Sleep(5 * time.Millisecond)
+	})
 	s := server.NewMCPServer("relay", "1.0.0", server.WithToolCapabilities(true), server.WithHooks(hooks))
 	s.AddTool(mcp.NewTool("tool_01"), ran)
-	alone := server.NewStreamableHTTPServer(s)
-	d, err := toolguard.Discover(alone, toolguard.DiscoverOptions{MinInterval: time.Nanosecond})
+	var alone http.Handler = server.NewStreamableHTTPServer(s)
+	if proxied {
+		upstream := httptest.NewServer(alone)
+		defer upstream.Close()
+		u, err := url.Parse(upstream.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		alone = &httputil.ReverseProxy{Rewrite: func(pr *httputil.ProxyRequest) { pr.SetURL(u) }, FlushInterval: -1}
+	}
+	// The Discovery's own requests, teed: whether its list took the
+	// session's notification (the relay this test is about).
+	var tookNote atomic.Bool
+	listed := alone
+	tee := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec := httptest.NewRecorder()
+		listed.ServeHTTP(rec, r)
+		if strings.Contains(rec.Body.String(), `"notifications/message"`) {
+			tookNote.Store(true)
+		}
+		for k, v := range rec.Header() {
+			w.Header()[k] = v
+		}
+		w.WriteHeader(rec.Code)
+		w.Write(rec.Body.Bytes())
+	})
+	d, err := toolguard.Discover(tee, toolguard.DiscoverOptions{MinInterval: time.Nanosecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -331,6 +373,9 @@ func TestReview4MCPGoClientReadsRelayedStream(t *testing.T) {
 	}
 	if lists.Load() == 0 {
 		t.Fatal("the call was not confirmed by a list: nothing was relayed")
+	}
+	if !tookNote.Load() {
+		t.Fatal("the Discovery's list did not take the notification: nothing was relayed")
 	}
 	// A second call (its list is reused or fetched again) must not bring
 	// the notification again.
