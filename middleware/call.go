@@ -58,23 +58,24 @@ func relay(ctx context.Context, msgs [][]byte) {
 	}
 	rl := c.relay
 	rl.mu.Lock()
+	defer rl.mu.Unlock()
 	if !rl.settled {
 		rl.msgs = append(rl.msgs, msgs...)
-		rl.mu.Unlock()
 		return
 	}
-	late := rl.late
-	rl.mu.Unlock()
-	if late != nil {
-		late(msgs)
+	// Under the lock: late messages follow the ones settle gave back.
+	if rl.late != nil {
+		rl.late(msgs)
 	}
 }
 
-// settle returns the messages relayed for the call so far and marks it
-// decided: later ones go to the tool set's Redeliver, if it has one (the
-// call has passed or been answered by then; the server delivers them with
-// the caller's next request).
-func (c *Call) settle(tools ToolSet, lr *http.Request) [][]byte {
+// settle marks the call decided and returns the messages relayed for it
+// so far. For a call that passes, a tool set that can gives them back to
+// the server (Redeliver) and nil is returned. Later messages go to the
+// tool set's Redeliver, if it has one (the call has passed or been
+// answered by then; the server delivers them with the caller's next
+// request), in order after these: both under the call's lock.
+func (c *Call) settle(tools ToolSet, lr *http.Request, passes bool) [][]byte {
 	if c == nil || c.relay == nil {
 		return nil
 	}
@@ -82,11 +83,17 @@ func (c *Call) settle(tools ToolSet, lr *http.Request) [][]byte {
 	rl.mu.Lock()
 	defer rl.mu.Unlock()
 	rl.settled = true
-	if rd, ok := tools.(Redeliverer); ok {
-		rl.late = func(msgs [][]byte) { rd.Redeliver(lr, msgs) }
-	}
 	msgs := rl.msgs
 	rl.msgs = nil
+	rd, ok := tools.(Redeliverer)
+	if !ok {
+		return msgs
+	}
+	rl.late = func(msgs [][]byte) { rd.Redeliver(lr, msgs) }
+	if passes && len(msgs) > 0 {
+		rd.Redeliver(lr, msgs)
+		return nil
+	}
 	return msgs
 }
 

@@ -560,6 +560,14 @@ func (d *Discovery) send(ctx context.Context, r *http.Request, method string, bo
 	select {
 	case <-done:
 	case <-ctx.Done():
+		// The server may already have put messages for the caller on this
+		// request (mcp-go's forwarder takes a session's queued ones at
+		// once): they are the caller's, now and when the handler ends.
+		n := relayFrom(ctx, w, body, 0)
+		go func() {
+			<-done
+			relayFrom(ctx, w, body, n)
+		}()
 		return nil, false, fmt.Errorf("toolguard: %s: %w", method, ctx.Err())
 	}
 	if panicked != "" {
@@ -577,6 +585,22 @@ func (d *Discovery) send(ctx context.Context, r *http.Request, method string, bo
 		relay(ctx, otherMessages(reply.Body, body))
 	}
 	return reply.Body, stream, nil
+}
+
+// relayFrom relays the messages other than the reply to request that the
+// event stream written to w so far holds, past the first skip of them, and
+// returns how many there are.
+func relayFrom(ctx context.Context, w *capture.Writer, request []byte, skip int) int {
+	ct, sent := w.Sent()
+	if !mcpwire.IsEventStream(ct) {
+		return skip
+	}
+	msgs := otherMessages(sent, request)
+	if len(msgs) > skip {
+		relay(ctx, msgs[skip:])
+		return len(msgs)
+	}
+	return skip
 }
 
 // otherMessages returns the messages of the event stream that are not

@@ -17,9 +17,9 @@
 // not wrapped, so streaming, flushing and hijacking behave as without it,
 // but in one case: when the tool set's own requests took messages the
 // server meant for the caller and the call passes, Handler wraps it to
-// deliver them with the server's answer (a JSON answer is then held until
-// the handler returns; http.ResponseController reaches the writer beneath
-// through Unwrap).
+// deliver them with the server's answer (a JSON answer then goes out as
+// an event stream, line by line as it is written; http.ResponseController
+// reaches the writer beneath through Unwrap).
 //
 // The package lives in the folder middleware but is named toolguard, so it
 // can be imported next to echo's and chi's own middleware packages without

@@ -371,7 +371,7 @@ func (g *Guard) decide(r *http.Request, body []byte, undelivered *[][]byte) (rej
 	// out with the answer, as events before it: the server sent them as an
 	// event stream to a request with the caller's own Accept header.
 	call, _ := CallFromContext(lr.Context())
-	relayed := call.settle(tools, lr)
+	relayed := call.settle(tools, lr, false)
 	rj := g.unknownTool(m.id.raw(body), name, la, status, stream && !json || len(relayed) > 0)
 	rj.relayed = relayed
 	return rj, 0, "", nil
@@ -386,15 +386,7 @@ func redeliver(tools ToolSet, lr *http.Request) [][]byte {
 	if !ok {
 		return nil
 	}
-	msgs := call.settle(tools, lr)
-	if len(msgs) == 0 {
-		return nil
-	}
-	if rd, ok := tools.(Redeliverer); ok {
-		rd.Redeliver(lr, msgs)
-		return nil
-	}
-	return msgs
+	return call.settle(tools, lr, true)
 }
 
 // era reports whether the request is a 2026-07-28 request, and ok false

@@ -292,6 +292,13 @@ func (t *ToolSet) Lookup(r *http.Request, name string) toolguard.Presence {
 	if t.isGlobal(name) {
 		return toolguard.Present
 	}
+	if !t.watching() || !t.bare {
+		// No capture of the session's tools here: mcp-go finds a session
+		// tool by its key, which a list (names) may not show.
+		if t.sessionToolKey(r, name) {
+			return toolguard.Present
+		}
+	}
 	if !t.watching() {
 		return t.d.Lookup(r, name)
 	}
@@ -359,6 +366,31 @@ func (l *list) forCall(r *http.Request) []string {
 		}
 	}
 	return l.names
+}
+
+// sessionToolKey reports whether name is a key of the session tools of
+// r's session, as mcp-go reads them for a call, for a session the tool
+// set saw registered.
+func (t *ToolSet) sessionToolKey(r *http.Request, name string) bool {
+	id := r.Header.Get("Mcp-Session-Id")
+	if id == "" {
+		return false
+	}
+	if c, ok := toolguard.CallFromContext(r.Context()); ok && c.Modern {
+		return false // mcp-go ignores Mcp-Session-Id in 2026-07-28 requests
+	}
+	t.mu.Lock()
+	lf := t.sessions[id]
+	t.mu.Unlock()
+	if lf == nil || lf.ended.Load() {
+		return false
+	}
+	st, ok := lf.session.(server.SessionWithTools)
+	if !ok {
+		return false
+	}
+	_, found := st.GetSessionTools()[name]
+	return found
 }
 
 // callerKey is the key of r's caller in the tool set: the Discover key
@@ -793,6 +825,10 @@ func notification(msg []byte) (mcp.JSONRPCNotification, bool) {
 		return mcp.JSONRPCNotification{}, false
 	}
 	n := mcp.JSONRPCNotification{JSONRPC: mcp.JSONRPC_VERSION, Notification: mcp.Notification{Method: m.Method}}
+	if m.Params != nil && len(m.Params) == 0 {
+		// "params":{} stays: mcp-go omits params only when it has none.
+		n.Params.AdditionalFields = map[string]any{}
+	}
 	for k, v := range m.Params {
 		if k == "_meta" {
 			var meta map[string]json.RawMessage

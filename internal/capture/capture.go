@@ -17,9 +17,11 @@ type Writer struct {
 	mu     sync.Mutex
 	header http.Header
 	status int
-	body   bytes.Buffer
-	limit  int64
-	over   bool
+	// contentType is the Content-Type when the header was written.
+	contentType string
+	body        bytes.Buffer
+	limit       int64
+	over        bool
 }
 
 // NewWriter returns a Writer that keeps at most limit bytes of body.
@@ -36,18 +38,35 @@ func (w *Writer) Header() http.Header { return w.header }
 func (w *Writer) WriteHeader(status int) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.setStatus(status)
+}
+
+// setStatus records the status of the first header write, and the
+// Content-Type the handler had set by then. w.mu is held.
+func (w *Writer) setStatus(status int) {
 	if w.status == 0 {
 		w.status = status
+		w.contentType = w.header.Get("Content-Type")
 	}
+}
+
+// Sent returns, while the handler may still be writing, the Content-Type
+// of the header it wrote and a copy of the body so far ("" and nil before
+// the header was written).
+func (w *Writer) Sent() (contentType string, body []byte) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.status == 0 {
+		return "", nil
+	}
+	return w.contentType, bytes.Clone(w.body.Bytes())
 }
 
 // Write keeps p, or, once the body would pass the limit, nothing more.
 func (w *Writer) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.status == 0 {
-		w.status = http.StatusOK
-	}
+	w.setStatus(http.StatusOK)
 	if w.over || int64(w.body.Len()+len(p)) > w.limit {
 		w.over = true
 		return 0, errTooLarge
