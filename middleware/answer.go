@@ -48,10 +48,7 @@ func (j *Rejection) Write(w http.ResponseWriter) error {
 		for _, m := range j.relayed {
 			size += len(m) + 24
 		}
-		payload = make([]byte, 0, size)
-		for _, m := range j.relayed {
-			payload = appendEvent(payload, m)
-		}
+		payload = appendEvents(make([]byte, 0, size), j.relayed)
 		payload = appendEvent(payload, j.body)
 		vs = []string{"text/event-stream", "no-cache", strconv.Itoa(len(payload))}
 		h["Cache-Control"] = vs[1:2:2]
@@ -63,6 +60,14 @@ func (j *Rejection) Write(w http.ResponseWriter) error {
 	w.WriteHeader(j.Status)
 	_, err := w.Write(payload)
 	return err
+}
+
+// appendEvents appends each of msgs as an event.
+func appendEvents(b []byte, msgs [][]byte) []byte {
+	for _, m := range msgs {
+		b = appendEvent(b, m)
+	}
+	return b
 }
 
 // appendEvent appends msg, one JSON-RPC message, as an event: each of its

@@ -472,19 +472,25 @@ func keyedHeader(k string) bool {
 
 var listIDs atomic.Int64
 
+// asCaller returns the _meta and era of the requests Discovery makes as
+// the caller of r: the call's own, or, asked without a call (not by the
+// guard), those of a client of its own in the era of r's header.
+func asCaller(r *http.Request) (meta []byte, modern bool) {
+	if c, ok := CallFromContext(r.Context()); ok {
+		return c.Meta, c.Modern
+	}
+	v, _ := single(r.Header, mcpwire.HeaderProtocolVersion)
+	if modern = mcpwire.IsModern(v); modern {
+		meta, _ = json.Marshal(mcpwire.Meta(v, "toolguard", "1"))
+	}
+	return meta, modern
+}
+
 // fetch asks the handler for the whole tool list, as the caller of r.
 func (d *Discovery) fetch(r *http.Request) ([]string, time.Duration, error) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), d.opts.Timeout)
 	defer cancel()
-	var meta []byte
-	v, _ := single(r.Header, mcpwire.HeaderProtocolVersion)
-	modern := mcpwire.IsModern(v)
-	if c, ok := CallFromContext(r.Context()); ok {
-		meta, modern = c.Meta, c.Modern
-	} else if modern {
-		// Asked without a call (not by the guard): a client of our own.
-		meta, _ = json.Marshal(mcpwire.Meta(v, "toolguard", "1"))
-	}
+	meta, modern := asCaller(r)
 	var names []string
 	var ttl time.Duration
 	cursor := ""
@@ -641,12 +647,7 @@ var errPingModern = errors.New("toolguard: ping: a 2026-07-28 caller has no ping
 // caller of protocol version 2026-07-28, which has no ping, it returns an
 // error without asking.
 func (d *Discovery) Ping(r *http.Request) error {
-	var meta []byte
-	v, _ := single(r.Header, mcpwire.HeaderProtocolVersion)
-	modern := mcpwire.IsModern(v)
-	if c, ok := CallFromContext(r.Context()); ok {
-		meta, modern = c.Meta, c.Modern
-	}
+	meta, modern := asCaller(r)
 	if modern {
 		return errPingModern
 	}

@@ -325,15 +325,13 @@ func (g *Guard) decide(r *http.Request, body []byte, undelivered *[][]byte) (rej
 	if modern {
 		lr, c = withCall(r, Call{Name: name, Meta: forwardedMeta(meta), Modern: true})
 	}
-	switch tools.Lookup(lr, name) {
-	case Present:
+	if p := tools.Lookup(lr, name); p != Absent {
 		if c != nil {
+			// Lookup saw the call and may have asked the server.
 			*undelivered = redeliver(tools, lr)
 		}
-		return nil, ReasonKnown, name, nil
-	case Unsure:
-		if c != nil {
-			*undelivered = redeliver(tools, lr)
+		if p == Present {
+			return nil, ReasonKnown, name, nil
 		}
 		return nil, ReasonUnsure, name, nil
 	}

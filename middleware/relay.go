@@ -45,10 +45,7 @@ func (w *relayWriter) WriteHeader(code int) {
 		w.ResponseWriter.WriteHeader(code)
 		return
 	}
-	var b []byte
-	for _, m := range w.msgs {
-		b = appendEvent(b, m)
-	}
+	b := appendEvents(nil, w.msgs)
 	h.Del("Content-Length")
 	if mcpwire.IsJSON(ct) {
 		w.json = true

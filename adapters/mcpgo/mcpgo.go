@@ -171,7 +171,6 @@ func Tools(s *server.MCPServer, h http.Handler, opts Options) (*ToolSet, error) 
 	hooks.AddOnUnregisterSession(t.sessionEnded)
 	hooks.AddBeforePing(t.pinged)
 	server.WithToolFilter(t.capture)(s)
-	t.hooks = hooks
 	t.lean = bare && onlyFilter(s)
 	if err := s.RegisterSession(context.Background(), t.watch); err != nil {
 		return nil, err
@@ -189,7 +188,6 @@ type ToolSet struct {
 	maxWait     time.Duration
 	watch       *watcher
 	bare        bool // h is mcp-go's own handler: lists can be captured
-	hooks       *server.Hooks
 	// lean: h is mcp-go's own handler and the server has no tool filter
 	// but the tool set's, so a caller's list is the server's tools plus
 	// the caller's session tools, and can be put together in process.
