@@ -138,22 +138,7 @@ func TestReview3MaxWaitLosesNotification(t *testing.T) {
 	guarded := g.Handler(alone)
 	open := func() string { return (&sessionServer{alone: alone}).open(t) }
 
-	// mcp-go alone (one delivery in three tries: its own forwarder race).
-	delivered := false
-	for range 3 {
-		id := open()
-		noForwarders(t)
-		if err := s.SendNotificationToSpecificClient(id, "notifications/message", map[string]any{"seq": 1}); err != nil {
-			t.Fatal(err)
-		}
-		if countNote(messagesOf(fixture.Send(alone, unknownCall, hdr(id))), "1") == 1 {
-			delivered = true
-			break
-		}
-	}
-	if !delivered {
-		t.Fatal("mcp-go alone did not deliver the notification with the call")
-	}
+	aloneDelivers(t, s, alone, open)
 
 	id := open()
 	noForwarders(t)
@@ -368,4 +353,22 @@ func TestReview3DiscoverRelaysOnceThroughMCPGo(t *testing.T) {
 		}
 	}
 	t.Errorf("the notifications were not both delivered in three tries: %q", all)
+}
+
+// aloneDelivers fails t unless mcp-go alone delivers a session's queued
+// notification with an unknown call in one of three tries (its own
+// forwarder race, see noForwarders).
+func aloneDelivers(t *testing.T, s *server.MCPServer, alone http.Handler, open func() string) {
+	t.Helper()
+	for range 3 {
+		id := open()
+		noForwarders(t)
+		if err := s.SendNotificationToSpecificClient(id, "notifications/message", map[string]any{"seq": 1}); err != nil {
+			t.Fatal(err)
+		}
+		if countNote(messagesOf(fixture.Send(alone, unknownCall, hdr(id))), "1") == 1 {
+			return
+		}
+	}
+	t.Fatal("mcp-go alone did not deliver the notification with the call")
 }

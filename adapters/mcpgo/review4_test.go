@@ -144,23 +144,7 @@ func TestReview4TimeoutLosesNotification(t *testing.T) {
 			guarded := g.Handler(alone)
 			open := func() string { return (&sessionServer{alone: alone}).open(t) }
 
-			// mcp-go alone (one delivery in three tries: its own forwarder
-			// race, see noForwarders).
-			delivered := false
-			for range 3 {
-				id := open()
-				noForwarders(t)
-				if err := s.SendNotificationToSpecificClient(id, "notifications/message", map[string]any{"seq": 1}); err != nil {
-					t.Fatal(err)
-				}
-				if countNote(messagesOf(fixture.Send(alone, unknownCall, hdr(id))), "1") == 1 {
-					delivered = true
-					break
-				}
-			}
-			if !delivered {
-				t.Fatal("mcp-go alone did not deliver the notification with the call")
-			}
+			aloneDelivers(t, s, alone, open)
 
 			id := open()
 			noForwarders(t)
