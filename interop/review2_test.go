@@ -6,8 +6,6 @@ package interop
 
 import (
 	"net/http"
-	"net/http/httputil"
-	"net/url"
 	"testing"
 	"time"
 
@@ -84,16 +82,7 @@ func TestReview2TypedMetaTypeScriptV1(t *testing.T) {
 // the same first 7 bodies, -32602 with the list behind the guard. FAILS on
 // the reviewed code.
 func TestReview2TypedMetaTypeScriptV2(t *testing.T) {
-	ts := fixture.StartNode(t, "v2-caps-server.mjs", "--host-check")
-	u, err := url.Parse(ts.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxy := &httputil.ReverseProxy{Rewrite: func(pr *httputil.ProxyRequest) {
-		pr.SetURL(u)
-		pr.Out.URL.Path = u.Path
-		pr.Out.Host = pr.In.Host
-	}}
+	proxy := v2Server(t)
 	d, err := toolguard.Discover(proxy, toolguard.DiscoverOptions{MinInterval: time.Microsecond, ModernStatus: http.StatusOK})
 	if err != nil {
 		t.Fatal(err)

@@ -8,8 +8,6 @@ package interop
 
 import (
 	"net/http"
-	"net/http/httputil"
-	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -19,18 +17,7 @@ import (
 )
 
 func TestReview4AcceptSpellingsTypeScript(t *testing.T) {
-	v2 := func(t *testing.T) http.Handler {
-		ts := fixture.StartNode(t, "v2-caps-server.mjs", "--host-check")
-		u, err := url.Parse(ts.URL)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return &httputil.ReverseProxy{Rewrite: func(pr *httputil.ProxyRequest) {
-			pr.SetURL(u)
-			pr.Out.URL.Path = u.Path
-			pr.Out.Host = pr.In.Host
-		}}
-	}
+	v2 := func(t *testing.T) http.Handler { return v2Server(t) }
 	accepts := [][]string{
 		nil,
 		{""},

@@ -42,21 +42,28 @@ func ranRecorder(d *fixture.Differential, next http.Handler) http.Handler {
 	})
 }
 
-// The corpus, the _meta and the header variations against a real
-// TypeScript SDK v2 server (whose list depends on the client's
-// capabilities, and which refuses a foreign Host) behind a reverse proxy,
-// in both eras: no disagreement of any kind.
-func TestDifferentialTypeScriptV2(t *testing.T) {
+// v2Server starts the TypeScript SDK v2 server of v2-caps-server.mjs (its
+// list depends on the client's capabilities; it refuses a foreign Host)
+// and returns a reverse proxy to it that keeps the caller's Host.
+func v2Server(t *testing.T) *httputil.ReverseProxy {
 	ts := fixture.StartNode(t, "v2-caps-server.mjs", "--host-check")
 	u, err := url.Parse(ts.URL)
 	if err != nil {
 		t.Fatal(err)
 	}
-	proxy := &httputil.ReverseProxy{Rewrite: func(pr *httputil.ProxyRequest) {
+	return &httputil.ReverseProxy{Rewrite: func(pr *httputil.ProxyRequest) {
 		pr.SetURL(u)
 		pr.Out.URL.Path = u.Path
 		pr.Out.Host = pr.In.Host
 	}}
+}
+
+// The corpus, the _meta and the header variations against a real
+// TypeScript SDK v2 server (whose list depends on the client's
+// capabilities, and which refuses a foreign Host) behind a reverse proxy,
+// in both eras: no disagreement of any kind.
+func TestDifferentialTypeScriptV2(t *testing.T) {
+	proxy := v2Server(t)
 	d, err := toolguard.Discover(proxy, toolguard.DiscoverOptions{MinInterval: time.Microsecond, ModernStatus: http.StatusOK})
 	if err != nil {
 		t.Fatal(err)
