@@ -28,21 +28,7 @@ import (
 func TestReview3MissingAcceptAnswered(t *testing.T) {
 	for _, stateless := range []bool{false, true} {
 		t.Run(map[bool]string{false: "stateful", true: "stateless"}[stateless], func(t *testing.T) {
-			s := mcp.NewServer(&mcp.Implementation{Name: "s", Version: "1"}, nil)
-			addTools(s, "echo")
-			h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: stateless})
-			hdr := http.Header{"Mcp-Protocol-Version": {"2025-11-25"}}
-			if !stateless {
-				hdr = openSession(t, h)
-			}
-			tools, err := Tools(h, Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			g, err := toolguard.New(toolguard.Options{Tools: tools})
-			if err != nil {
-				t.Fatal(err)
-			}
+			h, g, hdr := echoGuard(t, stateless)
 			post := func(h http.Handler) (int, string) {
 				srv := httptest.NewServer(h)
 				defer srv.Close()
@@ -70,4 +56,25 @@ func TestReview3MissingAcceptAnswered(t *testing.T) {
 			}
 		})
 	}
+}
+
+// echoGuard serves a go-sdk server with the tool echo, stateful (a session
+// opened; hdr carries it) or stateless, and a guard for it.
+func echoGuard(t *testing.T, stateless bool) (h http.Handler, g *toolguard.Guard, hdr http.Header) {
+	t.Helper()
+	s := mcp.NewServer(&mcp.Implementation{Name: "s", Version: "1"}, nil)
+	addTools(s, "echo")
+	h = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: stateless})
+	hdr = http.Header{"Mcp-Protocol-Version": {"2025-11-25"}}
+	if !stateless {
+		hdr = openSession(t, h)
+	}
+	tools, err := Tools(h, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g, err = toolguard.New(toolguard.Options{Tools: tools}); err != nil {
+		t.Fatal(err)
+	}
+	return h, g, hdr
 }

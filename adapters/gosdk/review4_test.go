@@ -11,10 +11,6 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	toolguard "github.com/toolguard/toolguard/middleware"
 )
 
 // The guard answers an unknown call only where go-sdk itself answers it
@@ -39,21 +35,7 @@ func TestReview4AcceptSpellings(t *testing.T) {
 	}
 	for _, stateless := range []bool{false, true} {
 		t.Run(map[bool]string{false: "stateful", true: "stateless"}[stateless], func(t *testing.T) {
-			s := mcp.NewServer(&mcp.Implementation{Name: "s", Version: "1"}, nil)
-			addTools(s, "echo")
-			h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: stateless})
-			hdr := http.Header{"Mcp-Protocol-Version": {"2025-11-25"}}
-			if !stateless {
-				hdr = openSession(t, h)
-			}
-			tools, err := Tools(h, Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			g, err := toolguard.New(toolguard.Options{Tools: tools})
-			if err != nil {
-				t.Fatal(err)
-			}
+			h, g, hdr := echoGuard(t, stateless)
 			alone := httptest.NewServer(h)
 			defer alone.Close()
 			guarded := httptest.NewServer(g.Handler(h))
