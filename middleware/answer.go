@@ -25,8 +25,16 @@ const (
 type Rejection struct {
 	Name   string // the tool name the request asked for, whole
 	Code   int    // CodeInvalidParams or CodeHeaderMismatch
-	Status int    // HTTP status: 200, or Options.ModernStatus for 2026-07-28 requests
+	Status int    // HTTP status: the server's own (Translated); before the server 200, or 400 for 2026-07-28 requests
 	SSE    bool   // written as text/event-stream events (the relayed messages, then the error) instead of JSON
+
+	// Translated reports an answer that replaces the server's own
+	// not-found answer; otherwise the guard answered before the server.
+	Translated bool
+	// ListErr says why the answer has no data.availableTools although the
+	// guard lists tools: the caller's list failed or took longer than
+	// Options.ListTimeout.
+	ListErr error
 
 	body []byte // the JSON-RPC message; Write is the one way to emit it
 	// relayed are messages the server sent the caller on the tool set's
@@ -60,6 +68,42 @@ func (j *Rejection) Write(w http.ResponseWriter) error {
 	w.WriteHeader(j.Status)
 	_, err := w.Write(payload)
 	return err
+}
+
+// event returns the event stream bytes that replace ev, the server's
+// not-found event: the relayed messages as events, then ev's own fields
+// (id, event, retry) with the rejection as its data.
+func (j *Rejection) event(ev []byte) []byte {
+	b := appendEvents(make([]byte, 0, len(ev)+len(j.body)+64), j.relayed)
+	wroteData := false
+	for len(ev) > 0 {
+		k := bytes.IndexAny(ev, "\r\n")
+		line := ev
+		if k >= 0 {
+			line = ev[:k]
+			if ev[k] == '\r' && k+1 < len(ev) && ev[k+1] == '\n' {
+				k++
+			}
+			ev = ev[k+1:]
+		} else {
+			ev = nil
+		}
+		if len(line) == 0 {
+			continue
+		}
+		if v, ok := bytes.CutPrefix(line, []byte("data")); ok && (len(v) == 0 || v[0] == ':') {
+			if !wroteData {
+				b = append(b, "data: "...)
+				b = append(b, j.body...)
+				b = append(b, '\n')
+				wroteData = true
+			}
+			continue
+		}
+		b = append(b, line...)
+		b = append(b, '\n')
+	}
+	return append(b, '\n')
 }
 
 // appendEvents appends each of msgs as an event.

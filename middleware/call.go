@@ -10,10 +10,10 @@ import (
 	"github.com/toolguard/toolguard/internal/mcpwire"
 )
 
-// A Call is the tools/call the guard is deciding on. [ToolSet.List] (and,
-// for a 2026-07-28 call, [ToolSet.Lookup]) finds it in its request's
-// context ([CallFromContext]), so a tool set that asks the server can ask
-// exactly as the caller: with the call's own params._meta.
+// A Call is the tools/call whose answer the guard is writing. The request
+// the guard hands to [ToolSet.List] carries it in its context
+// ([CallFromContext]), so a tool set that asks the server can ask exactly
+// as the caller: with the call's own params._meta.
 type Call struct {
 	// Name is the tool name the call asked for.
 	Name string
@@ -26,24 +26,19 @@ type Call struct {
 	// Modern reports a 2026-07-28 request.
 	Modern bool
 
-	plain *http.Request // the request without the call in its context
-
-	// relay holds the messages the server sent the caller on the tool
-	// set's own requests for this call (mcp-go hands a session's queued
-	// notifications to whichever of the session's POSTs comes next), for
-	// the guard's answer to carry. Allocated with the call; the request
-	// that fetched them may still be running when the call is decided.
 	relay *relayed
 }
 
-// relayed is a call's relayed messages. Once the guard has decided the
-// call (settled), messages that still come (from a request that outlived
-// the call's wait) go to late.
+// relayed holds the messages the server sent the caller on requests a
+// tool set made as the caller while the guard wrote its answer (mcp-go
+// hands a session's queued notifications to whichever of the session's
+// POSTs comes next): the guard's answer carries them. Messages that come
+// after the answer was written are lost to the caller and logged.
 type relayed struct {
 	mu      sync.Mutex
 	msgs    [][]byte
 	settled bool
-	late    func([][]byte)
+	late    int
 }
 
 // relay keeps msgs, the messages other than the reply that the server
@@ -59,23 +54,16 @@ func relay(ctx context.Context, msgs [][]byte) {
 	rl := c.relay
 	rl.mu.Lock()
 	defer rl.mu.Unlock()
-	if !rl.settled {
-		rl.msgs = append(rl.msgs, msgs...)
+	if rl.settled {
+		rl.late += len(msgs)
 		return
 	}
-	// Under the lock: late messages follow the ones settle gave back.
-	if rl.late != nil {
-		rl.late(msgs)
-	}
+	rl.msgs = append(rl.msgs, msgs...)
 }
 
-// settle marks the call decided and returns the messages relayed for it
-// so far. For a call that passes, a tool set that can gives them back to
-// the server (Redeliver) and nil is returned. Later messages go to the
-// tool set's Redeliver, if it has one (the call has passed or been
-// answered by then; the server delivers them with the caller's next
-// request), in order after these: both under the call's lock.
-func (c *Call) settle(tools ToolSet, lr *http.Request, passes bool) [][]byte {
+// settle returns the messages relayed so far; later ones are counted as
+// late.
+func (c *Call) settle() [][]byte {
 	if c == nil || c.relay == nil {
 		return nil
 	}
@@ -85,15 +73,6 @@ func (c *Call) settle(tools ToolSet, lr *http.Request, passes bool) [][]byte {
 	rl.settled = true
 	msgs := rl.msgs
 	rl.msgs = nil
-	rd, ok := tools.(Redeliverer)
-	if !ok {
-		return msgs
-	}
-	rl.late = func(msgs [][]byte) { rd.Redeliver(lr, msgs) }
-	if passes && len(msgs) > 0 {
-		rd.Redeliver(lr, msgs)
-		return nil
-	}
 	return msgs
 }
 
@@ -106,18 +85,15 @@ func CallFromContext(ctx context.Context) (*Call, bool) {
 	return c, ok
 }
 
-// withCall returns r with a copy of c in its context (a shallow copy of r;
-// r is kept in the call as the plain request), and that call.
+// withCall returns r with c in its context (a shallow copy of r).
 func withCall(r *http.Request, c Call) (*http.Request, *Call) {
 	cc := &callContext{Context: r.Context(), call: c}
-	cc.call.plain = r
 	cc.call.relay = &cc.relay
 	return r.WithContext(cc), &cc.call
 }
 
 // callContext is the context of the request withCall returns: its
-// parent with the call as the value of callKey, allocated together (the
-// call is made per rejection).
+// parent with the call as the value of callKey, allocated together.
 type callContext struct {
 	context.Context
 	call  Call
@@ -129,16 +105,6 @@ func (c *callContext) Value(key any) any {
 		return &c.call
 	}
 	return c.Context.Value(key)
-}
-
-// lookupRequest returns the request the guard gives Lookup for the call
-// of r: r itself for a 2026-07-28 call (Lookup sees the call too), the
-// request without the call otherwise.
-func lookupRequest(r *http.Request) *http.Request {
-	if c, ok := CallFromContext(r.Context()); ok && !c.Modern && c.plain != nil {
-		return c.plain
-	}
-	return r
 }
 
 // acceptableClientMeta reports whether the _meta of a 2026-07-28 call is

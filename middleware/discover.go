@@ -23,28 +23,22 @@ import (
 
 // DiscoverOptions configures [Discover]. Every zero field has a default.
 type DiscoverOptions struct {
-	// TTL is how long a fetched list answers Lookup. A list that carries
-	// ttlMs (2026-07-28) uses that instead. It only speeds up known names:
-	// a rejection is always confirmed by a list fetched after the call
-	// arrived. Default 10s.
+	// TTL is how long a fetched list is reused for the same caller (see
+	// Key). A list that carries ttlMs (2026-07-28) uses that instead.
+	// Default 10s.
 	TTL time.Duration
 
-	// MinInterval is the least time between the end of one fetch for a
-	// caller and the start of the next, so a flood of unknown calls cannot
-	// become a flood of tools/list: the server sees one caller's lists at
-	// least MinInterval apart. Default 10ms.
-	MinInterval time.Duration
-
-	// MaxWait bounds how long a call waits for a list another call is
-	// fetching, or for MinInterval to pass; past it the call passes
-	// through. A call's own fetch is bounded by Timeout. Default 2s.
-	MaxWait time.Duration
+	// Budget is the most tools/list fetches per second, across all
+	// callers, with bursts of up to Budget: a flood of unknown calls must
+	// not become a flood of lists. Past it List fails at once, and the
+	// guard's answer goes out without data.availableTools. Default 10.
+	Budget int
 
 	// Timeout bounds one fetch (every page). Default 5s.
 	Timeout time.Duration
 
 	// MaxPages bounds how many nextCursor pages are followed; a longer
-	// list is "cannot tell". Default 50.
+	// list is an error. Default 50.
 	MaxPages int
 
 	// MaxBodyBytes bounds one tools/list reply. Default 8 MiB.
@@ -57,31 +51,26 @@ type DiscoverOptions struct {
 
 	// MaxKeys bounds how many callers are cached. Default 10000.
 	MaxKeys int
-
-	// ModernStatus is the HTTP status the server sends with its own
-	// -32602 for a 2026-07-28 request; the guard sends the same (see
-	// Options.ModernStatus). Default 400, what mcp-go and go-sdk send; set
-	// 200 in front of a TypeScript SDK v2 server.
-	ModernStatus int
 }
 
-// Discover returns a ToolSet that asks h, the MCP server behind the guard
-// (or a reverse proxy in front of any server), for tools/list exactly as
-// the caller: with the caller's URL, Host, remote address, context and
-// headers (session, authorization, cookies, protocol version, Origin,
-// Accept, anything else but the few that describe the call's own body),
-// and with the call's own params._meta (clientInfo, clientCapabilities,
-// protocol version, any other key; see [CallFromContext]). If the server
-// refuses that list to this caller, the call passes through. It works for
-// any server in any language: 2025-era and 2026-07-28 requests, JSON and
-// SSE replies, nextCursor pages.
+// Discover returns a ToolSet for any MCP server behind h (the server's
+// handler, or a reverse proxy in front of a server in any language). It
+// never decides before the server: Lookup is always [Unsure], so every
+// call reaches the server and the guard replaces only the server's own
+// not-found answer.
 //
-// Lookup answers from a cached list (a Present only ever passes a call
-// through). List always returns a list fetched after the call arrived, by
-// a caller identical in everything forwarded; concurrent calls share one
-// fetch, and fetches for one caller are at least MinInterval apart. Any
-// failure (an unknown session, a refusal, an error reply, a timeout) is
-// "cannot tell", reported as the List error.
+// List, asked only then, fetches tools/list from h exactly as the caller:
+// with the caller's URL, Host, remote address, context and headers
+// (session, authorization, cookies, protocol version, Origin, Accept,
+// anything else but the few that describe the call's own body), and with
+// the call's own params._meta (clientInfo, clientCapabilities, protocol
+// version, any other key; see [CallFromContext]). It reads 2025-era and
+// 2026-07-28 replies, JSON and SSE, following nextCursor. Messages the
+// server sends the caller on that request go out with the guard's answer.
+// A list is reused for the same caller (Key) for TTL; concurrent calls of
+// one caller share one fetch; fetches across callers are held to Budget.
+// Any failure (a refusal, an error reply, a timeout, the budget) is the
+// List error, and the answer goes out without the list.
 func Discover(h http.Handler, opts DiscoverOptions) (*Discovery, error) {
 	if h == nil {
 		return nil, errors.New("toolguard: Discover needs a handler (h is nil)")
@@ -90,29 +79,23 @@ func Discover(h http.Handler, opts DiscoverOptions) (*Discovery, error) {
 		name     string
 		negative bool
 	}{
-		{"TTL", opts.TTL < 0}, {"MinInterval", opts.MinInterval < 0}, {"MaxWait", opts.MaxWait < 0},
+		{"TTL", opts.TTL < 0}, {"Budget", opts.Budget < 0},
 		{"Timeout", opts.Timeout < 0}, {"MaxPages", opts.MaxPages < 0}, {"MaxBodyBytes", opts.MaxBodyBytes < 0},
-		{"MaxKeys", opts.MaxKeys < 0}, {"ModernStatus", opts.ModernStatus < 0},
+		{"MaxKeys", opts.MaxKeys < 0},
 	} {
 		if f.negative {
 			return nil, fmt.Errorf("toolguard: DiscoverOptions.%s must not be negative", f.name)
 		}
 	}
-	if opts.ModernStatus != 0 && (opts.ModernStatus < 200 || opts.ModernStatus > 599) {
-		return nil, errors.New("toolguard: DiscoverOptions.ModernStatus must be an HTTP status (200-599) or zero")
+	if opts.TTL == 0 {
+		opts.TTL = 10 * time.Second
 	}
-	if opts.ModernStatus == 0 {
-		opts.ModernStatus = http.StatusBadRequest
+	if opts.Budget == 0 {
+		opts.Budget = 10
 	}
-	def := func(d *time.Duration, v time.Duration) {
-		if *d == 0 {
-			*d = v
-		}
+	if opts.Timeout == 0 {
+		opts.Timeout = 5 * time.Second
 	}
-	def(&opts.TTL, 10*time.Second)
-	def(&opts.MinInterval, 10*time.Millisecond)
-	def(&opts.MaxWait, 2*time.Second)
-	def(&opts.Timeout, 5*time.Second)
 	if opts.MaxPages == 0 {
 		opts.MaxPages = 50
 	}
@@ -125,7 +108,9 @@ func Discover(h http.Handler, opts DiscoverOptions) (*Discovery, error) {
 	if opts.Key == nil {
 		opts.Key = CallerKey
 	}
-	return &Discovery{h: h, opts: opts, entries: map[string]*entry{}, hints: map[string]*hint{}}, nil
+	d := &Discovery{h: h, opts: opts, entries: map[string]*entry{}}
+	d.tokens, d.refilled = float64(opts.Budget), time.Now()
+	return d, nil
 }
 
 // Discovery is the ToolSet returned by [Discover].
@@ -133,38 +118,24 @@ type Discovery struct {
 	h    http.Handler
 	opts DiscoverOptions
 
-	mu      sync.Mutex
-	entries map[string]*entry
-	// hints holds the last list per caller, for Lookup only (a Present
-	// there only ever passes a call through). A 2025-era call's _meta is
-	// not part of its key, as Lookup does not see it.
-	hints map[string]*hint
+	mu       sync.Mutex
+	entries  map[string]*entry
+	tokens   float64 // the budget left: fetches that may start now
+	refilled time.Time
 }
-
-type hint struct {
-	names   map[string]struct{}
-	expires time.Time
-}
-
-// ModernStatus returns DiscoverOptions.ModernStatus, which the guard uses
-// for its 2026-07-28 rejections.
-func (d *Discovery) ModernStatus() int { return d.opts.ModernStatus }
 
 // entry is the cached state for one caller key.
 type entry struct {
-	mu        sync.Mutex
-	list      []string
-	listStart time.Time // when the fetch that produced list started
-	expires   time.Time
-	lastEnd   time.Time // when the last fetch ended: the next starts MinInterval later
-	inflight  *fetch
+	mu       sync.Mutex
+	list     []string
+	expires  time.Time
+	inflight *fetch
 }
 
 type fetch struct {
-	start time.Time
-	done  chan struct{}
-	list  []string
-	err   error
+	done chan struct{}
+	list []string
+	err  error
 }
 
 func (d *Discovery) entry(key string) *entry {
@@ -197,124 +168,75 @@ func (d *Discovery) evict() {
 	}
 }
 
-// setHint records names for Lookup under the key of the caller without
-// the call. d.mu is not held.
-func (d *Discovery) setHint(key string, names []string, expires time.Time) {
-	h := &hint{names: make(map[string]struct{}, len(names)), expires: expires}
-	for _, n := range names {
-		h.names[n] = struct{}{}
-	}
+// spend takes one fetch from the budget, and reports whether there was one.
+func (d *Discovery) spend() bool {
 	d.mu.Lock()
-	if len(d.hints) >= d.opts.MaxKeys {
-		clear(d.hints)
+	defer d.mu.Unlock()
+	now := time.Now()
+	d.tokens = min(float64(d.opts.Budget), d.tokens+now.Sub(d.refilled).Seconds()*float64(d.opts.Budget))
+	d.refilled = now
+	if d.tokens < 1 {
+		return false
 	}
-	d.hints[key] = h
-	d.mu.Unlock()
+	d.tokens--
+	return true
 }
 
-// Lookup reports Present when the last list fetched for a caller with the
-// same key has name and has not expired, and Absent otherwise (List then
-// confirms with a fresh list).
-func (d *Discovery) Lookup(r *http.Request, name string) Presence {
-	key := d.opts.Key(r)
-	if key == "" {
-		return Absent
-	}
-	d.mu.Lock()
-	h := d.hints[key]
-	d.mu.Unlock()
-	if h == nil {
-		return Absent
-	}
-	if _, ok := h.names[name]; ok && time.Now().Before(h.expires) {
-		return Present
-	}
-	return Absent
-}
+// ErrBudget is the List error past DiscoverOptions.Budget.
+var ErrBudget = errors.New("toolguard: tools/list budget spent (DiscoverOptions.Budget)")
 
-var errBusy = errors.New("toolguard: no fresh tool list within MaxWait")
+// Lookup returns Unsure: the server decides.
+func (d *Discovery) Lookup(*http.Request, string) Presence { return Unsure }
 
-// List returns the caller's tools from a tools/list fetched after the call.
+// List returns the caller's tools, from a list fetched for the same caller
+// within TTL or from a new fetch.
 func (d *Discovery) List(r *http.Request) ([]string, error) {
-	arrival := time.Now()
 	key := d.opts.Key(r)
 	if key == "" {
+		if !d.spend() {
+			return nil, ErrBudget
+		}
 		list, _, err := d.fetch(r)
 		return list, err
 	}
 	e := d.entry(key)
-	deadline := arrival.Add(d.opts.MaxWait)
 	for {
 		e.mu.Lock()
-		if e.list != nil && !e.listStart.Before(arrival) {
+		if e.list != nil && time.Now().Before(e.expires) {
 			list := e.list
 			e.mu.Unlock()
 			return list, nil
 		}
 		if f := e.inflight; f != nil {
 			e.mu.Unlock()
-			if err := waitUntil(r.Context(), f.done, deadline); err != nil {
-				return nil, err
-			}
-			if !f.start.Before(arrival) {
+			select {
+			case <-f.done:
 				return f.list, f.err
+			case <-r.Context().Done():
+				return nil, r.Context().Err()
 			}
-			continue // that fetch began before this call: wait for a newer one
 		}
-		now := time.Now()
-		if next := e.lastEnd.Add(d.opts.MinInterval); now.Before(next) {
+		if !d.spend() {
 			e.mu.Unlock()
-			if next.After(deadline) {
-				return nil, errBusy
-			}
-			if err := waitUntil(r.Context(), nil, next); err != nil {
-				return nil, err
-			}
-			continue
+			return nil, ErrBudget
 		}
-		f := &fetch{start: now, done: make(chan struct{})}
+		f := &fetch{done: make(chan struct{})}
 		e.inflight = f
 		e.mu.Unlock()
 
 		list, ttl, err := d.fetch(r)
 		f.list, f.err = list, err
 		e.mu.Lock()
-		e.inflight, e.lastEnd = nil, time.Now()
-		var expires time.Time
+		e.inflight = nil
 		if err == nil {
-			e.list, e.listStart = list, f.start
 			if ttl <= 0 {
 				ttl = d.opts.TTL
 			}
-			expires = time.Now().Add(ttl)
-			e.expires = expires
+			e.list, e.expires = list, time.Now().Add(ttl)
 		}
 		e.mu.Unlock()
 		close(f.done)
-		if err == nil {
-			if hk := d.opts.Key(lookupRequest(r)); hk != "" {
-				d.setHint(hk, list, expires)
-			}
-		}
 		return list, err
-	}
-}
-
-// waitUntil waits for done (if not nil) or until t, whichever comes first;
-// reaching t while done is pending is errBusy.
-func waitUntil(ctx context.Context, done <-chan struct{}, t time.Time) error {
-	timer := time.NewTimer(time.Until(t))
-	defer timer.Stop()
-	select {
-	case <-done:
-		return nil
-	case <-timer.C:
-		if done == nil {
-			return nil
-		}
-		return errBusy
-	case <-ctx.Done():
-		return ctx.Err()
 	}
 }
 
@@ -488,7 +410,7 @@ func asCaller(r *http.Request) (meta []byte, modern bool) {
 
 // fetch asks the handler for the whole tool list, as the caller of r.
 func (d *Discovery) fetch(r *http.Request) ([]string, time.Duration, error) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), d.opts.Timeout)
+	ctx, cancel := context.WithTimeout(r.Context(), d.opts.Timeout)
 	defer cancel()
 	meta, modern := asCaller(r)
 	var names []string
@@ -630,49 +552,6 @@ func otherMessages(stream, request []byte) [][]byte {
 		out = append(out, data)
 	}
 	return out
-}
-
-var errPingModern = errors.New("toolguard: ping: a 2026-07-28 caller has no ping (the method was removed in that version)")
-
-// Ping sends the handler a ping as the caller of r, as List sends its
-// tools/list: the caller's URL, Host, session and forwarded headers, the
-// call's _meta, within Timeout and MaxBodyBytes. It returns nil when the
-// server answered with a result, an error for anything else (an HTTP
-// refusal, a JSON-RPC error, no reply).
-//
-// A tool set that computes a caller's list in process uses it to prove
-// that the server accepts the caller's requests as far as its dispatch
-// (its Host and session checks, and whatever else stands before it) at
-// the price of the smallest request. Ping is a 2025-era request: for a
-// caller of protocol version 2026-07-28, which has no ping, it returns an
-// error without asking.
-func (d *Discovery) Ping(r *http.Request) error {
-	meta, modern := asCaller(r)
-	if modern {
-		return errPingModern
-	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), d.opts.Timeout)
-	defer cancel()
-	id := "toolguard-ping-" + strconv.FormatInt(listIDs.Add(1), 10)
-	body, stream, err := d.send(ctx, r, "ping", mcpwire.PingRequest(id, meta), false)
-	if err != nil {
-		return err
-	}
-	if stream {
-		if body = findSSEReply(body, id); body == nil {
-			return errors.New("toolguard: ping: no reply in the event stream")
-		}
-	}
-	// The strict scanner settles the usual reply ({"result":{}} to this id)
-	// without encoding/json; anything it cannot tell is read as before.
-	anyResult := func(s *scanner, _ *reply) bool { return !s.null() && s.value() }
-	if r, ok := readReplyWith(body, anyResult); ok && r.hasResult && string(r.id) == strconv.Quote(id) {
-		return nil
-	}
-	if _, err := mcpwire.Result(body, id); err != nil {
-		return fmt.Errorf("toolguard: ping: %w", err)
-	}
-	return nil
 }
 
 // snippet quotes the start of a refusal's body for the List error.

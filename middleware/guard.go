@@ -1,13 +1,16 @@
 package toolguard
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/toolguard/toolguard/internal/mcpwire"
 )
@@ -16,6 +19,7 @@ import (
 const (
 	DefaultMaxBodyBytes  = 4 << 20
 	DefaultToolListLimit = 100
+	DefaultListTimeout   = 2 * time.Second
 )
 
 // Options configures a [Guard]. The zero value of every field but Tools is
@@ -53,13 +57,6 @@ type Options struct {
 	// before the answer is written and must not use the request body.
 	OnReject func(r *http.Request, rej *Rejection)
 
-	// SafeIntegerIDs passes through requests whose integer id lies outside
-	// ±(2^53−1), the range JavaScript numbers hold exactly. Turn it on in
-	// front of TypeScript (or other JavaScript) servers: their SDK refuses
-	// such an id as a parse error, where the guard would otherwise answer
-	// -32602 with the id echoed exactly.
-	SafeIntegerIDs bool
-
 	// AnswerHeaderMismatch makes the middleware answer a 2026-07-28
 	// tools/call whose Mcp-Method or Mcp-Name header is missing or does not
 	// match the body with 400 and JSON-RPC error -32020, as the spec requires
@@ -67,15 +64,11 @@ type Options struct {
 	// answers it.
 	AnswerHeaderMismatch bool
 
-	// ModernStatus is the HTTP status of a -32602 rejection of a 2026-07-28
-	// request. The released spec (2026-07-28, basic/transports/
-	// streamable-http) fixes 400 for -32020 and unsupported versions and
-	// 404 for -32601, but leaves -32602 to the server, so the guard sends
-	// what the server behind it sends: zero means the tool set's
-	// ModernStatus method when it has one (Discover, the mcp-go and go-sdk
-	// tool sets), else 400, as mcp-go and go-sdk send. The TypeScript SDK
-	// v2 sends 200. 2025-era rejections are always 200.
-	ModernStatus int
+	// ListTimeout bounds how long a translated answer waits for the
+	// caller's list (ToolSet.List) once the server has said not found.
+	// Past it the answer goes out without data.availableTools and the
+	// Logger says so. Zero means DefaultListTimeout (2s).
+	ListTimeout time.Duration
 
 	// OnPass, if set, is told of every request the guard passes through,
 	// with the reason (see [Reason]) and, once the body was read as a
@@ -90,17 +83,12 @@ type Options struct {
 	Logger *slog.Logger
 }
 
-// modernStatuser is implemented by tool sets that know the status their
-// server sends with -32602 for a 2026-07-28 request.
-type modernStatuser interface{ ModernStatus() int }
-
 // A Guard answers a tools/call naming a tool the server does not have with
 // a JSON-RPC -32602 error, and passes everything else through untouched.
 // It is safe for concurrent use.
 type Guard struct {
-	opts         Options
-	modernStatus int
-	lists        listCache // the answer parts of the last lists rejected from
+	opts  Options
+	lists listCache // the answer parts of the last lists answered from
 }
 
 // New validates opts and returns a Guard.
@@ -112,8 +100,8 @@ func New(opts Options) (*Guard, error) {
 		return nil, errors.New("toolguard: Options.MaxBodyBytes must not be negative")
 	case opts.ToolListLimit < 0:
 		return nil, errors.New("toolguard: Options.ToolListLimit must not be negative (use HideToolList to leave the list out)")
-	case opts.ModernStatus != 0 && (opts.ModernStatus < 200 || opts.ModernStatus > 599):
-		return nil, errors.New("toolguard: Options.ModernStatus must be an HTTP status (200-599) or zero")
+	case opts.ListTimeout < 0:
+		return nil, errors.New("toolguard: Options.ListTimeout must not be negative")
 	}
 	if opts.MaxBodyBytes == 0 {
 		opts.MaxBodyBytes = DefaultMaxBodyBytes
@@ -121,23 +109,18 @@ func New(opts Options) (*Guard, error) {
 	if opts.ToolListLimit == 0 {
 		opts.ToolListLimit = DefaultToolListLimit
 	}
-	g := &Guard{opts: opts, modernStatus: opts.ModernStatus}
-	if g.modernStatus == 0 {
-		g.modernStatus = http.StatusBadRequest
-		if ms, ok := opts.Tools.(modernStatuser); ok {
-			if st := ms.ModernStatus(); st >= 200 && st <= 599 {
-				g.modernStatus = st
-			}
-		}
+	if opts.ListTimeout == 0 {
+		opts.ListTimeout = DefaultListTimeout
 	}
-	return g, nil
+	return &Guard{opts: opts}, nil
 }
 
-// Handler returns next guarded: a tools/call for an unknown tool is answered
-// here, every other request reaches next with its body byte for byte.
-// The ResponseWriter is not wrapped, unless the tool set's own requests
-// took messages the server meant for the caller: then next's answer
-// carries them (see the package doc).
+// Handler returns next guarded: a tools/call for a tool the tool set knows
+// the server does not have is answered here; every other request reaches
+// next with its body byte for byte. For a tools/call the tool set does not
+// know, next gets a ResponseWriter that passes its answer through byte for
+// byte, except the server's own not-found answer, which the guard replaces
+// (see the package doc). Every other request gets w itself.
 //
 // Unlike Check, Handler hands next the request itself: while next runs,
 // r.Body yields the bytes the guard read and then the rest of the body, as
@@ -147,13 +130,13 @@ func (g *Guard) Handler(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		read, rej := g.check(r)
 		if rej != nil {
-			rej.Write(w)
+			_ = rej.Write(w)
 			return
 		}
-		if read.relayed != nil {
-			rw := &relayWriter{ResponseWriter: w, msgs: read.relayed}
-			defer rw.finish()
-			w = rw
+		if read.call != nil {
+			ww := newWatchWriter(w, read.call)
+			defer ww.finish()
+			w = ww
 		}
 		if read.buf == nil {
 			next.ServeHTTP(w, r)
@@ -175,28 +158,67 @@ func (g *Guard) Handler(next http.Handler) http.Handler {
 // whose body yields the same bytes) or the rejection to write with
 // [Rejection.Write]. Exactly one of the two is non-nil. The caller's r is not
 // modified.
+//
+// A request handed on must be served with the ResponseWriter that
+// [Guard.Watch] returns for it, so that the server's own not-found answer
+// is translated as Handler translates it.
 func (g *Guard) Check(r *http.Request) (*http.Request, *Rejection) {
 	read, rej := g.check(r)
 	if rej != nil {
 		return nil, rej
 	}
-	if read.buf == nil {
+	if read.buf == nil && read.call == nil {
 		return r, nil
 	}
-	p := newPassRequest(r, read.buf, read.eof, read.err)
+	var p *passRequest
+	if read.buf != nil {
+		p = newPassRequest(r, read.buf, read.eof, read.err)
+	} else {
+		p = &passRequest{req: *r}
+	}
+	if read.call != nil {
+		p.req = *p.req.WithContext(&watchContext{Context: p.req.Context(), c: read.call})
+	}
 	return &p.req, nil
+}
+
+type watchKey struct{}
+
+// watchContext marks a request Check handed on whose answer is to be
+// watched.
+type watchContext struct {
+	context.Context
+	c *watched
+}
+
+func (c *watchContext) Value(key any) any {
+	if _, ok := key.(watchKey); ok {
+		return c.c
+	}
+	return c.Context.Value(key)
+}
+
+// Watch returns the ResponseWriter to serve r with, r being a request that
+// [Guard.Check] handed on, and the function to call when the handler has
+// returned (it writes a held answer). For a request whose answer needs no
+// watching it returns w and a function that does nothing.
+func (g *Guard) Watch(w http.ResponseWriter, r *http.Request) (http.ResponseWriter, func()) {
+	c, ok := r.Context().Value(watchKey{}).(*watched)
+	if !ok || c.g != g {
+		return w, func() {}
+	}
+	ww := newWatchWriter(w, c)
+	return ww, ww.finish
 }
 
 // bodyRead is what check read of a body that passes: the buffer (nil when
 // the body was not read), whether it holds the whole body, and the read
-// error to hand on after it.
+// error to hand on after it; and the call whose answer is to be watched.
 type bodyRead struct {
-	buf *buffer
-	eof bool
-	err error
-	// relayed: messages for the caller to deliver with the server's answer
-	// (Handler does; Check cannot, as the framework writes the answer).
-	relayed [][]byte
+	buf  *buffer
+	eof  bool
+	err  error
+	call *watched
 }
 
 // check decides on r: the rejection to write, or what was read of the body
@@ -215,19 +237,18 @@ func (g *Guard) check(r *http.Request) (bodyRead, *Rejection) {
 		}
 		return bodyRead{buf: buf, eof: eof, err: readErr}, nil
 	}
-	var undelivered [][]byte
-	rej, reason, tool, err := g.decide(r, buf.b, &undelivered)
-	if rej == nil {
+	d := g.decide(r, buf.b)
+	if d.rej == nil {
 		if g.reporting() {
-			g.pass(r, reason, tool, err)
+			g.pass(r, d.reason, d.tool, d.err)
 		}
-		return bodyRead{buf, eof, readErr, undelivered}, nil
+		return bodyRead{buf, eof, readErr, d.call}, nil
 	}
 	putBuffer(buf)
 	if g.opts.OnReject != nil {
-		g.opts.OnReject(r, rej)
+		g.opts.OnReject(r, d.rej)
 	}
-	return bodyRead{}, rej
+	return bodyRead{}, d.rej
 }
 
 // inspectable returns why the request is not worth reading, or zero.
@@ -250,141 +271,170 @@ func (g *Guard) inspectable(r *http.Request) Reason {
 	return 0
 }
 
-// decide reads body and returns the rejection to write, or the reason to
-// pass (with the tool name and the tool set's error, when there are). The
-// checks run in the order of the Reason constants.
+// A decision is what decide made of a request: the rejection to write,
+// or the reason it passes (with the tool name and the tool set's error,
+// when there are) and, for a call the server decides, the call whose
+// answer is watched.
+type decision struct {
+	rej    *Rejection
+	reason Reason
+	tool   string
+	err    error
+	call   *watched
+}
+
+// decide reads body. The rules, one exit each, in the order of the
+// Reason constants:
 //
-// undelivered receives the messages the server sent the caller on the tool
-// set's requests for a call that passes, when the tool set cannot give them
-// back to the server: Handler delivers them with the server's answer.
-func (g *Guard) decide(r *http.Request, body []byte, undelivered *[][]byte) (rej *Rejection, reason Reason, tool string, err error) {
+//  1. Not a tools/call the guard can read with certainty: pass, unwatched.
+//  2. The tool set knows the tool: pass, unwatched.
+//  3. The tool set cannot prove before the server that the server will
+//     not find it: pass, and watch for the server's own not-found answer.
+//  4. It can, but the server may refuse the request before it looks the
+//     tool up (a protocol version, a header, an Accept header, an id or a
+//     _meta a server may refuse): pass, and watch.
+//  5. Otherwise answer now.
+func (g *Guard) decide(r *http.Request, body []byte) decision {
 	m := readMessage(body)
 	if !m.strict {
-		return nil, ReasonNotStrict, "", nil
+		return decision{reason: ReasonNotStrict}
 	}
 	if m.jsonrpc.kind != kString || !strEquals(body, m.jsonrpc, "2.0") || (m.id.kind != kString && m.id.kind != kInt) {
-		return nil, ReasonNotRequest, "", nil
+		return decision{reason: ReasonNotRequest}
 	}
 	if m.method.kind != kString || !strEquals(body, m.method, "tools/call") || !m.paramsObject || m.name.kind != kString {
-		return nil, ReasonNotToolsCall, "", nil
+		return decision{reason: ReasonNotToolsCall}
 	}
 	var scratch [128]byte
 	nameBytes := decoded(scratch[:0], body, m.name)
-	// The name is materialized only when someone listens or a tool set
-	// needs it, below.
-	named := func() string {
-		if g.reporting() {
-			return string(nameBytes)
-		}
-		return ""
-	}
-	if g.opts.SafeIntegerIDs && m.id.kind == kInt && !jsSafeInteger(m.id.raw(body)) {
-		return nil, ReasonUnsafeID, named(), nil
-	}
-	modern, ok := era(r.Header, body, m)
-	if !ok {
-		return nil, ReasonProtocolVersion, named(), nil
-	}
-	if len(r.Header[mcpwire.HeaderLastEventID]) > 0 {
-		return nil, ReasonLastEventID, named(), nil
-	}
-	// A request without Accept: go-sdk (400) and the TypeScript SDKs (406)
-	// refuse it before the lookup.
-	if len(r.Header["Accept"]) == 0 {
-		return nil, ReasonAccept, named(), nil
-	}
-	json, stream := mcpwire.Accepts(r.Header["Accept"])
-	if modern {
-		if hdr, single := mismatchedHeader(r.Header, nameBytes); hdr != "" {
-			if !single || !g.opts.AnswerHeaderMismatch {
-				return nil, ReasonHeaderMismatch, named(), nil
-			}
-			if !json && !stream {
-				return nil, ReasonAccept, named(), nil
-			}
-			return newHeaderMismatch(m.id.raw(body), string(nameBytes), hdr, stream && !json), 0, "", nil
-		}
-	}
-	if !json && !stream {
-		return nil, ReasonAccept, named(), nil
-	}
-
 	name := string(nameBytes)
-	tools := g.opts.Tools
-	// A 2026-07-28 caller is known by its _meta as much as by its headers:
-	// the tool set sees the call from Lookup on. A 2025-era call's _meta
-	// (rare, and never what servers list by) is added for List only.
-	// params._meta is where the reader found it (paramsMeta's walk, done
-	// by the reader in the same pass).
+	p := g.opts.Tools.Lookup(r, name)
+	if p == Present {
+		return decision{reason: ReasonKnown, tool: name}
+	}
 	var meta []byte
 	if m.meta.kind != absent {
 		meta = m.meta.raw(body)
 	}
-	var c *Call
-	lr := r
+	modern, eraOK := era(r.Header, body, m)
+	c := &watched{g: g, r: r, id: m.id.raw(body), name: name, meta: forwardedMeta(meta), modern: modern}
+	toServer := func(reason Reason) decision { return decision{reason: reason, tool: name, call: c} }
+	if p != Absent {
+		return toServer(ReasonToServer)
+	}
+	if m.id.kind == kInt && !jsSafeInteger(m.id.raw(body)) {
+		return toServer(ReasonUnsafeID)
+	}
+	if !eraOK {
+		return toServer(ReasonProtocolVersion)
+	}
+	if len(r.Header[mcpwire.HeaderLastEventID]) > 0 {
+		return toServer(ReasonLastEventID)
+	}
+	// A request without Accept: go-sdk (400) and the TypeScript SDKs (406)
+	// refuse it before the lookup.
+	if len(r.Header["Accept"]) == 0 {
+		return toServer(ReasonAccept)
+	}
+	json, stream := mcpwire.Accepts(r.Header["Accept"])
+	if !json && !stream {
+		return toServer(ReasonAccept)
+	}
 	if modern {
-		lr, c = withCall(r, Call{Name: name, Meta: forwardedMeta(meta), Modern: true})
-	}
-	if p := tools.Lookup(lr, name); p != Absent {
-		if c != nil {
-			// Lookup saw the call and may have asked the server.
-			*undelivered = redeliver(tools, lr)
+		if hdr, single := mismatchedHeader(r.Header, nameBytes); hdr != "" {
+			if !single || !g.opts.AnswerHeaderMismatch {
+				return toServer(ReasonHeaderMismatch)
+			}
+			return decision{rej: newHeaderMismatch(c.id, name, hdr, stream && !json)}
 		}
-		if p == Present {
-			return nil, ReasonKnown, name, nil
+		if c.meta == nil || !acceptableClientMeta(c.meta) {
+			return toServer(ReasonClientMeta)
 		}
-		return nil, ReasonUnsure, name, nil
 	}
-	if c == nil {
-		lr, _ = withCall(r, Call{Name: name, Meta: forwardedMeta(meta)})
-	} else if c.Meta == nil || !acceptableClientMeta(c.Meta) {
-		return nil, ReasonClientMeta, name, nil
-	}
-	names, err := tools.List(lr)
+	lr, call := withCall(r, Call{Name: name, Meta: c.meta, Modern: modern})
+	names, err := g.opts.Tools.List(lr)
 	if err != nil {
-		*undelivered = redeliver(tools, lr)
-		return nil, ReasonListFailed, name, err
+		d := toServer(ReasonListFailed)
+		d.err = err
+		return d
 	}
-	// A list rejected from before is searched in its sorted copy; a new
-	// one name by name, before its answer parts are built (a list that
-	// has the name after all is never precomputed).
 	la := g.cachedAnswer(names)
-	if la != nil {
-		if _, found := slices.BinarySearch(la.sorted, name); found {
-			*undelivered = redeliver(tools, lr)
-			return nil, ReasonListed, name, nil // the authoritative list has it after all
-		}
-	} else {
+	if la == nil {
 		if slices.Contains(names, name) {
-			*undelivered = redeliver(tools, lr)
-			return nil, ReasonListed, name, nil
+			return toServer(ReasonListed)
 		}
 		la = g.addAnswer(names)
+	} else if _, found := slices.BinarySearch(la.sorted, name); found {
+		return toServer(ReasonListed)
 	}
 	status := http.StatusOK
 	if modern {
-		status = g.modernStatus
+		status = http.StatusBadRequest // as mcp-go and go-sdk answer -32602 in 2026-07-28
 	}
-	// Messages the server sent the caller on the tool set's requests go
-	// out with the answer, as events before it: the server sent them as an
-	// event stream to a request with the caller's own Accept header.
-	call, _ := CallFromContext(lr.Context())
-	relayed := call.settle(tools, lr, false)
-	rj := g.unknownTool(m.id.raw(body), name, la, status, stream && !json || len(relayed) > 0)
-	rj.relayed = relayed
-	return rj, 0, "", nil
+	rej := g.unknownTool(c.id, name, la, status, stream && !json)
+	rej.relayed = call.settle()
+	if len(rej.relayed) > 0 {
+		rej.SSE = stream
+	}
+	return decision{rej: rej}
 }
 
-// redeliver hands the messages the server sent the caller on the tool
-// set's requests for the call of lr back to a tool set that can give them
-// to the server, as the call passes through. It returns them when it
-// cannot.
-func redeliver(tools ToolSet, lr *http.Request) [][]byte {
-	call, ok := CallFromContext(lr.Context())
-	if !ok {
-		return nil
+// translate makes the guard's answer to c, whose server answered not
+// found with the given status: the caller's list is asked as the caller,
+// within ListTimeout; past it, or when the list fails, the answer has no
+// list, and the Logger says why.
+func (g *Guard) translate(c *watched, status int, sse bool) *Rejection {
+	lr, call := withCall(c.r, Call{Name: c.name, Meta: c.meta, Modern: c.modern})
+	ctx, cancel := context.WithTimeout(lr.Context(), g.opts.ListTimeout)
+	defer cancel()
+	lr = lr.WithContext(ctx)
+	type result struct {
+		names []string
+		err   error
 	}
-	return call.settle(tools, lr, true)
+	done := make(chan result, 1)
+	go func() {
+		var res result
+		defer func() {
+			if p := recover(); p != nil {
+				res.err = fmt.Errorf("toolguard: tool set panicked: %v", p)
+			}
+			done <- res
+		}()
+		res.names, res.err = g.opts.Tools.List(lr)
+	}()
+	var res result
+	select {
+	case res = <-done:
+	case <-ctx.Done():
+		res.err = fmt.Errorf("toolguard: no tool list within ListTimeout (%v)", g.opts.ListTimeout)
+	}
+	var rej *Rejection
+	if res.err != nil {
+		rej = g.unknownTool(c.id, c.name, &listAnswer{hideSuggestions: true}, status, sse)
+		rej.ListErr = res.err
+		g.logNoList(c.r, c.name, res.err)
+	} else {
+		la := g.cachedAnswer(res.names)
+		if la == nil {
+			la = g.addAnswer(res.names)
+		}
+		rej = g.unknownTool(c.id, c.name, la, status, sse)
+	}
+	rej.Translated = true
+	rej.relayed = call.settle()
+	if !sse && len(rej.relayed) > 0 {
+		if _, stream := mcpwire.Accepts(c.r.Header["Accept"]); stream {
+			rej.SSE = true
+		} else {
+			g.logLost(c.r, c.name, len(rej.relayed))
+			rej.relayed = nil
+		}
+	}
+	if g.opts.OnReject != nil {
+		g.opts.OnReject(c.r, rej)
+	}
+	return rej
 }
 
 // era reports whether the request is a 2026-07-28 request, and ok false

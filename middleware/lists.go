@@ -7,7 +7,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"unicode/utf8"
-	"unsafe"
 )
 
 // A listAnswer is what rejections need from one tool list, built once per
@@ -71,32 +70,8 @@ func (g *Guard) addAnswer(names []string) *listAnswer {
 	return la
 }
 
-// sameNames reports whether a and b hold the same strings in order. It is
-// slices.Equal without a call per name: names that share their bytes (a
-// tool set returning the list it returned before) compare by address, so a
-// list of 1,000 names compares in about a microsecond.
-func sameNames(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	if len(a) == 0 || headers(a) == headers(b) {
-		// The same string headers (address and length) in the same
-		// order: the same strings, found by one vectorized compare.
-		return true
-	}
-	for i := range a {
-		x, y := a[i], b[i]
-		if len(x) != len(y) || unsafe.StringData(x) != unsafe.StringData(y) && x != y {
-			return false
-		}
-	}
-	return true
-}
-
-// headers returns the string headers of ss as bytes.
-func headers(ss []string) string {
-	return unsafe.String((*byte)(unsafe.Pointer(unsafe.SliceData(ss))), len(ss)*int(unsafe.Sizeof("")))
-}
+// sameNames reports whether a and b hold the same strings in order.
+func sameNames(a, b []string) bool { return slices.Equal(a, b) }
 
 func (g *Guard) buildAnswer(names []string) *listAnswer {
 	own := slices.Clone(names) // the tool set may reuse its slice

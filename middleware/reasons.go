@@ -33,41 +33,43 @@ const (
 	// ReasonNotToolsCall: the method is not tools/call, params is not an
 	// object, or params.name is not a string.
 	ReasonNotToolsCall
-	// ReasonUnsafeID: an integer id beyond ±(2^53−1) with
-	// Options.SafeIntegerIDs set.
+	// ReasonKnown: the tool set says the caller can call the tool.
+	ReasonKnown
+	// ReasonToServer: the tool set cannot prove before the server that
+	// the server will not find the tool (Lookup said Unsure): the server
+	// decides, and the guard replaces only its own not-found answer.
+	ReasonToServer
+	// The reasons below are for a tool the tool set says is absent, in a
+	// request the server may refuse before it looks the tool up: the
+	// server decides, and the guard replaces only its own not-found
+	// answer.
+
+	// ReasonUnsafeID: an integer id beyond ±(2^53−1), which JavaScript
+	// servers refuse.
 	ReasonUnsafeID
 	// ReasonProtocolVersion: the Mcp-Protocol-Version header is repeated,
 	// empty or not a released version; the _meta protocol version is not
 	// a released version; the two are not equal when _meta states one; or
-	// a 2026-07-28 request has no _meta version. Servers refuse these
-	// before looking at the tool.
+	// a 2026-07-28 request has no _meta version.
 	ReasonProtocolVersion
 	// ReasonLastEventID: a Last-Event-ID header on the POST, which go-sdk
 	// refuses in every era and 2026-07-28 servers refuse.
 	ReasonLastEventID
+	// ReasonAccept: there is no Accept header, or it admits neither
+	// application/json nor text/event-stream.
+	ReasonAccept
 	// ReasonHeaderMismatch: a 2026-07-28 request whose Mcp-Method or
 	// Mcp-Name header is missing, repeated, or does not match the body
 	// (answered with -32020 instead when Options.AnswerHeaderMismatch is
 	// set and the header is not repeated).
 	ReasonHeaderMismatch
-	// ReasonAccept: there is no Accept header (SDKs refuse such a request
-	// before the lookup), or it admits neither application/json nor
-	// text/event-stream.
-	ReasonAccept
-	// ReasonKnown: the tool set says the caller can call the tool.
-	ReasonKnown
-	// ReasonUnsure: the tool set cannot tell (Lookup said Unsure).
-	ReasonUnsure
 	// ReasonClientMeta: a 2026-07-28 call whose _meta has no
 	// clientCapabilities object, repeats a protocol key, or holds a
 	// clientCapabilities or clientInfo the SDKs might not accept.
 	ReasonClientMeta
-	// ReasonListFailed: the tool set's authoritative list failed: the
-	// server refused the list to this caller (a foreign Host, an unknown
-	// session, missing credentials, ...), or could not be read. Pass.Err
-	// says why.
+	// ReasonListFailed: the tool set's list failed. Pass.Err says why.
 	ReasonListFailed
-	// ReasonListed: the authoritative list has the tool after all.
+	// ReasonListed: the tool set's list has the tool after all.
 	ReasonListed
 
 	reasonEnd
@@ -82,13 +84,13 @@ var reasonNames = [reasonEnd]string{
 	ReasonNotStrict:       "not-strict",
 	ReasonNotRequest:      "not-request",
 	ReasonNotToolsCall:    "not-tools-call",
+	ReasonKnown:           "known",
+	ReasonToServer:        "to-server",
 	ReasonUnsafeID:        "unsafe-id",
 	ReasonProtocolVersion: "protocol-version",
 	ReasonLastEventID:     "last-event-id",
-	ReasonHeaderMismatch:  "header-mismatch",
 	ReasonAccept:          "accept",
-	ReasonKnown:           "known",
-	ReasonUnsure:          "unsure",
+	ReasonHeaderMismatch:  "header-mismatch",
 	ReasonClientMeta:      "client-meta",
 	ReasonListFailed:      "list-failed",
 	ReasonListed:          "listed",
@@ -104,7 +106,7 @@ func (r Reason) String() string {
 
 // toolsCall reports whether the reason is given only once the request is
 // known to be a tools/call for a named tool.
-func (r Reason) toolsCall() bool { return r >= ReasonUnsafeID }
+func (r Reason) toolsCall() bool { return r >= ReasonKnown }
 
 // A Pass is what the guard reports when it passes a request through.
 type Pass struct {
@@ -144,3 +146,22 @@ func (g *Guard) pass(r *http.Request, reason Reason, tool string, err error) {
 
 // reporting reports whether anyone listens to pass-throughs.
 func (g *Guard) reporting() bool { return g.opts.OnPass != nil || g.opts.Logger != nil }
+
+// logNoList logs a translated answer that goes out without the caller's
+// list.
+func (g *Guard) logNoList(r *http.Request, tool string, err error) {
+	if l := g.opts.Logger; l != nil {
+		l.LogAttrs(r.Context(), slog.LevelWarn, "toolguard: answered the server's not-found without data.availableTools",
+			slog.String("tool", tool), slog.String("err", err.Error()))
+	}
+}
+
+// logLost logs messages the server sent the caller on the guard's list
+// request that the answer cannot carry (the caller accepts no event
+// stream).
+func (g *Guard) logLost(r *http.Request, tool string, n int) {
+	if l := g.opts.Logger; l != nil {
+		l.LogAttrs(r.Context(), slog.LevelWarn, "toolguard: messages the server sent on the list request could not be delivered",
+			slog.String("tool", tool), slog.Int("messages", n))
+	}
+}

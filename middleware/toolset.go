@@ -5,18 +5,22 @@ import (
 	"slices"
 )
 
-// Presence is a tool set's fast answer about one tool name.
+// Presence is a tool set's answer about one tool name, before the server.
 type Presence int
 
 const (
-	// Unsure means the tool set cannot tell (an error, a timeout, a session
-	// it does not know). The request passes through to the server.
+	// Unsure means the tool set cannot prove, before the server, that the
+	// server will not find the tool. The call goes to the server, which
+	// decides; the guard replaces only the server's own not-found answer.
 	Unsure Presence = iota
-	// Present means the caller can call the tool. The request passes through.
+	// Present means the caller can call the tool. The call goes to the
+	// server untouched.
 	Present
-	// Absent means the tool set believes the tool is not callable. The
-	// middleware then asks [ToolSet.List] for the authoritative list and
-	// rejects only if the name is not in it.
+	// Absent means the tool set knows, before the server, that the server
+	// will not find the tool: it read the very set the server's lookup
+	// uses. The guard answers at once (after [ToolSet.List] confirms),
+	// unless the request is one the server may refuse before its lookup;
+	// then the server decides, as for Unsure.
 	Absent
 )
 
@@ -35,10 +39,17 @@ func (p Presence) String() string {
 // runtime, and sessions, authentication and filters can change what one
 // caller may call.
 //
-// Lookup runs on every tools/call and must be fast. List runs only when
-// Lookup said [Absent]; it returns every name the caller could call, and
-// an error when it cannot tell, which passes the request through. The
-// middleware does not modify the returned slice.
+// Lookup runs on every tools/call and must be fast; it must answer Absent
+// only where it read, in process and at call time, the set the server's
+// own lookup will use (an author-declared set, or an SDK registry with
+// nothing between the guard and the SDK's lookup that could rename, load
+// or refuse a tool). Anything else is Unsure, and the server decides.
+//
+// List returns every name the caller could call, for data.availableTools:
+// after Lookup said Absent, or after the server answered not found. An
+// error leaves the list out of the answer (after the server) or passes the
+// call to the server (before it). The middleware does not modify the
+// returned slice; the request it is given carries the [Call].
 //
 // Implementations must be safe for concurrent use.
 type ToolSet interface {
@@ -46,18 +57,10 @@ type ToolSet interface {
 	List(r *http.Request) ([]string, error)
 }
 
-// A Redeliverer is a ToolSet whose own requests to the server may take
-// messages the server meant for the caller (mcp-go hands a session's
-// queued notifications to whichever of the session's POSTs runs next).
-// The guard carries such messages in its answer when it rejects the call;
-// when the call passes through instead, it hands them to Redeliver, which
-// gives them back to the server to deliver with the call.
-type Redeliverer interface {
-	Redeliver(r *http.Request, msgs [][]byte)
-}
-
 // StaticTools returns a ToolSet holding exactly the given names, for servers
-// whose tools never change.
+// whose tools never change. The author asserts that these are the tools the
+// server has, for every caller: the guard answers any other name before the
+// server.
 func StaticTools(names ...string) ToolSet {
 	s := staticTools{set: make(map[string]struct{}, len(names))}
 	for _, n := range names {
@@ -86,8 +89,10 @@ func (s staticTools) Lookup(_ *http.Request, name string) Presence {
 func (s staticTools) List(*http.Request) ([]string, error) { return s.sorted, nil }
 
 // ToolsFunc is a ToolSet backed by a function that returns the names the
-// caller of r can call. It is called for every tools/call, so it should be
-// cheap; an error means "cannot tell" and passes the request through.
+// caller of r can call: the author asserts that these are the tools the
+// server will run for that caller, and the guard answers any other name
+// before the server. It is called for every tools/call, so it should be
+// cheap; an error means "cannot tell": the server decides.
 type ToolsFunc func(r *http.Request) ([]string, error)
 
 // Lookup calls f and reports whether name is among its names.

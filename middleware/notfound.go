@@ -1,0 +1,174 @@
+package toolguard
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+	"strings"
+)
+
+// A NotFoundShape is one way a server answers a tools/call for a tool it
+// does not have: the answer the guard translates. NotFoundShapes lists
+// them; docs/RULES.md has the same table.
+type NotFoundShape struct {
+	Server   string // the SDK or server
+	Versions string // the versions the shape was measured on (or read from, see Source)
+	// IsError: the answer is a result with isError: true and this text as
+	// its only content; otherwise a JSON-RPC error with this message.
+	IsError bool
+	Code    int    // the JSON-RPC error code (0 for an isError result)
+	Text    string // the message or text, with %s where the tool name goes
+	Source  string // "measured" (run here), or where the shape was read
+}
+
+// NotFoundShapes are the not-found answers of the SDKs the guard knows.
+// Besides these, any JSON-RPC error whose message names the called tool as
+// unknown or not found (see [IsNotFound]) is a not-found answer too.
+var NotFoundShapes = []NotFoundShape{
+	{Server: "mark3labs/mcp-go", Versions: "v0.15 … v1.2.1", Code: -32602, Text: "tool '%s' not found: tool not found", Source: "measured"},
+	{Server: "modelcontextprotocol/go-sdk", Versions: "v1.1 … v1.8.0", Code: -32602, Text: "unknown tool %q", Source: "measured"},
+	{Server: "TypeScript SDK v1 (@modelcontextprotocol/sdk)", Versions: "1.21.0 … 1.32.2", IsError: true, Text: "MCP error -32602: Tool %s not found", Source: "measured"},
+	{Server: "TypeScript SDK v2 (@modelcontextprotocol/server)", Versions: "2.4.0", Code: -32602, Text: "Tool %s not found", Source: "measured"},
+	{Server: "npm fastmcp", Versions: "4.20.16", Code: -32601, Text: "Unknown tool: %s", Source: "measured"},
+	{Server: "Python SDK (mcp, FastMCP)", Versions: "v1.x", IsError: true, Text: "Unknown tool: %s", Source: "read from source: the Python SDK cannot run here (no PyPI)"},
+}
+
+// maxNotFoundBytes bounds the answers the guard reads for a not-found
+// shape: a larger answer is none of them.
+func maxNotFoundBytes(name string) int { return 8<<10 + 8*len(name) }
+
+// IsNotFound reports whether msg, one JSON-RPC message, is the server's
+// own not-found answer to the tools/call with the given id (its JSON
+// bytes, as sent) and tool name: a reply to that id that is either
+//
+//   - a JSON-RPC error whose message names the tool as unknown or not
+//     found: "Unknown tool: X", "unknown tool \"X\"", "Tool X not found",
+//     "tool 'X' not found: …", in any letter case, the name bare or in
+//     quotes, after an optional "MCP error <code>: " prefix; or
+//   - a result with isError: true whose only content is the text of an
+//     isError shape of [NotFoundShapes], for this name.
+//
+// Anything else (a result, an actionable isError, an error about something
+// else) is not.
+func IsNotFound(msg []byte, id []byte, name string) bool {
+	if len(msg) > maxNotFoundBytes(name) || !bytes.Contains(msg, []byte(`"id"`)) {
+		return false
+	}
+	if !bytes.Contains(msg, []byte(`"error"`)) && !bytes.Contains(msg, []byte(`"isError"`)) {
+		return false
+	}
+	var m struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   *struct {
+			Code    json.Number `json:"code"`
+			Message *string     `json:"message"`
+		} `json:"error"`
+		Result *struct {
+			IsError bool `json:"isError"`
+			Content []struct {
+				Type string `json:"type"`
+				Text string `json:"text"`
+			} `json:"content"`
+		} `json:"result"`
+	}
+	if json.Unmarshal(msg, &m) != nil || m.JSONRPC != "2.0" || !sameID(m.ID, id) {
+		return false
+	}
+	switch {
+	case m.Error != nil && m.Result == nil:
+		if _, err := m.Error.Code.Int64(); err != nil || m.Error.Message == nil {
+			return false
+		}
+		return namesUnknown(*m.Error.Message, name)
+	case m.Result != nil && m.Error == nil && m.Result.IsError && len(m.Result.Content) == 1:
+		c := m.Result.Content[0]
+		if c.Type != "text" {
+			return false
+		}
+		for _, s := range NotFoundShapes {
+			if s.IsError && c.Text == shapeText(s.Text, name) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// shapeText puts name into a shape's text.
+func shapeText(text, name string) string {
+	if i := strings.Index(text, "%q"); i >= 0 {
+		return text[:i] + strconv.Quote(name) + text[i+2:]
+	}
+	if i := strings.Index(text, "%s"); i >= 0 {
+		return text[:i] + name + text[i+2:]
+	}
+	return text
+}
+
+// sameID reports whether the id of a reply is the id of the call: equal
+// strings after decoding, or equal integer literals.
+func sameID(got, want []byte) bool {
+	got = bytes.TrimSpace(got)
+	if len(got) == 0 || len(want) == 0 {
+		return false
+	}
+	if got[0] == '"' || want[0] == '"' {
+		var a, b string
+		return got[0] == want[0] && json.Unmarshal(got, &a) == nil && json.Unmarshal(want, &b) == nil && a == b
+	}
+	return bytes.Equal(got, want)
+}
+
+// namesUnknown reports whether an error message names the tool as unknown
+// or not found (see IsNotFound).
+func namesUnknown(msg, name string) bool {
+	msg = strings.TrimSpace(msg)
+	if rest, ok := cutFold(msg, "MCP error "); ok {
+		// "MCP error -32602: ..." (the TypeScript SDKs' McpError)
+		i := strings.Index(rest, ": ")
+		if i < 0 {
+			return false
+		}
+		if _, err := strconv.Atoi(rest[:i]); err != nil {
+			return false
+		}
+		msg = rest[i+2:]
+	}
+	if rest, ok := cutFold(msg, "unknown tool"); ok {
+		rest = strings.TrimPrefix(rest, ":")
+		if rest == "" || rest[0] != ' ' {
+			return false
+		}
+		rest, ok = cutQuoted(strings.TrimLeft(rest, " "), name)
+		return ok && (rest == "" || rest == ".")
+	}
+	if rest, ok := cutFold(msg, "tool "); ok {
+		rest, ok = cutQuoted(rest, name)
+		if !ok {
+			return false
+		}
+		rest, ok = cutFold(rest, " not found")
+		return ok && (rest == "" || rest == "." || strings.HasPrefix(rest, ":"))
+	}
+	return false
+}
+
+// cutFold cuts prefix from s, ignoring ASCII letter case.
+func cutFold(s, prefix string) (string, bool) {
+	if len(s) < len(prefix) || !strings.EqualFold(s[:len(prefix)], prefix) {
+		return s, false
+	}
+	return s[len(prefix):], true
+}
+
+// cutQuoted cuts name from the start of s: bare, in single or double
+// quotes, or Go-quoted.
+func cutQuoted(s, name string) (string, bool) {
+	for _, q := range [...]string{strconv.Quote(name), `"` + name + `"`, "'" + name + "'", "`" + name + "`", name} {
+		if rest, ok := strings.CutPrefix(s, q); ok {
+			return rest, true
+		}
+	}
+	return s, false
+}

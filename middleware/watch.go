@@ -1,0 +1,254 @@
+package toolguard
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"net"
+	"net/http"
+
+	"github.com/toolguard/toolguard/internal/mcpwire"
+)
+
+// A call is a tools/call the guard handed to the server: what it needs to
+// recognise the server's not-found answer to it, and to write its own.
+type watched struct {
+	g     *Guard
+	r     *http.Request // as the caller sent it, for the list
+	id    []byte        // the call's id, as sent
+	name  string
+	meta  []byte // the call's params._meta, for a 2026-07-28 caller's list
+	modern bool
+}
+
+// Writer modes.
+const (
+	modeUndecided = iota // nothing but 1xx written yet
+	modeHold             // a JSON answer, held until it ends or grows past the bound
+	modeStream           // an event stream: each event held until it ends
+	modePass             // anything else: written through
+)
+
+// watchWriter is the ResponseWriter the server gets for a call the guard
+// handed on: it passes every answer through byte for byte, with its status
+// and headers, except the server's own not-found answer to the call,
+// which it replaces with the guard's -32602 answer (keeping the status).
+//
+// A JSON answer is held until the handler returns (a Flush is deferred
+// until then) or until it grows past the size no not-found answer reaches;
+// an event stream goes out event by event as each ends.
+type watchWriter struct {
+	w      http.ResponseWriter
+	c      *watched
+	mode   int
+	status int
+	buf    []byte // modeHold: the answer so far; modeStream: the event being read
+	done   bool   // the call's answer was seen (stream): no more to watch
+	limit  int
+}
+
+func newWatchWriter(w http.ResponseWriter, c *watched) *watchWriter {
+	return &watchWriter{w: w, c: c, limit: maxNotFoundBytes(c.name)}
+}
+
+func (ww *watchWriter) Header() http.Header { return ww.w.Header() }
+
+// Unwrap lets http.ResponseController reach the writer beneath.
+func (ww *watchWriter) Unwrap() http.ResponseWriter { return ww.w }
+
+func (ww *watchWriter) WriteHeader(code int) {
+	if ww.mode != modeUndecided {
+		if ww.mode == modePass {
+			ww.w.WriteHeader(code) // net/http reports the superfluous call
+		}
+		return
+	}
+	if code >= 100 && code < 200 && code != http.StatusSwitchingProtocols {
+		ww.w.WriteHeader(code) // informational: not the answer
+		return
+	}
+	ww.status = code
+	h := ww.w.Header()
+	ct := h.Get("Content-Type")
+	switch {
+	case mcpwire.IsJSON(ct) && len(h["Content-Encoding"]) == 0:
+		ww.mode = modeHold
+	case mcpwire.IsEventStream(ct) && len(h["Content-Encoding"]) == 0 && len(h["Content-Length"]) == 0:
+		ww.mode = modeStream
+		ww.w.WriteHeader(code)
+	default:
+		ww.mode = modePass
+		ww.w.WriteHeader(code)
+	}
+}
+
+func (ww *watchWriter) Write(p []byte) (int, error) {
+	if ww.mode == modeUndecided {
+		if len(ww.w.Header()["Content-Type"]) == 0 {
+			// net/http would sniff the type: pass it on to do so.
+			ww.mode = modePass
+		} else {
+			ww.WriteHeader(http.StatusOK)
+		}
+	}
+	switch ww.mode {
+	case modeHold:
+		ww.buf = append(ww.buf, p...)
+		if len(ww.buf) > ww.limit {
+			ww.mode = modePass
+			ww.w.WriteHeader(ww.status)
+			buf := ww.buf
+			ww.buf = nil
+			if _, err := ww.w.Write(buf); err != nil {
+				return 0, err
+			}
+		}
+		return len(p), nil
+	case modeStream:
+		if ww.done {
+			return ww.w.Write(p)
+		}
+		ww.buf = append(ww.buf, p...)
+		if err := ww.events(false); err != nil {
+			return 0, err
+		}
+		return len(p), nil
+	}
+	return ww.w.Write(p)
+}
+
+// Flush sends what can be sent: in an event stream every event that has
+// ended; a held JSON answer waits for the handler to end.
+func (ww *watchWriter) Flush() {
+	if ww.mode == modeHold {
+		return
+	}
+	if f, ok := ww.w.(http.Flusher); ok {
+		f.Flush()
+	} else {
+		_ = http.NewResponseController(ww.w).Flush()
+	}
+}
+
+// Hijack hands over the connection when nothing of the answer is held.
+func (ww *watchWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	if ww.mode == modeHold || len(ww.buf) > 0 {
+		return nil, nil, errors.New("toolguard: hijack after part of the answer was written")
+	}
+	ww.mode, ww.done = modePass, true
+	return http.NewResponseController(ww.w).Hijack()
+}
+
+// events writes out every complete event in buf, the call's not-found
+// answer replaced; at the end (final) the rest goes out as it is.
+func (ww *watchWriter) events(final bool) error {
+	for !ww.done {
+		n := eventEnd(ww.buf, final)
+		if n < 0 {
+			break
+		}
+		ev := ww.buf[:n]
+		out := ev
+		if data, ok := eventData(ev); ok && len(data) <= ww.limit && ww.c.notFound(data) {
+			ww.done = true
+			out = ww.c.g.translate(ww.c, ww.status, true).event(ev)
+		}
+		if _, err := ww.w.Write(out); err != nil {
+			return err
+		}
+		ww.buf = ww.buf[n:]
+	}
+	if len(ww.buf) > ww.limit || (ww.done && len(ww.buf) > 0) || (final && len(ww.buf) > 0) {
+		// An event longer than any not-found answer, or the rest.
+		ww.done = true
+		buf := ww.buf
+		ww.buf = nil
+		_, err := ww.w.Write(buf)
+		return err
+	}
+	return nil
+}
+
+// finish ends the answer when the server's handler has returned.
+func (ww *watchWriter) finish() {
+	switch ww.mode {
+	case modeHold:
+		if ww.c.notFound(ww.buf) {
+			rej := ww.c.g.translate(ww.c, ww.status, false)
+			ww.w.Header().Del("Content-Length")
+			_ = rej.Write(ww.w)
+			return
+		}
+		ww.w.WriteHeader(ww.status)
+		_, _ = ww.w.Write(ww.buf)
+	case modeStream:
+		_ = ww.events(true)
+	}
+}
+
+// notFound reports whether msg is the server's not-found answer to c.
+func (c *watched) notFound(msg []byte) bool { return IsNotFound(msg, c.id, c.name) }
+
+// eventEnd returns the length of the first complete event in b (up to and
+// including the blank line that ends it), or -1. A CR at the very end may
+// be the start of a CRLF, so it ends a line only when final.
+func eventEnd(b []byte, final bool) int {
+	i := 0
+	lineStart := true
+	for i < len(b) {
+		c := b[i]
+		if c != '\r' && c != '\n' {
+			lineStart = false
+			j := bytes.IndexAny(b[i:], "\r\n")
+			if j < 0 {
+				return -1
+			}
+			i += j
+			continue
+		}
+		// a line ends at i
+		n := 1
+		if c == '\r' {
+			if i+1 == len(b) && !final {
+				return -1
+			}
+			if i+1 < len(b) && b[i+1] == '\n' {
+				n = 2
+			}
+		}
+		i += n
+		if lineStart {
+			return i // an empty line ends the event
+		}
+		lineStart = true
+	}
+	return -1
+}
+
+// eventData returns the data of an event: its data lines joined by LF.
+func eventData(ev []byte) ([]byte, bool) {
+	var data []byte
+	found := false
+	for len(ev) > 0 {
+		j := bytes.IndexAny(ev, "\r\n")
+		line := ev
+		if j >= 0 {
+			line = ev[:j]
+			if ev[j] == '\r' && j+1 < len(ev) && ev[j+1] == '\n' {
+				j++
+			}
+			ev = ev[j+1:]
+		} else {
+			ev = nil
+		}
+		if v, ok := bytes.CutPrefix(line, []byte("data")); ok && (len(v) == 0 || v[0] == ':') {
+			v = bytes.TrimPrefix(bytes.TrimPrefix(v, []byte(":")), []byte(" "))
+			if found {
+				data = append(data, '\n')
+			}
+			data = append(data, v...)
+			found = true
+		}
+	}
+	return data, found
+}
