@@ -3,7 +3,6 @@ package toolguard
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -28,7 +27,19 @@ type listServer struct {
 	delay    time.Duration
 	session  string // when set, requests must carry it
 	lists    atomic.Int32
+	calls    atomic.Int32
 	lastHdr  http.Header
+}
+
+// notFound answers a tools/call for name as mcp-go does: -32602 with its
+// own message, 400 for a 2026-07-28 request and 200 otherwise.
+func notFound(w http.ResponseWriter, r *http.Request, id json.RawMessage, name string) {
+	w.Header().Set("Content-Type", "application/json")
+	if r.Header.Get("Mcp-Protocol-Version") == "2026-07-28" {
+		w.WriteHeader(http.StatusBadRequest)
+	}
+	msg, _ := json.Marshal("tool '" + name + "' not found: tool not found")
+	fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32602,"message":%s}}`, id, msg)
 }
 
 func (s *listServer) set(tools ...string) {
@@ -43,14 +54,31 @@ func (s *listServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		Method string          `json:"method"`
 		Params struct {
 			Cursor string `json:"cursor"`
+			Name   string `json:"name"`
 		} `json:"params"`
 	}
-	if err := json.NewDecoder(r.Body).Decode(&m); err != nil || m.Method != "tools/list" {
+	if err := json.NewDecoder(r.Body).Decode(&m); err != nil {
 		w.WriteHeader(299)
 		return
 	}
 	if s.session != "" && r.Header.Get("Mcp-Session-Id") != s.session {
 		http.Error(w, "unknown session", http.StatusNotFound)
+		return
+	}
+	if m.Method == "tools/call" {
+		s.calls.Add(1)
+		s.mu.Lock()
+		known := slices.Contains(s.tools, m.Params.Name)
+		s.mu.Unlock()
+		if known {
+			w.WriteHeader(299)
+			return
+		}
+		notFound(w, r, m.ID, m.Params.Name)
+		return
+	}
+	if m.Method != "tools/list" {
+		w.WriteHeader(299)
 		return
 	}
 	s.lists.Add(1)
@@ -148,8 +176,8 @@ func TestDiscoveryLists(t *testing.T) {
 func TestDiscoveryForwardsCallerHeaders(t *testing.T) {
 	s := &listServer{tools: []string{"a"}, session: "s-1"}
 	_, _, h := discoveryGuard(t, s, DiscoverOptions{})
-	// An unknown session: the server answers 404, so the guard cannot tell.
-	if w := serve(h, call("1", `"nope"`), http.Header{"Mcp-Session-Id": {"other"}}); w.Code != 299 {
+	// An unknown session: the server's own 404 reaches the caller.
+	if w := serve(h, call("1", `"nope"`), http.Header{"Mcp-Session-Id": {"other"}}); w.Code != 404 || w.Body.String() != "unknown session\n" {
 		t.Errorf("unknown session: %d %s", w.Code, w.Body)
 	}
 	w := serve(h, call("1", `"nope"`), http.Header{"Mcp-Session-Id": {"s-1"}, "Authorization": {"Bearer x"}, "Mcp-Protocol-Version": {"2025-11-25"}})
@@ -174,65 +202,60 @@ func TestDiscoveryForwardsCallerHeaders(t *testing.T) {
 	}
 }
 
-func TestDiscoveryNeverRejectsAFreshTool(t *testing.T) {
+// Whatever a cached list says, a tool the server runs is run: the guard
+// answers only the server's own not-found answer.
+func TestDiscoveryNeverAnswersBeforeTheServer(t *testing.T) {
 	s := &listServer{tools: []string{"a"}}
-	// A short TTL, so a removed tool is not answered from the cache.
-	_, _, h := discoveryGuard(t, s, DiscoverOptions{MinInterval: time.Millisecond, TTL: time.Millisecond})
-	if w := serve(h, call("1", `"a"`), nil); w.Code != 299 {
-		t.Fatal("known tool rejected")
+	_, _, h := discoveryGuard(t, s, DiscoverOptions{TTL: time.Hour})
+	if w := serve(h, call("1", `"nope"`), nil); w.Code != 200 || !strings.Contains(w.Body.String(), `"availableTools":["a"]`) {
+		t.Fatalf("unknown tool: %d %s", w.Code, w.Body)
 	}
 	for i := range 20 {
 		name := fmt.Sprintf("new_%d", i)
-		s.set("a", name)
-		time.Sleep(2 * time.Millisecond)
+		s.set("a", name) // the cached list still says only "a"
 		if w := serve(h, call("1", strconv.Quote(name)), nil); w.Code != 299 {
-			t.Fatalf("tool %s added before the call was rejected: %s", name, w.Body)
+			t.Fatalf("tool %s the server has was answered: %d %s", name, w.Code, w.Body)
 		}
 	}
-	s.set("a")
-	time.Sleep(2 * time.Millisecond)
-	if w := serve(h, call("1", `"new_19"`), nil); w.Code != 200 {
-		t.Errorf("removed tool passed through: %d", w.Code)
-	}
-	if s.lists.Load() < 20 {
-		t.Errorf("%d fetches: lists were not fresh", s.lists.Load())
+	if n := s.calls.Load(); n != 21 {
+		t.Errorf("the server saw %d of 21 calls", n)
 	}
 }
 
 func TestDiscoveryCollapsesAFlood(t *testing.T) {
 	s := &listServer{tools: []string{"a"}, delay: 20 * time.Millisecond}
-	_, _, h := discoveryGuard(t, s, DiscoverOptions{MinInterval: 50 * time.Millisecond})
+	_, _, h := discoveryGuard(t, s, DiscoverOptions{})
 	var wg sync.WaitGroup
-	var rejected atomic.Int32
+	var listed atomic.Int32
 	for range 500 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if w := serve(h, call("1", `"nope"`), nil); w.Code == 200 {
-				rejected.Add(1)
+			if w := serve(h, call("1", `"nope"`), nil); w.Code == 200 && strings.Contains(w.Body.String(), `"availableTools":["a"]`) {
+				listed.Add(1)
 			}
 		}()
 	}
 	wg.Wait()
-	if n := s.lists.Load(); n > 4 {
-		t.Errorf("500 concurrent unknown calls made %d tools/list fetches", n)
+	if n := s.lists.Load(); n != 1 {
+		t.Errorf("500 concurrent unknown calls of one caller made %d tools/list fetches, want 1", n)
 	}
-	if rejected.Load() != 500 {
-		t.Errorf("%d of 500 rejected", rejected.Load())
+	if listed.Load() != 500 {
+		t.Errorf("%d of 500 answered with the list", listed.Load())
 	}
 }
 
 func TestDiscoveryTTL(t *testing.T) {
 	s := &listServer{tools: []string{"a"}, ttlMs: 50}
 	_, _, h := discoveryGuard(t, s, DiscoverOptions{TTL: time.Hour})
-	serve(h, call("1", `"a"`), nil) // fills the cache
+	serve(h, call("1", `"nope"`), nil) // fills the cache
 	before := s.lists.Load()
-	serve(h, call("1", `"a"`), nil)
+	serve(h, call("1", `"nope"`), nil)
 	if s.lists.Load() != before {
 		t.Error("cached list not used")
 	}
 	time.Sleep(60 * time.Millisecond)
-	serve(h, call("1", `"a"`), nil)
+	serve(h, call("1", `"nope"`), nil)
 	if s.lists.Load() == before {
 		t.Error("ttlMs not honoured")
 	}
@@ -247,13 +270,11 @@ func TestDiscoverValidates(t *testing.T) {
 		field string
 	}{
 		{DiscoverOptions{TTL: -1}, "TTL"},
-		{DiscoverOptions{MinInterval: -1}, "MinInterval"},
-		{DiscoverOptions{MaxWait: -1}, "MaxWait"},
+		{DiscoverOptions{Budget: -1}, "Budget"},
 		{DiscoverOptions{Timeout: -1}, "Timeout"},
 		{DiscoverOptions{MaxPages: -1}, "MaxPages"},
 		{DiscoverOptions{MaxBodyBytes: -1}, "MaxBodyBytes"},
 		{DiscoverOptions{MaxKeys: -1}, "MaxKeys"},
-		{DiscoverOptions{ModernStatus: 1000}, "ModernStatus"},
 	} {
 		if _, err := Discover(&listServer{}, tc.opts); err == nil || !strings.HasPrefix(err.Error(), "toolguard: DiscoverOptions."+tc.field+" ") {
 			t.Errorf("Discover(%+v) = %v, want an error naming %s", tc.opts, err, tc.field)
@@ -261,25 +282,11 @@ func TestDiscoverValidates(t *testing.T) {
 	}
 }
 
-// stampServer is a listServer that records when each tools/list arrived.
-type stampServer struct {
-	listServer
-	mu     sync.Mutex
-	stamps []time.Time
-}
-
-func (s *stampServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	s.mu.Lock()
-	s.stamps = append(s.stamps, time.Now())
-	s.mu.Unlock()
-	s.listServer.ServeHTTP(w, r)
-}
-
 // Amplification: unknown calls from callers who differ in anything
-// forwarded cost at most one upstream tools/list each, and one caller's
-// fetches stay MinInterval apart however many calls it makes.
-func TestDiscoveryAmplification(t *testing.T) {
-	const calls = 10000
+// forwarded cost at most Budget tools/list a second (and a burst of as
+// many); past it the answers go out without the list.
+func TestDiscoveryBudget(t *testing.T) {
+	const calls, budget = 2000, 5
 	for _, tc := range []struct {
 		name   string
 		header func(i int) http.Header
@@ -289,17 +296,22 @@ func TestDiscoveryAmplification(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := &listServer{tools: []string{"a"}}
-			_, _, h := discoveryGuard(t, s, DiscoverOptions{})
-			var rejected atomic.Int32
+			_, _, h := discoveryGuard(t, s, DiscoverOptions{Budget: budget})
+			var answered, listed atomic.Int32
 			var wg sync.WaitGroup
 			work := make(chan int)
+			start := time.Now()
 			for range 8 {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
 					for i := range work {
-						if w := serve(h, call("1", `"nope"`), tc.header(i)); w.Code == 200 {
-							rejected.Add(1)
+						w := serve(h, call("1", `"nope"`), tc.header(i))
+						if w.Code == 200 && strings.Contains(w.Body.String(), `"code":-32602,"message":"Unknown tool: nope"`) {
+							answered.Add(1)
+						}
+						if strings.Contains(w.Body.String(), "availableTools") {
+							listed.Add(1)
 						}
 					}
 				}()
@@ -310,45 +322,16 @@ func TestDiscoveryAmplification(t *testing.T) {
 			close(work)
 			wg.Wait()
 			lists := s.lists.Load()
-			t.Logf("%s: %d unknown calls, %d rejected, %d upstream tools/list (%.3f per call)", tc.name, calls, rejected.Load(), lists, float64(lists)/calls)
-			if lists > calls {
-				t.Errorf("%d tools/list for %d unknown calls", lists, calls)
+			bound := budget + int32(time.Since(start).Seconds()*budget) + 1
+			t.Logf("%s: %d unknown calls, %d answered, %d with the list, %d upstream tools/list (bound %d)", tc.name, calls, answered.Load(), listed.Load(), lists, bound)
+			if lists > bound {
+				t.Errorf("%d tools/list for %d unknown calls, over the budget's %d", lists, calls, bound)
 			}
-			if rejected.Load() != calls {
-				t.Errorf("%d of %d rejected", rejected.Load(), calls)
+			if answered.Load() != calls || listed.Load() != lists {
+				t.Errorf("%d of %d answered, %d with the list from %d fetches", answered.Load(), calls, listed.Load(), lists)
 			}
 		})
 	}
-	t.Run("one caller", func(t *testing.T) {
-		const interval = 5 * time.Millisecond
-		s := &stampServer{listServer: listServer{tools: []string{"a"}}}
-		d, err := Discover(s, DiscoverOptions{MinInterval: interval})
-		if err != nil {
-			t.Fatal(err)
-		}
-		h := mustGuard(t, Options{Tools: d}).Handler(s)
-		var wg sync.WaitGroup
-		for range 8 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for range 250 {
-					serve(h, call("1", `"nope"`), http.Header{"Mcp-Session-Id": {"same"}})
-				}
-			}()
-		}
-		wg.Wait()
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		minGap := time.Hour
-		for i := 1; i < len(s.stamps); i++ {
-			minGap = min(minGap, s.stamps[i].Sub(s.stamps[i-1]))
-		}
-		t.Logf("one caller: 2000 unknown calls, %d upstream tools/list, closest two %v apart (MinInterval %v)", len(s.stamps), minGap, interval)
-		if len(s.stamps) > 1 && minGap < interval {
-			t.Errorf("two fetches %v apart, under MinInterval %v", minGap, interval)
-		}
-	})
 }
 
 // capServer lists delete_repository only to a 2026-07-28 caller that
@@ -367,6 +350,7 @@ func (s *capServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		ID     json.RawMessage `json:"id"`
 		Method string          `json:"method"`
 		Params struct {
+			Name string `json:"name"`
 			Meta struct {
 				Caps *struct {
 					Elicitation *struct{} `json:"elicitation"`
@@ -374,13 +358,36 @@ func (s *capServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			} `json:"_meta"`
 		} `json:"params"`
 	}
-	if json.NewDecoder(r.Body).Decode(&m) != nil || m.Method != "tools/list" {
+	if json.NewDecoder(r.Body).Decode(&m) != nil {
+		w.WriteHeader(299)
+		return
+	}
+	elicits := m.Params.Meta.Caps != nil && m.Params.Meta.Caps.Elicitation != nil
+	if m.Method == "tools/call" {
+		switch m.Params.Name {
+		case "get_repository":
+			w.WriteHeader(299)
+		case "delete_repository":
+			// Runs for every caller; one that cannot elicit gets an
+			// actionable error, as github-mcp-server answers.
+			w.Header().Set("Content-Type", "application/json")
+			if elicits {
+				w.WriteHeader(299)
+				return
+			}
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"Tool \"delete_repository\" requires client support for form elicitation."}],"isError":true}}`, m.ID)
+		default:
+			notFound(w, r, m.ID, m.Params.Name)
+		}
+		return
+	}
+	if m.Method != "tools/list" {
 		w.WriteHeader(299)
 		return
 	}
 	s.lists.Add(1)
 	tools := `[{"name":"get_repository"}`
-	if m.Params.Meta.Caps != nil && m.Params.Meta.Caps.Elicitation != nil {
+	if elicits {
 		tools += `,{"name":"delete_repository"}`
 	}
 	w.Header().Set("Content-Type", "application/json")
@@ -395,7 +402,7 @@ func capCall(name, caps string) string {
 
 func TestDiscoveryAsksAsTheCaller(t *testing.T) {
 	s := &capServer{}
-	d, err := Discover(s, DiscoverOptions{MinInterval: time.Microsecond})
+	d, err := Discover(s, DiscoverOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -412,9 +419,19 @@ func TestDiscoveryAsksAsTheCaller(t *testing.T) {
 		if w := send(capCall("delete_repository", `{"elicitation":{}}`), "localhost"); w.Code != 299 {
 			t.Fatalf("declaring elicitation: %d %s", w.Code, w.Body)
 		}
+		// Hidden from this caller's list, but run: the server's own
+		// actionable answer reaches the caller untouched.
 		w := send(capCall("delete_repository", `{}`), "localhost")
-		if w.Code != 400 || !strings.Contains(w.Body.String(), `"availableTools":["get_repository"]`) {
+		if w.Code != 200 || !strings.Contains(w.Body.String(), `requires client support for form elicitation`) {
 			t.Fatalf("not declaring it: %d %s", w.Code, w.Body)
+		}
+		w = send(capCall("nope", `{}`), "localhost")
+		if w.Code != 400 || !strings.Contains(w.Body.String(), `"availableTools":["get_repository"]`) {
+			t.Fatalf("unknown tool, not declaring elicitation: %d %s", w.Code, w.Body)
+		}
+		w = send(capCall("nope", `{"elicitation":{}}`), "localhost")
+		if w.Code != 400 || !strings.Contains(w.Body.String(), `"availableTools":["delete_repository","get_repository"]`) {
+			t.Fatalf("unknown tool, declaring elicitation: %d %s", w.Code, w.Body)
 		}
 		// A foreign Host never gets a list, warm cache or not.
 		if w := send(capCall("nope", `{"elicitation":{}}`), "evil.example"); w.Code != 403 {
@@ -467,8 +484,8 @@ func TestCallerKeyCoversWhatIsForwarded(t *testing.T) {
 }
 
 // What the server sent the caller on the guard's list goes out with the
-// answer, as an event stream: the server sent it so to a request with the
-// caller's own Accept header, JSON alone included.
+// answer, as an event stream, to a caller that accepts one; a caller that
+// accepts only JSON gets the JSON answer (and the log says what was lost).
 func TestDiscoveryRelaysTheServersMessages(t *testing.T) {
 	for _, tc := range []struct {
 		accept string
@@ -476,7 +493,7 @@ func TestDiscoveryRelaysTheServersMessages(t *testing.T) {
 	}{
 		{"application/json, text/event-stream", 2},
 		{"text/event-stream", 2},
-		{"application/json", 2},
+		{"application/json", 0},
 	} {
 		s := &listServer{tools: []string{"a"}, sse: true}
 		_, _, h := discoveryGuard(t, s, DiscoverOptions{})
@@ -495,60 +512,5 @@ func TestDiscoveryRelaysTheServersMessages(t *testing.T) {
 				t.Errorf("Content-Length %s for %d bytes", w.Header().Get("Content-Length"), w.Body.Len())
 			}
 		}
-	}
-}
-
-// A call that passes after the guard's list took messages for the caller
-// gets them with the server's answer: before an event stream's events, or
-// as an event stream made of a JSON answer; an HTTP error is left as it is.
-func TestRelayWriter(t *testing.T) {
-	msgs := [][]byte{[]byte(`{"jsonrpc":"2.0","method":"notifications/message","params":{}}`)}
-	for _, tc := range []struct {
-		name   string
-		answer func(w http.ResponseWriter)
-		want   []string // the messages of the answer; nil: the answer as the server wrote it
-		status int
-	}{
-		{"json", func(w http.ResponseWriter) {
-			w.Header().Set("Content-Type", "application/json")
-			w.Header().Set("Content-Length", "28")
-			io.WriteString(w, "{\"jsonrpc\":\"2.0\",\"id\":1,\n\"result\":{}}\n")
-		}, []string{"notifications/message", `"result"`}, 200},
-		{"stream", func(w http.ResponseWriter) {
-			w.Header().Set("Content-Type", "text/event-stream")
-			w.WriteHeader(200)
-			io.WriteString(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n\n")
-		}, []string{"notifications/message", `"result"`}, 200},
-		{"error", func(w http.ResponseWriter) {
-			http.Error(w, "no", http.StatusBadRequest)
-		}, nil, 400},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			rec := httptest.NewRecorder()
-			rw := &relayWriter{ResponseWriter: rec, msgs: msgs}
-			tc.answer(rw)
-			rw.finish()
-			if rec.Code != tc.status {
-				t.Fatalf("status %d, want %d", rec.Code, tc.status)
-			}
-			if tc.want == nil {
-				if rec.Body.String() != "no\n" {
-					t.Fatalf("the error was altered: %q", rec.Body)
-				}
-				return
-			}
-			got := sse.Messages(rec.Body.Bytes())
-			if rec.Header().Get("Content-Type") != "text/event-stream" || len(got) != len(tc.want) {
-				t.Fatalf("%s %q", rec.Header().Get("Content-Type"), rec.Body)
-			}
-			for i, w := range tc.want {
-				if !strings.Contains(string(got[i]), w) || !json.Valid(got[i]) {
-					t.Errorf("message %d: %q, want one with %s", i, got[i], w)
-				}
-			}
-			if cl := rec.Header().Get("Content-Length"); cl != "" && cl != strconv.Itoa(rec.Body.Len()) {
-				t.Errorf("Content-Length %s for %d bytes", cl, rec.Body.Len())
-			}
-		})
 	}
 }

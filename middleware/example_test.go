@@ -122,7 +122,7 @@ func ExampleOptions_logger() {
 
 	post(srv.URL, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"getWeather","arguments":{}}}`)
 	// Output:
-	// level=INFO msg="toolguard: passed through" reason=list-failed tool=getWeather err="toolguard: tools/list: HTTP 404: \"404 page not found\""
+	// level=INFO msg="toolguard: passed through" reason=to-server tool=getWeather
 	// 404 text/plain; charset=utf-8
 	// 404 page not found
 }

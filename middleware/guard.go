@@ -1,6 +1,7 @@
 package toolguard
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -308,6 +309,15 @@ func (g *Guard) decide(r *http.Request, body []byte) decision {
 	var scratch [128]byte
 	nameBytes := decoded(scratch[:0], body, m.name)
 	name := string(nameBytes)
+	modern, eraOK := era(r.Header, body, m)
+	if g.opts.AnswerHeaderMismatch && modern && eraOK {
+		// The spec's own answer to a mismatch, whatever the tool.
+		if hdr, single := mismatchedHeader(r.Header, nameBytes); hdr != "" && single && len(r.Header["Accept"]) > 0 {
+			if json, stream := mcpwire.Accepts(r.Header["Accept"]); json || stream {
+				return decision{rej: newHeaderMismatch(m.id.raw(body), name, hdr, stream && !json)}
+			}
+		}
+	}
 	p := g.opts.Tools.Lookup(r, name)
 	if p == Present {
 		return decision{reason: ReasonKnown, tool: name}
@@ -316,8 +326,7 @@ func (g *Guard) decide(r *http.Request, body []byte) decision {
 	if m.meta.kind != absent {
 		meta = m.meta.raw(body)
 	}
-	modern, eraOK := era(r.Header, body, m)
-	c := &watched{g: g, r: r, id: m.id.raw(body), name: name, meta: forwardedMeta(meta), modern: modern}
+	c := &watched{g: g, r: r, id: bytes.Clone(m.id.raw(body)), name: name, meta: forwardedMeta(meta), modern: modern}
 	toServer := func(reason Reason) decision { return decision{reason: reason, tool: name, call: c} }
 	if p != Absent {
 		return toServer(ReasonToServer)
@@ -341,11 +350,8 @@ func (g *Guard) decide(r *http.Request, body []byte) decision {
 		return toServer(ReasonAccept)
 	}
 	if modern {
-		if hdr, single := mismatchedHeader(r.Header, nameBytes); hdr != "" {
-			if !single || !g.opts.AnswerHeaderMismatch {
-				return toServer(ReasonHeaderMismatch)
-			}
-			return decision{rej: newHeaderMismatch(c.id, name, hdr, stream && !json)}
+		if hdr, _ := mismatchedHeader(r.Header, nameBytes); hdr != "" {
+			return toServer(ReasonHeaderMismatch)
 		}
 		if c.meta == nil || !acceptableClientMeta(c.meta) {
 			return toServer(ReasonClientMeta)

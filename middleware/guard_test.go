@@ -137,7 +137,7 @@ func TestPassThrough(t *testing.T) {
 			h["Last-Event-Id"] = []string{"1"}
 			return h
 		}(), Options{}},
-		{"unsafe integer id, SafeIntegerIDs", "POST", call("9007199254740992", `"nope"`), nil, Options{SafeIntegerIDs: true}},
+		{"unsafe integer id", "POST", call("9007199254740992", `"nope"`), nil, Options{}},
 		{"two protocol version headers", "POST", call("1", `"nope"`), http.Header{"Mcp-Protocol-Version": {"2025-11-25", "2025-06-18"}}, Options{}},
 	}
 	for _, tt := range tests {
@@ -202,7 +202,7 @@ func TestRejection(t *testing.T) {
 		}
 	})
 
-	for _, id := range []string{`"abc"`, `"a\"b\u00e9"`, `""`, `0`, `-7`, `9223372036854775807`, `-9223372036854775808`} {
+	for _, id := range []string{`"abc"`, `"a\"b\u00e9"`, `""`, `0`, `-7`, `9007199254740991`, `-9007199254740991`} {
 		t.Run("id "+id, func(t *testing.T) {
 			w, _ := rejection(t, g, call(id, `"nope"`), nil)
 			if want := `{"jsonrpc":"2.0","id":` + id + `,"error":`; !strings.HasPrefix(w.Body.String(), want) {
@@ -211,8 +211,8 @@ func TestRejection(t *testing.T) {
 		})
 	}
 
-	t.Run("safe integer id with SafeIntegerIDs", func(t *testing.T) {
-		g := mustGuard(t, Options{SafeIntegerIDs: true})
+	t.Run("safe integer id", func(t *testing.T) {
+		g := mustGuard(t, Options{})
 		for _, id := range []string{"9007199254740991", "-9007199254740991", "12"} {
 			rejection(t, g, call(id, `"nope"`), nil)
 		}
@@ -346,7 +346,7 @@ func TestNewValidates(t *testing.T) {
 		{Options{}, "Options.Tools"},
 		{Options{Tools: weatherTools, MaxBodyBytes: -1}, "Options.MaxBodyBytes"},
 		{Options{Tools: weatherTools, ToolListLimit: -1}, "Options.ToolListLimit"},
-		{Options{Tools: weatherTools, ModernStatus: 42}, "Options.ModernStatus"},
+		{Options{Tools: weatherTools, ListTimeout: -1}, "Options.ListTimeout"},
 	} {
 		if _, err := New(tc.opts); err == nil || !strings.HasPrefix(err.Error(), "toolguard: "+tc.field+" ") {
 			t.Errorf("New(%+v) = %v, want an error naming %s", tc.opts, err, tc.field)

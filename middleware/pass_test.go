@@ -45,7 +45,7 @@ func TestPassReasons(t *testing.T) {
 		{"null id", ReasonNotRequest, "POST", call("null", `"nope"`), nil, Options{}},
 		{"tools/list", ReasonNotToolsCall, "POST", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, nil, Options{}},
 		{"name 123", ReasonNotToolsCall, "POST", call("1", "123"), nil, Options{}},
-		{"unsafe id", ReasonUnsafeID, "POST", call("9007199254740992", `"nope"`), nil, Options{SafeIntegerIDs: true}},
+		{"unsafe id", ReasonUnsafeID, "POST", call("9007199254740992", `"nope"`), nil, Options{}},
 		{"two version headers", ReasonProtocolVersion, "POST", unknown, http.Header{"Mcp-Protocol-Version": {"2025-11-25", "2025-06-18"}}, Options{}},
 		{"unreleased header version", ReasonProtocolVersion, "POST", unknown, http.Header{"Mcp-Protocol-Version": {"2025-11-25x"}}, Options{}},
 		{"empty header version", ReasonProtocolVersion, "POST", unknown, http.Header{"Mcp-Protocol-Version": {""}}, Options{}},
@@ -62,7 +62,7 @@ func TestPassReasons(t *testing.T) {
 		{"accept json q=0", ReasonAccept, "POST", unknown, http.Header{"Accept": {"application/json;q=0"}}, Options{}},
 		{"no Accept", ReasonAccept, "POST", unknown, http.Header{"Accept": nil}, Options{}},
 		{"known", ReasonKnown, "POST", knownCall, nil, Options{}},
-		{"unsure", ReasonUnsure, "POST", unknown, nil, Options{Tools: stubTools{presence: Unsure}}},
+		{"unsure", ReasonToServer, "POST", unknown, nil, Options{Tools: stubTools{presence: Unsure}}},
 		{"no clientCapabilities", ReasonClientMeta, "POST", modernCallMeta(`{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}`), modernHeaders("nope"), Options{}},
 		{"clientCapabilities null", ReasonClientMeta, "POST", modernCallMeta(`{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":null}`), modernHeaders("nope"), Options{}},
 		{"clientCapabilities wrong type inside", ReasonClientMeta, "POST", modernCallMeta(`{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":true}}`), modernHeaders("nope"), Options{}},
@@ -113,7 +113,8 @@ func TestRejectionIsNotAPass(t *testing.T) {
 	}
 }
 
-// A Discover pointed at the wrong upstream says why it does nothing.
+// A Discover pointed at the wrong upstream: the server's own answer (404)
+// goes out, and the log says the server decided.
 func TestLoggerSaysWhy(t *testing.T) {
 	upstream := http.NotFoundHandler()
 	d, err := Discover(upstream, DiscoverOptions{})
@@ -128,7 +129,7 @@ func TestLoggerSaysWhy(t *testing.T) {
 		t.Fatalf("status %d", w.Code)
 	}
 	line := out.String()
-	for _, want := range []string{"level=INFO", `msg="toolguard: passed through"`, "reason=list-failed", "tool=nope", "HTTP 404", "404 page not found"} {
+	for _, want := range []string{"level=INFO", `msg="toolguard: passed through"`, "reason=to-server", "tool=nope"} {
 		if !strings.Contains(line, want) {
 			t.Errorf("log %q lacks %q", line, want)
 		}

@@ -13,11 +13,11 @@ import (
 // A call is a tools/call the guard handed to the server: what it needs to
 // recognise the server's not-found answer to it, and to write its own.
 type watched struct {
-	g     *Guard
-	r     *http.Request // as the caller sent it, for the list
-	id    []byte        // the call's id, as sent
-	name  string
-	meta  []byte // the call's params._meta, for a 2026-07-28 caller's list
+	g      *Guard
+	r      *http.Request // as the caller sent it, for the list
+	id     []byte        // the call's id, as sent
+	name   string
+	meta   []byte // the call's params._meta, for a 2026-07-28 caller's list
 	modern bool
 }
 

@@ -1,0 +1,157 @@
+package toolguard
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"testing"
+)
+
+// errorReply and isErrorReply build replies as the SDKs write them.
+func errorReply(id string, code int, msg string) string {
+	m, _ := json.Marshal(msg)
+	return fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"error":{"code":%d,"message":%s}}`, id, code, m)
+}
+
+func isErrorReply(id, text string) string {
+	t, _ := json.Marshal(text)
+	return fmt.Sprintf(`{"result":{"content":[{"type":"text","text":%s}],"isError":true},"jsonrpc":"2.0","id":%s}`, t, id)
+}
+
+// Every shape of the table is a not-found answer for its own name and id,
+// and for no other.
+func TestNotFoundShapesAreRecognised(t *testing.T) {
+	for _, name := range []string{"nope", "get_wether", `we"ird 'name'`, "ünï/cødé", "a"} {
+		for _, s := range NotFoundShapes {
+			text := shapeText(s.Text, name)
+			reply := errorReply("7", s.Code, text)
+			if s.IsError {
+				reply = isErrorReply("7", text)
+			}
+			if !IsNotFound([]byte(reply), []byte("7"), name) {
+				t.Errorf("%s: %s is not recognised for %q", s.Server, reply, name)
+			}
+			if IsNotFound([]byte(reply), []byte("8"), name) {
+				t.Errorf("%s: recognised for another id", s.Server)
+			}
+			if IsNotFound([]byte(reply), []byte("7"), name+"x") || IsNotFound([]byte(reply), []byte("7"), "b"+name) {
+				t.Errorf("%s: %s recognised for another name", s.Server, reply)
+			}
+		}
+	}
+}
+
+func TestIsNotFound(t *testing.T) {
+	for _, tc := range []struct {
+		reply string
+		id    string
+		name  string
+		want  bool
+	}{
+		// Errors that name the tool as unknown, in the usual spellings.
+		{errorReply(`"abc"`, -32602, "Unknown tool: nope"), `"abc"`, "nope", true},
+		{errorReply(`"abc"`, -32602, "Unknown tool: nope"), `"a\u0062c"`, "nope", true},
+		{errorReply("1", -32601, "MCP error -32601: Unknown tool: nope"), "1", "nope", true},
+		{errorReply("1", -32603, "unknown tool 'nope'"), "1", "nope", true},
+		{errorReply("1", -32602, "Tool \"nope\" not found."), "1", "nope", true},
+		{errorReply("1", -32602, "UNKNOWN TOOL: nope"), "1", "nope", true},
+		// Not a not-found answer.
+		{errorReply("1", -32602, "Unknown tool: nope2"), "1", "nope", false},
+		{errorReply("1", -32602, "tool 'nope' is disabled"), "1", "nope", false},
+		{errorReply("1", -32602, "invalid arguments for tool nope"), "1", "nope", false},
+		{errorReply("1", -32602, "Unknown tool: nope; did you mean x"), "1", "nope", false},
+		{errorReply("1", -32602, "Unknown tool:nope"), "1", "nope", false},
+		{isErrorReply("1", `Tool "delete_repository" requires client support for form elicitation.`), "1", "delete_repository", false},
+		{isErrorReply("1", "Unknown tool: nope, try again"), "1", "nope", false},
+		{isErrorReply("1", "Tool nope not found"), "1", "nope", false}, // only the table's isError texts
+		{`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"Unknown tool: nope"}]}}`, "1", "nope", false},
+		{`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"Unknown tool: nope"},{"type":"text","text":"x"}],"isError":true}}`, "1", "nope", false},
+		{`{"jsonrpc":"2.0","id":1,"error":{"code":"x","message":"Unknown tool: nope"}}`, "1", "nope", false},
+		{`{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Unknown tool: nope"},"result":{}}`, "1", "nope", false},
+		{`{"jsonrpc":"1.0","id":1,"error":{"code":-32602,"message":"Unknown tool: nope"}}`, "1", "nope", false},
+		{errorReply("1", -32602, "Unknown tool: nope"), `"1"`, "nope", false},
+		{errorReply(`"1"`, -32602, "Unknown tool: nope"), "1", "nope", false},
+		{`not json`, "1", "nope", false},
+	} {
+		if got := IsNotFound([]byte(tc.reply), []byte(tc.id), tc.name); got != tc.want {
+			t.Errorf("IsNotFound(%s, %s, %q) = %v, want %v", tc.reply, tc.id, tc.name, got, tc.want)
+		}
+	}
+}
+
+// A reply larger than any not-found answer is not read.
+func TestIsNotFoundBounded(t *testing.T) {
+	long := make([]byte, 0, 20<<10)
+	long = append(long, errorReply("1", -32602, "Unknown tool: nope")...)
+	long = append(long[:len(long)-1], `,"pad":"`...)
+	for len(long) < 20<<10 {
+		long = append(long, 'x')
+	}
+	long = append(long, `"}`...)
+	if !json.Valid(long) {
+		t.Fatal("bad test reply")
+	}
+	if IsNotFound(long, []byte("1"), "nope") {
+		t.Error("a 20 KiB reply was read as a not-found answer")
+	}
+}
+
+func FuzzIsNotFound(f *testing.F) {
+	for _, s := range NotFoundShapes {
+		f.Add(errorReply("1", s.Code, shapeText(s.Text, "nope")), "1", "nope")
+		f.Add(isErrorReply(`"x"`, shapeText(s.Text, "nope")), `"x"`, "nope")
+	}
+	f.Fuzz(func(t *testing.T, reply, id, name string) {
+		if !IsNotFound([]byte(reply), []byte(id), name) {
+			return
+		}
+		// A recognised answer is a reply to that id that names the tool.
+		var m struct {
+			ID json.RawMessage `json:"id"`
+		}
+		if json.Unmarshal([]byte(reply), &m) != nil || !sameID(m.ID, []byte(id)) {
+			t.Fatalf("recognised %q for id %q", reply, id)
+		}
+		if name != "" && !containsName(reply, name) {
+			t.Fatalf("recognised %q, which does not name %q", reply, name)
+		}
+	})
+}
+
+// containsName reports whether the decoded strings of reply mention name.
+func containsName(reply, name string) bool {
+	var v any
+	if json.Unmarshal([]byte(reply), &v) != nil {
+		return false
+	}
+	var walk func(any) bool
+	walk = func(v any) bool {
+		switch x := v.(type) {
+		case string:
+			return contains(x, name) || contains(x, strconv.Quote(name))
+		case map[string]any:
+			for _, e := range x {
+				if walk(e) {
+					return true
+				}
+			}
+		case []any:
+			for _, e := range x {
+				if walk(e) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	return walk(v)
+}
+
+func contains(s, sub string) bool {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		if s[i:i+len(sub)] == sub {
+			return true
+		}
+	}
+	return false
+}

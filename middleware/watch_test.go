@@ -1,0 +1,254 @@
+package toolguard
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+)
+
+// unsure is a tool set that leaves every call to the server and lists
+// names for the answer.
+type unsure struct {
+	names []string
+	err   error
+	block chan struct{} // when set, List waits for it or its context
+}
+
+func (u unsure) Lookup(*http.Request, string) Presence { return Unsure }
+func (u unsure) List(r *http.Request) ([]string, error) {
+	if u.block != nil {
+		select {
+		case <-u.block:
+		case <-r.Context().Done():
+			return nil, r.Context().Err()
+		}
+	}
+	return u.names, u.err
+}
+
+// answering is a server handler that writes a fixed answer.
+func answering(status int, ct, body string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		if ct != "" {
+			w.Header().Set("Content-Type", ct)
+		}
+		w.Header().Set("X-Server", "yes")
+		w.WriteHeader(status)
+		io.WriteString(w, body)
+	})
+}
+
+func guarded(t *testing.T, tools ToolSet, next http.Handler, body string, h http.Header) *httptest.ResponseRecorder {
+	t.Helper()
+	g := mustGuard(t, Options{Tools: tools})
+	w := httptest.NewRecorder()
+	g.Handler(next).ServeHTTP(w, newRequest("POST", body, h))
+	return w
+}
+
+// The server's own not-found answer is replaced, with the server's status
+// and headers; the list comes from the tool set.
+func TestServersNotFoundAnswerIsTranslated(t *testing.T) {
+	for _, status := range []int{200, 400} {
+		next := answering(status, "application/json", errorReply("5", -32602, "tool 'get_wether' not found: tool not found"))
+		w := guarded(t, unsure{names: []string{"get_weather", "b"}}, next, call("5", `"get_wether"`), nil)
+		want := `{"jsonrpc":"2.0","id":5,"error":{"code":-32602,"message":"Unknown tool: get_wether","data":{"availableTools":["b","get_weather"],"suggestions":["get_weather"]}}}`
+		if w.Code != status || w.Body.String() != want || w.Header().Get("Content-Type") != "application/json" || w.Header().Get("X-Server") != "yes" {
+			t.Errorf("status %d: got %d %v %s", status, w.Code, w.Header(), w.Body)
+		}
+	}
+}
+
+// Every other answer reaches the caller byte for byte, with its status,
+// Content-Type and Content-Length.
+func TestPassingAnswersAreUntouched(t *testing.T) {
+	actionable := isErrorReply("5", `Tool "delete_repository" requires client support for form elicitation.`)
+	for _, tc := range []struct {
+		name, ct, body string
+		status         int
+	}{
+		{"result", "application/json", `{"jsonrpc":"2.0","id":5,"result":{"content":[]}}`, 200},
+		{"actionable isError", "application/json", actionable, 200},
+		{"other error", "application/json", errorReply("5", -32602, "invalid arguments"), 200},
+		{"not-found for another id", "application/json", errorReply("6", -32602, "Unknown tool: nope"), 200},
+		{"refusal", "text/plain; charset=utf-8", "Forbidden: invalid Host header\n", 403},
+		{"no content type", "", "", 202},
+		{"big result", "application/json", `{"jsonrpc":"2.0","id":5,"result":{"x":"` + strings.Repeat("y", 1<<20) + `"}}`, 200},
+		{"stream", "text/event-stream", "event: message\ndata: " + actionable + "\n\n", 200},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			alone := httptest.NewRecorder()
+			answering(tc.status, tc.ct, tc.body).ServeHTTP(alone, newRequest("POST", call("5", `"nope"`), nil))
+			w := guarded(t, unsure{names: []string{"a"}}, answering(tc.status, tc.ct, tc.body), call("5", `"nope"`), nil)
+			if w.Code != alone.Code || !bytes.Equal(w.Body.Bytes(), alone.Body.Bytes()) {
+				t.Errorf("got %d %.200q, alone %d %.200q", w.Code, w.Body, alone.Code, alone.Body)
+			}
+			if g, a := w.Header().Get("Content-Type"), alone.Header().Get("Content-Type"); g != a {
+				t.Errorf("Content-Type %q, alone %q", g, a)
+			}
+		})
+	}
+}
+
+// In an event stream, the events before the answer go out as they are
+// written (and flushed); only the not-found event is replaced, keeping its
+// id for resumption.
+func TestEventStreamFlowsAndOnlyTheAnswerIsReplaced(t *testing.T) {
+	g := mustGuard(t, Options{Tools: unsure{names: []string{"a"}}})
+	w := httptest.NewRecorder()
+	progress := "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{}}\n\n"
+	var seenBeforeAnswer string
+	next := http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		rw.Header().Set("Content-Type", "text/event-stream")
+		rw.WriteHeader(200)
+		io.WriteString(rw, progress)
+		rw.(http.Flusher).Flush()
+		seenBeforeAnswer = w.Body.String()
+		io.WriteString(rw, "id: ev-2\r\nevent: message\r\ndata: "+isErrorReply("5", "MCP error -32602: Tool nope not found")+"\r\n\r\n")
+	})
+	g.Handler(next).ServeHTTP(w, newRequest("POST", call("5", `"nope"`), nil))
+	if seenBeforeAnswer != progress || !w.Flushed {
+		t.Errorf("before the answer the client had %q (flushed %v)", seenBeforeAnswer, w.Flushed)
+	}
+	want := progress + "id: ev-2\nevent: message\ndata: " +
+		`{"jsonrpc":"2.0","id":5,"error":{"code":-32602,"message":"Unknown tool: nope","data":{"availableTools":["a"]}}}` + "\n\n"
+	if w.Body.String() != want {
+		t.Errorf("stream %q\nwant %q", w.Body, want)
+	}
+}
+
+// A list that does not come within ListTimeout: the answer goes out
+// without it, and the log says why.
+func TestAnswerWithoutListPastListTimeout(t *testing.T) {
+	var out bytes.Buffer
+	var got *Rejection
+	block := make(chan struct{})
+	defer close(block)
+	g := mustGuard(t, Options{
+		Tools:       unsure{names: []string{"a"}, block: block},
+		ListTimeout: 50 * time.Millisecond,
+		Logger:      slog.New(slog.NewTextHandler(&out, nil)),
+		OnReject:    func(_ *http.Request, rej *Rejection) { got = rej },
+	})
+	w := httptest.NewRecorder()
+	g.Handler(answering(200, "application/json", errorReply("1", -32602, "unknown tool \"nope\""))).ServeHTTP(w, newRequest("POST", call("1", `"nope"`), nil))
+	if want := `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Unknown tool: nope"}}`; w.Body.String() != want {
+		t.Errorf("answer %s, want %s", w.Body, want)
+	}
+	if got == nil || got.ListErr == nil || !got.Translated {
+		t.Errorf("OnReject got %+v", got)
+	}
+	if !strings.Contains(out.String(), "level=WARN") || !strings.Contains(out.String(), "ListTimeout") {
+		t.Errorf("log %q", out.String())
+	}
+}
+
+// A list that fails: the answer goes out without it.
+func TestAnswerWithoutListWhenListFails(t *testing.T) {
+	w := guarded(t, unsure{err: errors.New("down")}, answering(200, "application/json", errorReply("1", -32602, "Unknown tool: nope")), call("1", `"nope"`), nil)
+	if want := `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Unknown tool: nope"}}`; w.Body.String() != want {
+		t.Errorf("answer %s", w.Body)
+	}
+}
+
+// A call the guard cannot read with certainty is never translated: the
+// server may have read another name.
+func TestAmbiguousCallIsNeverTranslated(t *testing.T) {
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"nope","name":"other"}}`
+	answer := errorReply("1", -32602, "Unknown tool: nope")
+	w := guarded(t, unsure{names: []string{"a"}}, answering(200, "application/json", answer), body, nil)
+	if w.Body.String() != answer {
+		t.Errorf("answer %s", w.Body)
+	}
+}
+
+// Check and Watch give framework adapters the same answer as Handler.
+func TestCheckAndWatchTranslateAsHandler(t *testing.T) {
+	g := mustGuard(t, Options{Tools: unsure{names: []string{"a"}}})
+	next := answering(200, "application/json", errorReply("1", -32602, "Unknown tool: nope"))
+	viaHandler := httptest.NewRecorder()
+	g.Handler(next).ServeHTTP(viaHandler, newRequest("POST", call("1", `"nope"`), nil))
+
+	r, rej := g.Check(newRequest("POST", call("1", `"nope"`), nil))
+	if rej != nil {
+		t.Fatal("rejected before the server")
+	}
+	viaCheck := httptest.NewRecorder()
+	w, finish := g.Watch(viaCheck, r)
+	next.ServeHTTP(w, r)
+	finish()
+	if viaCheck.Code != viaHandler.Code || viaCheck.Body.String() != viaHandler.Body.String() || !strings.Contains(viaCheck.Body.String(), "availableTools") {
+		t.Errorf("Check+Watch %d %s, Handler %d %s", viaCheck.Code, viaCheck.Body, viaHandler.Code, viaHandler.Body)
+	}
+	// A request Check did not mark is served with the writer itself.
+	plain := httptest.NewRecorder()
+	if w, _ := g.Watch(plain, newRequest("GET", "", nil)); w != plain {
+		t.Error("Watch wrapped an unmarked request")
+	}
+}
+
+// A known call is served with the caller's own ResponseWriter.
+func TestKnownCallIsNotWatched(t *testing.T) {
+	g := mustGuard(t, Options{})
+	var got http.ResponseWriter
+	w := httptest.NewRecorder()
+	g.Handler(http.HandlerFunc(func(rw http.ResponseWriter, _ *http.Request) { got = rw })).ServeHTTP(w, newRequest("POST", knownCall, nil))
+	if got != http.ResponseWriter(w) {
+		t.Errorf("next got %T", got)
+	}
+}
+
+type hijackRecorder struct {
+	*httptest.ResponseRecorder
+	hijacked bool
+}
+
+func (h *hijackRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	h.hijacked = true
+	return nil, nil, nil
+}
+
+// A watched call can still hijack the connection, as without the guard.
+func TestWatchedCallCanHijack(t *testing.T) {
+	g := mustGuard(t, Options{Tools: unsure{}})
+	w := &hijackRecorder{ResponseRecorder: httptest.NewRecorder()}
+	g.Handler(http.HandlerFunc(func(rw http.ResponseWriter, _ *http.Request) {
+		if _, _, err := http.NewResponseController(rw).Hijack(); err != nil {
+			t.Error(err)
+		}
+	})).ServeHTTP(w, newRequest("POST", call("1", `"nope"`), nil))
+	if !w.hijacked {
+		t.Error("not hijacked")
+	}
+}
+
+// The request List gets carries the call, and a context that ends.
+func TestListIsAskedAsTheCaller(t *testing.T) {
+	var call *Call
+	var deadline bool
+	tools := ToolsFuncSet(func(r *http.Request) ([]string, error) {
+		call, _ = CallFromContext(r.Context())
+		_, deadline = r.Context().Deadline()
+		return []string{"a"}, nil
+	})
+	w := guarded(t, tools, answering(400, "application/json", errorReply("1", -32602, "Unknown tool: nope")),
+		modernCall("1", `"nope"`), modernHeaders("nope"))
+	if w.Code != 400 || call == nil || call.Name != "nope" || !call.Modern || !strings.Contains(string(call.Meta), "protocolVersion") || !deadline {
+		t.Errorf("answer %d %s; List saw %+v (deadline %v)", w.Code, w.Body, call, deadline)
+	}
+}
+
+// ToolsFuncSet is an Unsure tool set whose List is f.
+type ToolsFuncSet func(r *http.Request) ([]string, error)
+
+func (f ToolsFuncSet) Lookup(*http.Request, string) Presence  { return Unsure }
+func (f ToolsFuncSet) List(r *http.Request) ([]string, error) { return f(r) }
