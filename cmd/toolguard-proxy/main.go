@@ -1,15 +1,19 @@
 // Command toolguard-proxy puts the toolguard middleware in front of any
-// Streamable HTTP MCP server, in any language: a reverse proxy whose tools/call
-// for a tool the upstream does not have is answered with JSON-RPC error
-// -32602 listing the tools the caller can call. Everything else is proxied
-// untouched, event streams as they come.
+// Streamable HTTP MCP server, in any language: a reverse proxy that replaces
+// the upstream's own answer to a tools/call for a tool it does not have (an
+// isError result, or an error of the upstream's own shape) with JSON-RPC
+// error -32602 listing the tools the caller can call. Every call reaches the
+// upstream; every other answer is proxied untouched, event streams as they
+// come.
 //
 // Usage:
 //
 //	toolguard-proxy -upstream http://127.0.0.1:3000/mcp [-listen 127.0.0.1:8080] [flags]
 //
 // The tool list is asked of the upstream through the proxy, as the caller
-// (toolguard.Discover): with the caller's session, credentials and Host.
+// (toolguard.Discover), only after the upstream answered not found: with
+// the caller's session, credentials and Host, within -list-timeout and
+// -list-budget. Known calls never wait for it.
 // Put authentication in front of it, or use -hide-tool-list and
 // -hide-suggestions, so anonymous callers never see the tool list.
 //
@@ -74,13 +78,10 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 	fs.IntVar(&c.guard.ToolListLimit, "tool-list-limit", toolguard.DefaultToolListLimit, "cap on the names in data.availableTools; 0 leaves the list out, as -hide-tool-list")
 	fs.BoolVar(&c.guard.HideToolList, "hide-tool-list", false, "leave data.availableTools out of rejections")
 	fs.BoolVar(&c.guard.HideSuggestions, "hide-suggestions", false, "leave data.suggestions out of rejections")
-	fs.BoolVar(&c.guard.SafeIntegerIDs, "safe-integer-ids", true, "pass through integer ids beyond ±(2^53−1), which JavaScript servers refuse")
 	fs.BoolVar(&c.guard.AnswerHeaderMismatch, "answer-header-mismatch", false, "answer a 2026-07-28 Mcp-Method/Mcp-Name mismatch with 400 and -32020 instead of passing it on")
-	fs.IntVar(&c.discover.ModernStatus, "modern-status", http.StatusBadRequest, "HTTP `status` of a 2026-07-28 rejection, the one the upstream sends with its own -32602: 400 (mcp-go, go-sdk) or 200 (TypeScript SDK v2); 200 or 4xx")
-	fs.DurationVar(&c.discover.TTL, "list-ttl", 10*time.Second, "how long a fetched tool list lets known names through; 0 keeps none")
-	fs.DurationVar(&c.discover.MinInterval, "list-min-interval", 10*time.Millisecond, "least time between two tools/list fetches for one caller; 0 for none")
-	fs.DurationVar(&c.discover.MaxWait, "list-max-wait", 2*time.Second, "longest a call waits for a fresh tool list before it is passed through; more than 0 (a rejection needs that list)")
-	fs.DurationVar(&c.discover.Timeout, "list-timeout", 5*time.Second, "timeout of one tools/list fetch; more than 0")
+	fs.DurationVar(&c.discover.TTL, "list-ttl", 10*time.Second, "how long a caller's tool list is reused for data.availableTools; 0 keeps none")
+	fs.IntVar(&c.discover.Budget, "list-budget", 10, "most tools/list fetches per second, across callers; past it an answer goes out without data.availableTools; more than 0")
+	fs.DurationVar(&c.guard.ListTimeout, "list-timeout", toolguard.DefaultListTimeout, "longest the server's not-found answer waits for the caller's tool list; past it the answer goes out without data.availableTools; more than 0. Known calls never wait")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, "usage: toolguard-proxy -upstream URL [-listen ADDRESS] [flags]\n\n"+
 			"Exit status: 0 after a graceful shutdown (or -h), 1 on a server error, 64 on a usage error.\n\nflags:\n")
@@ -110,10 +111,6 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 	if err := checkFlags(c); err != nil {
 		return nil, err
 	}
-	if st := c.discover.ModernStatus; st != http.StatusOK && (st < 400 || st > 499) {
-		return nil, fmt.Errorf("-modern-status must be 200 or a 4xx status, not %d", st)
-	}
-	c.guard.ModernStatus = c.discover.ModernStatus
 	if c.host != "keep" && c.host != "upstream" {
 		return nil, fmt.Errorf("-host must be keep or upstream, not %q", c.host)
 	}
@@ -143,8 +140,8 @@ func checkFlags(c *config) error {
 		v    int64
 	}{
 		{"-max-body-bytes", c.guard.MaxBodyBytes},
-		{"-list-max-wait", int64(c.discover.MaxWait)},
-		{"-list-timeout", int64(c.discover.Timeout)},
+		{"-list-timeout", int64(c.guard.ListTimeout)},
+		{"-list-budget", int64(c.discover.Budget)},
 	}
 	for _, f := range positive {
 		if f.v <= 0 {
@@ -157,7 +154,6 @@ func checkFlags(c *config) error {
 	}{
 		{"-tool-list-limit", int64(c.guard.ToolListLimit)},
 		{"-list-ttl", int64(c.discover.TTL)},
-		{"-list-min-interval", int64(c.discover.MinInterval)},
 		{"-shutdown-timeout", int64(c.shutdown)},
 	}
 	for _, f := range notNegative {
@@ -172,9 +168,7 @@ func checkFlags(c *config) error {
 	if c.discover.TTL == 0 {
 		c.discover.TTL = time.Nanosecond // a list is never used again
 	}
-	if c.discover.MinInterval == 0 {
-		c.discover.MinInterval = time.Nanosecond
-	}
+	c.discover.Timeout = c.guard.ListTimeout // one fetch never outlives the wait for it
 	return nil
 }
 
@@ -227,7 +221,11 @@ func handler(c *config, logger *log.Logger) (http.Handler, error) {
 	opts.Tools = tools
 	if !c.quiet {
 		opts.OnReject = func(r *http.Request, rej *toolguard.Rejection) {
-			logger.Printf("rejected unknown tool %q from %s (HTTP %d)", rej.Name, r.RemoteAddr, rej.Status)
+			if rej.ListErr != nil {
+				logger.Printf("rejected unknown tool %q from %s (HTTP %d, the upstream's not-found answer) without the tool list: %v", rej.Name, r.RemoteAddr, rej.Status, rej.ListErr)
+				return
+			}
+			logger.Printf("rejected unknown tool %q from %s (HTTP %d, the upstream's not-found answer)", rej.Name, r.RemoteAddr, rej.Status)
 		}
 	}
 	guard, err := toolguard.New(opts)

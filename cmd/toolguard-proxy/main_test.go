@@ -22,21 +22,15 @@ func TestParse(t *testing.T) {
 		{"-upstream", "http://127.0.0.1:3000/mcp", "-host", "sometimes"},
 		{"-upstream", "http://127.0.0.1:3000/mcp", "extra"},
 		{"-nope"},
-		{"-upstream", "http://127.0.0.1:3000/mcp", "-modern-status", "0"},
-		{"-upstream", "http://127.0.0.1:3000/mcp", "-modern-status", "302"},
-		{"-upstream", "http://127.0.0.1:3000/mcp", "-modern-status", "500"},
-		{"-upstream", "http://127.0.0.1:3000/mcp", "-modern-status", "201"},
+		{"-upstream", "http://127.0.0.1:3000/mcp", "-list-budget", "0"},
 	} {
 		if _, err := parse(args, io.Discard); err == nil {
 			t.Errorf("%q: no error", args)
 		}
 	}
 	c, err := parse([]string{"-upstream", "http://127.0.0.1:3000/mcp"}, io.Discard)
-	if err != nil || c.path != "/mcp" || c.host != "keep" || !c.guard.SafeIntegerIDs || c.listen != "127.0.0.1:8080" {
+	if err != nil || c.path != "/mcp" || c.host != "keep" || c.listen != "127.0.0.1:8080" || c.guard.ListTimeout != 2*time.Second || c.discover.Budget != 10 {
 		t.Errorf("defaults: %+v, %v", c, err)
-	}
-	if c.guard.ModernStatus != 400 || c.discover.ModernStatus != 400 {
-		t.Errorf("-modern-status defaults to %d, %d, want 400", c.guard.ModernStatus, c.discover.ModernStatus)
 	}
 	c, _ = parse([]string{"-upstream", "http://127.0.0.1:3000"}, io.Discard)
 	if c.path != "/" {
@@ -52,14 +46,21 @@ func fakeUpstream(hosts *[]string) http.Handler {
 		var m struct {
 			ID     json.RawMessage `json:"id"`
 			Method string          `json:"method"`
+			Params struct {
+				Name string `json:"name"`
+			} `json:"params"`
 		}
 		json.NewDecoder(r.Body).Decode(&m)
 		w.Header().Set("Content-Type", "application/json")
-		switch m.Method {
-		case "tools/list":
+		switch {
+		case m.Method == "tools/list":
 			io.WriteString(w, `{"jsonrpc":"2.0","id":`+string(m.ID)+`,"result":{"tools":[{"name":"echo","inputSchema":{"type":"object"}}]}}`)
+		case m.Params.Name == "echo":
+			io.WriteString(w, `{"jsonrpc":"2.0","id":`+string(m.ID)+`,"result":{"content":[{"type":"text","text":"ran"}]}}`)
 		default:
-			io.WriteString(w, `{"jsonrpc":"2.0","id":`+string(m.ID)+`,"result":{"content":[{"type":"text","text":"ran or not"}],"isError":true}}`)
+			// The TypeScript SDK v1's answer to an unknown tool.
+			text, _ := json.Marshal("MCP error -32602: Tool " + m.Params.Name + " not found")
+			io.WriteString(w, `{"jsonrpc":"2.0","id":`+string(m.ID)+`,"result":{"content":[{"type":"text","text":`+string(text)+`}],"isError":true}}`)
 		}
 	})
 }
@@ -97,7 +98,7 @@ func TestHandler(t *testing.T) {
 		if !strings.Contains(got, `"error":{"code":-32602,"message":"Unknown tool: ech0","data":{"availableTools":["echo"],"suggestions":["echo"]}}`) {
 			t.Errorf("-host %s: unknown tool answered %s", host, got)
 		}
-		if got := post(t, front.URL+"/mcp", "mcp.example", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo"}}`); !strings.Contains(got, "ran or not") {
+		if got := post(t, front.URL+"/mcp", "mcp.example", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo"}}`); !strings.Contains(got, `"text":"ran"`) {
 			t.Errorf("-host %s: known tool answered %s", host, got)
 		}
 		if !strings.Contains(logged.String(), `rejected unknown tool "ech0"`) || strings.Count(logged.String(), "rejected") != 1 {
@@ -205,18 +206,25 @@ func TestPaths(t *testing.T) {
 	}
 }
 
-// TestModernStatus: -modern-status is the HTTP status of a 2026-07-28
-// rejection; 2025-era rejections stay 200.
-func TestModernStatus(t *testing.T) {
-	var hosts []string
-	up := httptest.NewServer(fakeUpstream(&hosts))
-	defer up.Close()
-	modern := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ech0","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
-	for _, tc := range []struct {
-		flag        []string
-		modern, old int
-	}{{nil, 400, 200}, {[]string{"-modern-status", "200"}, 200, 200}, {[]string{"-modern-status", "422"}, 422, 200}} {
-		c, err := parse(append([]string{"-upstream", up.URL + "/mcp"}, tc.flag...), io.Discard)
+// TestServersStatusIsKept: the answer that replaces the server's own
+// not-found answer has the server's status, in both eras.
+func TestServersStatusIsKept(t *testing.T) {
+	for _, status := range []int{200, 400} {
+		up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			var m struct {
+				ID     json.RawMessage `json:"id"`
+				Method string          `json:"method"`
+			}
+			json.NewDecoder(r.Body).Decode(&m)
+			w.Header().Set("Content-Type", "application/json")
+			if m.Method == "tools/list" {
+				io.WriteString(w, `{"jsonrpc":"2.0","id":`+string(m.ID)+`,"result":{"tools":[{"name":"echo"}]}}`)
+				return
+			}
+			w.WriteHeader(status)
+			io.WriteString(w, `{"jsonrpc":"2.0","id":`+string(m.ID)+`,"error":{"code":-32602,"message":"Tool ech0 not found"}}`)
+		}))
+		c, err := parse([]string{"-upstream", up.URL + "/mcp"}, io.Discard)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -225,31 +233,20 @@ func TestModernStatus(t *testing.T) {
 			t.Fatal(err)
 		}
 		front := httptest.NewServer(h)
-		for _, m := range []struct {
-			body string
-			hdr  map[string]string
-			want int
-		}{
-			{modern, map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "ech0"}, tc.modern},
-			{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ech0"}}`, nil, tc.old},
-		} {
-			req, _ := http.NewRequest("POST", front.URL+"/mcp", strings.NewReader(m.body))
-			req.Header.Set("Content-Type", "application/json")
-			req.Header.Set("Accept", "application/json, text/event-stream")
-			for k, v := range m.hdr {
-				req.Header.Set(k, v)
-			}
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			b, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode != m.want || !strings.Contains(string(b), "Unknown tool: ech0") {
-				t.Errorf("%q: %d %s, want %d", tc.flag, resp.StatusCode, b, m.want)
-			}
+		req, _ := http.NewRequest("POST", front.URL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ech0"}}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != status || !strings.Contains(string(b), `"message":"Unknown tool: ech0","data":{"availableTools":["echo"]`) {
+			t.Errorf("server status %d: %d %s", status, resp.StatusCode, b)
 		}
 		front.Close()
+		up.Close()
 	}
 }
 
@@ -271,15 +268,13 @@ func TestUsageMessages(t *testing.T) {
 		{[]string{"-nope"}, "flag provided but not defined: -nope"},
 		{[]string{"-upstream", up, "-max-wait", "x"}, "flag provided but not defined: -max-wait"},
 		{[]string{"-upstream", up, "-list-ttl", "-1s"}, "-list-ttl must not be negative"},
-		{[]string{"-upstream", up, "-list-min-interval", "-1s"}, "-list-min-interval must not be negative"},
 		{[]string{"-upstream", up, "-tool-list-limit", "-1"}, "-tool-list-limit must not be negative"},
 		{[]string{"-upstream", up, "-shutdown-timeout", "-1s"}, "-shutdown-timeout must not be negative"},
-		{[]string{"-upstream", up, "-list-max-wait", "0"}, "-list-max-wait must be more than 0"},
-		{[]string{"-upstream", up, "-list-max-wait", "-1s"}, "-list-max-wait must be more than 0"},
+		{[]string{"-upstream", up, "-list-max-wait", "1s"}, "flag provided but not defined: -list-max-wait"},
+		{[]string{"-upstream", up, "-list-budget", "0"}, "-list-budget must be more than 0"},
 		{[]string{"-upstream", up, "-list-timeout", "0"}, "-list-timeout must be more than 0"},
 		{[]string{"-upstream", up, "-max-body-bytes", "0"}, "-max-body-bytes must be more than 0"},
 		{[]string{"-upstream", up, "-max-body-bytes", "-1"}, "-max-body-bytes must be more than 0"},
-		{[]string{"-upstream", up, "-modern-status", "302"}, "-modern-status must be 200 or a 4xx status"},
 		{[]string{"-upstream", "ftp://x"}, `-upstream "ftp://x" is not an http(s) URL`},
 	} {
 		var stderr bytes.Buffer
@@ -297,12 +292,12 @@ func TestUsageMessages(t *testing.T) {
 
 // TestZeroMeansZero: an explicit 0 means none, not the library's default.
 func TestZeroMeansZero(t *testing.T) {
-	c, err := parse([]string{"-upstream", "http://127.0.0.1:1/mcp", "-list-ttl", "0", "-list-min-interval", "0", "-shutdown-timeout", "0"}, io.Discard)
+	c, err := parse([]string{"-upstream", "http://127.0.0.1:1/mcp", "-list-ttl", "0", "-shutdown-timeout", "0"}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.discover.TTL != time.Nanosecond || c.discover.MinInterval != time.Nanosecond || c.shutdown != 0 {
-		t.Errorf("TTL %v, MinInterval %v, shutdown %v: want no caching, no spacing, no wait", c.discover.TTL, c.discover.MinInterval, c.shutdown)
+	if c.discover.TTL != time.Nanosecond || c.shutdown != 0 {
+		t.Errorf("TTL %v, shutdown %v: want no caching, no wait", c.discover.TTL, c.shutdown)
 	}
 	var hosts []string
 	up := httptest.NewServer(fakeUpstream(&hosts))
