@@ -2,6 +2,7 @@ package toolguard
 
 import (
 	"bytes"
+	"errors"
 	"net/http"
 	"slices"
 	"strconv"
@@ -46,6 +47,9 @@ type Rejection struct {
 // error, as JSON or as one SSE event (event: message). It is the only code
 // in the kit that writes a rejection; adapters call it.
 func (j *Rejection) Write(w http.ResponseWriter) error {
+	if j == nil || j.body == nil {
+		return errNotMade
+	}
 	payload := j.body
 	h := w.Header()
 	// The header values are set as Header.Set would (the keys are
@@ -105,6 +109,8 @@ func (j *Rejection) event(ev []byte) []byte {
 	}
 	return append(b, '\n')
 }
+
+var errNotMade = errors.New("toolguard: Rejection.Write: not a rejection made by a Guard; nothing written")
 
 // appendEvents appends each of msgs as an event.
 func appendEvents(b []byte, msgs [][]byte) []byte {

@@ -200,44 +200,42 @@ func (d *Discovery) List(r *http.Request) ([]string, error) {
 		return list, err
 	}
 	e := d.entry(key)
-	for {
-		e.mu.Lock()
-		if e.list != nil && time.Now().Before(e.expires) {
-			list := e.list
-			e.mu.Unlock()
-			return list, nil
-		}
-		if f := e.inflight; f != nil {
-			e.mu.Unlock()
-			select {
-			case <-f.done:
-				return f.list, f.err
-			case <-r.Context().Done():
-				return nil, r.Context().Err()
-			}
-		}
-		if !d.spend() {
-			e.mu.Unlock()
-			return nil, ErrBudget
-		}
-		f := &fetch{done: make(chan struct{})}
-		e.inflight = f
+	e.mu.Lock()
+	if e.list != nil && time.Now().Before(e.expires) {
+		list := e.list
 		e.mu.Unlock()
-
-		list, ttl, err := d.fetch(r)
-		f.list, f.err = list, err
-		e.mu.Lock()
-		e.inflight = nil
-		if err == nil {
-			if ttl <= 0 {
-				ttl = d.opts.TTL
-			}
-			e.list, e.expires = list, time.Now().Add(ttl)
-		}
-		e.mu.Unlock()
-		close(f.done)
-		return list, err
+		return list, nil
 	}
+	if f := e.inflight; f != nil {
+		e.mu.Unlock()
+		select {
+		case <-f.done:
+			return f.list, f.err
+		case <-r.Context().Done():
+			return nil, r.Context().Err()
+		}
+	}
+	if !d.spend() {
+		e.mu.Unlock()
+		return nil, ErrBudget
+	}
+	f := &fetch{done: make(chan struct{})}
+	e.inflight = f
+	e.mu.Unlock()
+
+	list, ttl, err := d.fetch(r)
+	f.list, f.err = list, err
+	e.mu.Lock()
+	e.inflight = nil
+	if err == nil {
+		if ttl <= 0 {
+			ttl = d.opts.TTL
+		}
+		e.list, e.expires = list, time.Now().Add(ttl)
+	}
+	e.mu.Unlock()
+	close(f.done)
+	return list, err
 }
 
 // Headers the fetch does not copy from the call: they describe the call's

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -95,8 +96,8 @@ type Guard struct {
 // New validates opts and returns a Guard.
 func New(opts Options) (*Guard, error) {
 	switch {
-	case opts.Tools == nil:
-		return nil, errors.New("toolguard: Options.Tools is required")
+	case opts.Tools == nil || isNil(opts.Tools):
+		return nil, errors.New("toolguard: Options.Tools is required (it is nil)")
 	case opts.MaxBodyBytes < 0:
 		return nil, errors.New("toolguard: Options.MaxBodyBytes must not be negative")
 	case opts.ToolListLimit < 0:
@@ -128,6 +129,7 @@ func New(opts Options) (*Guard, error) {
 // a middleware that wraps r.Body (http.MaxBytesReader) does; when next
 // returns, r.Body is the original body again, unless next replaced it.
 func (g *Guard) Handler(next http.Handler) http.Handler {
+	g.mustBeMade()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		read, rej := g.check(r)
 		if rej != nil {
@@ -164,6 +166,7 @@ func (g *Guard) Handler(next http.Handler) http.Handler {
 // [Guard.Watch] returns for it, so that the server's own not-found answer
 // is translated as Handler translates it.
 func (g *Guard) Check(r *http.Request) (*http.Request, *Rejection) {
+	g.mustBeMade()
 	read, rej := g.check(r)
 	if rej != nil {
 		return nil, rej
@@ -210,6 +213,24 @@ func (g *Guard) Watch(w http.ResponseWriter, r *http.Request) (http.ResponseWrit
 	}
 	ww := newWatchWriter(w, c)
 	return ww, ww.finish
+}
+
+// mustBeMade panics when g was not made by New: a zero Guard has no tool
+// set, and would otherwise pass everything without a word.
+func (g *Guard) mustBeMade() {
+	if g == nil || g.opts.Tools == nil {
+		panic("toolguard: Guard used without New (a zero or nil Guard has no tool set)")
+	}
+}
+
+// isNil reports whether v holds a nil pointer, map, slice, func or channel
+// (a typed nil, such as a nil *Discovery in a ToolSet).
+func isNil(v any) bool {
+	switch rv := reflect.ValueOf(v); rv.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.Interface:
+		return rv.IsNil()
+	}
+	return false
 }
 
 // bodyRead is what check read of a body that passes: the buffer (nil when

@@ -430,3 +430,32 @@ func TestASCIIBagDistance(t *testing.T) {
 		}
 	}
 }
+
+// Misuse is reported plainly, never as a nil dereference or a silent pass.
+func TestMisuseIsReportedPlainly(t *testing.T) {
+	var nilDiscovery *Discovery
+	if _, err := New(Options{Tools: nilDiscovery}); err == nil || !strings.Contains(err.Error(), "Options.Tools is required") {
+		t.Errorf("New with a nil *Discovery: %v", err)
+	}
+	for name, use := range map[string]func(){
+		"Handler": func() { new(Guard).Handler(http.NotFoundHandler()) },
+		"Check":   func() { new(Guard).Check(newRequest("POST", knownCall, nil)) },
+	} {
+		func() {
+			defer func() {
+				if p := recover(); p == nil || !strings.Contains(fmt.Sprint(p), "without New") {
+					t.Errorf("zero Guard %s: panic %v, want one that says it was not made with New", name, p)
+				}
+			}()
+			use()
+		}()
+	}
+	w := httptest.NewRecorder()
+	if err := new(Rejection).Write(w); err == nil || w.Body.Len() != 0 || w.Code != 200 || len(w.Header()) != 0 {
+		t.Errorf("zero Rejection.Write: %v, wrote %d %v %q", err, w.Code, w.Header(), w.Body)
+	}
+	var nilRej *Rejection
+	if err := nilRej.Write(w); err == nil {
+		t.Error("nil Rejection.Write: no error")
+	}
+}

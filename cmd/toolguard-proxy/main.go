@@ -75,7 +75,7 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 	fs.DurationVar(&c.shutdown, "shutdown-timeout", 10*time.Second, "how long in-flight requests may finish after SIGINT or SIGTERM; 0 does not wait")
 	fs.BoolVar(&c.quiet, "quiet", false, "no log line per rejection")
 	fs.Int64Var(&c.guard.MaxBodyBytes, "max-body-bytes", toolguard.DefaultMaxBodyBytes, "larger bodies pass through unread; more than 0")
-	fs.IntVar(&c.guard.ToolListLimit, "tool-list-limit", toolguard.DefaultToolListLimit, "cap on the names in data.availableTools; 0 leaves the list out, as -hide-tool-list")
+	fs.IntVar(&c.guard.ToolListLimit, "tool-list-limit", toolguard.DefaultToolListLimit, "cap on the names in data.availableTools; more than 0 (-hide-tool-list leaves the list out)")
 	fs.BoolVar(&c.guard.HideToolList, "hide-tool-list", false, "leave data.availableTools out of rejections")
 	fs.BoolVar(&c.guard.HideSuggestions, "hide-suggestions", false, "leave data.suggestions out of rejections")
 	fs.BoolVar(&c.guard.AnswerHeaderMismatch, "answer-header-mismatch", false, "answer a 2026-07-28 Mcp-Method/Mcp-Name mismatch with 400 and -32020 instead of passing it on")
@@ -142,6 +142,7 @@ func checkFlags(c *config) error {
 		{"-max-body-bytes", c.guard.MaxBodyBytes},
 		{"-list-timeout", int64(c.guard.ListTimeout)},
 		{"-list-budget", int64(c.discover.Budget)},
+		{"-tool-list-limit", int64(c.guard.ToolListLimit)},
 	}
 	for _, f := range positive {
 		if f.v <= 0 {
@@ -152,7 +153,6 @@ func checkFlags(c *config) error {
 		name string
 		v    int64
 	}{
-		{"-tool-list-limit", int64(c.guard.ToolListLimit)},
 		{"-list-ttl", int64(c.discover.TTL)},
 		{"-shutdown-timeout", int64(c.shutdown)},
 	}
@@ -162,9 +162,6 @@ func checkFlags(c *config) error {
 		}
 	}
 	// The library reads 0 as its default; here 0 means none.
-	if c.guard.ToolListLimit == 0 {
-		c.guard.HideToolList = true
-	}
 	if c.discover.TTL == 0 {
 		c.discover.TTL = time.Nanosecond // a list is never used again
 	}

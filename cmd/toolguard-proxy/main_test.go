@@ -268,7 +268,8 @@ func TestUsageMessages(t *testing.T) {
 		{[]string{"-nope"}, "flag provided but not defined: -nope"},
 		{[]string{"-upstream", up, "-max-wait", "x"}, "flag provided but not defined: -max-wait"},
 		{[]string{"-upstream", up, "-list-ttl", "-1s"}, "-list-ttl must not be negative"},
-		{[]string{"-upstream", up, "-tool-list-limit", "-1"}, "-tool-list-limit must not be negative"},
+		{[]string{"-upstream", up, "-tool-list-limit", "-1"}, "-tool-list-limit must be more than 0"},
+		{[]string{"-upstream", up, "-tool-list-limit", "0"}, "-tool-list-limit must be more than 0"},
 		{[]string{"-upstream", up, "-shutdown-timeout", "-1s"}, "-shutdown-timeout must not be negative"},
 		{[]string{"-upstream", up, "-list-max-wait", "1s"}, "flag provided but not defined: -list-max-wait"},
 		{[]string{"-upstream", up, "-list-budget", "0"}, "-list-budget must be more than 0"},
@@ -303,10 +304,10 @@ func TestZeroMeansZero(t *testing.T) {
 	up := httptest.NewServer(fakeUpstream(&hosts))
 	defer up.Close()
 	for _, tc := range []struct {
-		limit    string
+		flags    []string
 		withList bool
-	}{{"100", true}, {"1", true}, {"0", false}} {
-		c, err := parse([]string{"-upstream", up.URL + "/mcp", "-tool-list-limit", tc.limit}, io.Discard)
+	}{{[]string{"-tool-list-limit", "100"}, true}, {[]string{"-tool-list-limit", "1"}, true}, {[]string{"-hide-tool-list"}, false}} {
+		c, err := parse(append([]string{"-upstream", up.URL + "/mcp"}, tc.flags...), io.Discard)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -317,7 +318,7 @@ func TestZeroMeansZero(t *testing.T) {
 		front := httptest.NewServer(h)
 		got := post(t, front.URL+"/mcp", "", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ech0"}}`)
 		if !strings.Contains(got, `"code":-32602`) || strings.Contains(got, "availableTools") != tc.withList {
-			t.Errorf("-tool-list-limit %s: %s; want a list: %v", tc.limit, got, tc.withList)
+			t.Errorf("%q: %s; want a list: %v", tc.flags, got, tc.withList)
 		}
 		front.Close()
 	}
