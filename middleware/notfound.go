@@ -29,7 +29,7 @@ var NotFoundShapes = []NotFoundShape{
 	{Server: "modelcontextprotocol/go-sdk", Versions: "v1.1 … v1.8.0", Code: -32602, Text: "unknown tool %q", Source: "measured"},
 	{Server: "TypeScript SDK v1 (@modelcontextprotocol/sdk)", Versions: "1.21.0 … 1.32.2", IsError: true, Text: "MCP error -32602: Tool %s not found", Source: "measured"},
 	{Server: "TypeScript SDK v2 (@modelcontextprotocol/server)", Versions: "2.4.0", Code: -32602, Text: "Tool %s not found", Source: "measured"},
-	{Server: "npm fastmcp", Versions: "4.20.16", Code: -32601, Text: "Unknown tool: %s", Source: "measured"},
+	{Server: "npm fastmcp", Versions: "4.20.16", Code: -32601, Text: "MCP error -32601: Unknown tool: %s", Source: "measured"},
 	{Server: "Python SDK (mcp, FastMCP)", Versions: "v1.x", IsError: true, Text: "Unknown tool: %s", Source: "read from source: the Python SDK cannot run here (no PyPI)"},
 }
 
