@@ -1,7 +1,9 @@
 // A real TypeScript SDK v2 server (@modelcontextprotocol/server 2.4.0) whose
 // tool list depends on the caller, as github-mcp-server's does: it lists
 // delete_repository only to a client that declares the elicitation
-// capability in the request's _meta (2026-07-28) or its initialize (2025).
+// capability in the request's _meta (2026-07-28) or its initialize (2025),
+// and runs it for every caller: one that did not declare elicitation gets
+// an actionable isError ("requires client support for form elicitation").
 // With --host-check it also refuses a Host that is not localhost (403), as
 // the SDK's DNS-rebinding guard does.
 //
@@ -28,8 +30,15 @@ const handler = createMcpHandler(async () => {
   const server = new McpServer({ name: 'v2-caps', version: '1.0.0' });
   const text = (t) => ({ content: [{ type: 'text', text: t }] });
   server.registerTool('get_repository', { description: 'read a repository' }, async () => text('repository'));
-  if (declared.getStore()?.elicitation) {
+  const caller = declared.getStore() ?? {};
+  if (caller.elicitation) {
     server.registerTool('delete_repository', { description: 'delete a repository (asks first)' }, async () => text('deleted'));
+  } else if (caller.method === 'tools/call') {
+    // Hidden from this caller's list, but run when called.
+    server.registerTool('delete_repository', { description: 'delete a repository (asks first)' }, async () => ({
+      ...text('Tool "delete_repository" requires client support for form elicitation.'),
+      isError: true,
+    }));
   }
   return server;
 });
@@ -62,7 +71,7 @@ const httpServer = http.createServer(async (req, res) => {
     res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32700, message: 'Parse error' }, id: null }));
     return;
   }
-  await declared.run({ elicitation: elicitationIn(body) }, () => node(req, res, body));
+  await declared.run({ elicitation: elicitationIn(body), method: body?.method }, () => node(req, res, body));
 });
 httpServer.listen(0, '127.0.0.1', () => {
   console.log(`LISTENING http://127.0.0.1:${httpServer.address().port}/mcp`);
