@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -24,7 +25,9 @@ type Options struct {
 	Header http.Header
 
 	// Client sends HTTP requests. Default: a client of its own for each
-	// check, whose idle connections are closed when the check ends.
+	// check, whose idle connections are closed when the check ends; in
+	// CheckFleet, one client for the fleet, its pool sized for
+	// FleetOptions.Concurrency and closed when the fleet ends.
 	//
 	// Whatever the client, the checker never follows a redirect that
 	// turns its POST into a GET (301, 302, 303): the reply to that GET
@@ -35,8 +38,9 @@ type Options struct {
 	Client *http.Client
 
 	// Timeout bounds each request, over HTTP and stdio alike. Default
-	// 15s. A stdio server is given half a second more to exit when the
-	// check ends, then killed.
+	// 15s. When the check ends, a stdio server's input is closed and it
+	// has half a second to exit; then its process group gets SIGTERM, and
+	// half a second later SIGKILL.
 	Timeout time.Duration
 
 	// MaxPages bounds how many tools/list pages are followed. Default 20.
@@ -69,9 +73,6 @@ type Options struct {
 func (o Options) withDefaults() (Options, error) {
 	if o.ProbeName == "" {
 		o.ProbeName = DefaultProbeName
-	}
-	if o.Client == nil {
-		o.Client = &http.Client{}
 	}
 	if o.Timeout == 0 {
 		o.Timeout = 15 * time.Second
@@ -119,7 +120,10 @@ func CheckURL(ctx context.Context, url string, opts Options) (Report, error) {
 	}
 	client := noSilentRedirects(opts.Client)
 	if opts.Client == nil {
-		tr := http.DefaultTransport.(*http.Transport).Clone()
+		// A transport of the check's own, not http.DefaultTransport: its
+		// connections end with the check, and no other check's
+		// connections count against its pool.
+		tr := newTransport(1)
 		defer tr.CloseIdleConnections()
 		client.Transport = tr
 	}
@@ -149,9 +153,13 @@ func noSilentRedirects(c *http.Client) *http.Client {
 	return &cp
 }
 
-// CheckCommand starts argv as a stdio MCP server, checks it over
-// line-delimited JSON-RPC and stops it (closing its input, then killing
-// its process group if it has not exited within half a second). A command
+// CheckCommand starts argv as a stdio MCP server in a process group of its
+// own, checks it over line-delimited JSON-RPC and ends it as a careful
+// wrapper does: it closes the server's input and gives it half a second to
+// exit; then, if anything of the group is left (the server, or what it
+// started: npm exec's sh and node, say), it sends the group SIGTERM, half a
+// second later SIGKILL, and reaps the server. No process of the group is
+// left behind. A command
 // that does not start is a report, UNVERIFIED unreachable, as in fleet
 // mode; the error is for bad options or an empty argv.
 func CheckCommand(ctx context.Context, argv []string, opts Options) (Report, error) {
@@ -199,7 +207,31 @@ func (p *prober) stop(v Verdict, cat Category, stage string, rep *reply, detail 
 	p.rep.Verdict, p.rep.Category, p.rep.Stage, p.rep.Detail = v, cat, stage, detail
 	if rep != nil {
 		p.rep.HTTPStatus, p.rep.MediaType = rep.status, rep.media
+		if hint := hostHint(*rep); hint != "" {
+			p.rep.Detail += "; " + hint
+		}
 	}
+}
+
+// namesHost matches a body that speaks of the request's Host or Origin:
+// "forbidden: host not allowed", "Invalid Host header", "Invalid Origin".
+var namesHost = regexp.MustCompile(`(?i)\b(host|hostname|origin)\b`)
+
+// hostHint says, for a 403 or 421 whose body names the Host or Origin,
+// that the server's DNS-rebinding protection judged the Host the checker
+// sent, not its credentials. It changes no verdict.
+func hostHint(rep reply) string {
+	if rep.status != http.StatusForbidden && rep.status != http.StatusMisdirectedRequest || rep.host == "" {
+		return ""
+	}
+	body := rep.body
+	if len(body) > 4<<10 {
+		body = body[:4<<10]
+	}
+	if !namesHost.Match(body) {
+		return ""
+	}
+	return fmt.Sprintf("the body names the Host or Origin: this is the server's DNS-rebinding (Host allow-list) protection judging the Host sent, %q, not a credential gate; check it under a name the server allows, or add %q to its allow-list", rep.host, rep.host)
 }
 
 func (p *prober) run(ctx context.Context) {
