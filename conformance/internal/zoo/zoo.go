@@ -23,15 +23,15 @@ import (
 // well-behaved 2025-11-25 server with sessions whose tools/call of an
 // unknown tool answers -32602.
 type Fake struct {
-	Modern   bool     // answer server/discover with 2026-07-28, enforce its headers
+	Modern bool // answer server/discover with 2026-07-28, enforce its headers
 	// LenientName, with Modern: do not hold a tools/call's Mcp-Name to
 	// the body's name (the other 2026-07-28 headers still are).
 	LenientName bool
 	// OnMismatch, with Modern, answers a tools/call whose Mcp-Name is not
 	// the body's name; default HTTP 400 with -32020.
 	OnMismatch func(w http.ResponseWriter, id string)
-	Tools    []string // registered tools
-	PageSize int      // > 0: paginate tools/list
+	Tools      []string // registered tools
+	PageSize   int      // > 0: paginate tools/list
 
 	// On overrides the answer to a method; it gets the raw id.
 	On map[string]func(w http.ResponseWriter, id string)
