@@ -64,12 +64,6 @@ func CheckFleet(ctx context.Context, targets iter.Seq[Target], opts Options, fle
 	if fleet.HostSpacing > 0 {
 		opts.pace = newPacer(fleet.HostSpacing).wait
 	}
-	if opts.Client == nil {
-		// One pool for the fleet, sized for its concurrency.
-		tr := newTransport(fleet.Concurrency)
-		defer tr.CloseIdleConnections()
-		opts.Client = &http.Client{Transport: tr}
-	}
 	processes := make(chan struct{}, fleet.Processes)
 	sum := newSummary()
 	var mu sync.Mutex // guards sum and calls of fleet.Report

@@ -26,9 +26,10 @@ type Options struct {
 	Header http.Header
 
 	// Client sends HTTP requests. Default: a client of its own for each
-	// check, whose idle connections are closed when the check ends; in
-	// CheckFleet, one client for the fleet, its pool sized for
-	// FleetOptions.Concurrency and closed when the fleet ends.
+	// check, whose connections are closed when the check ends. In
+	// CheckFleet each target in progress has its own too: the fleet's
+	// pools grow with its concurrency, none closes a connection another
+	// target is about to reuse, and a finished target holds none.
 	//
 	// Whatever the client, the checker never follows a redirect that
 	// turns its POST into a GET (301, 302, 303): the reply to that GET
