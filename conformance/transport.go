@@ -29,6 +29,11 @@ func newTransport(concurrency int) *http.Transport {
 	tr.MaxIdleConns = max(100, 2*concurrency)
 	tr.MaxIdleConnsPerHost = max(2, concurrency)
 	tr.IdleConnTimeout = 10 * time.Second
+	// A check keeps its connection while it waits out the spacing; in a
+	// fleet hundreds do. Small buffers keep them small: requests are
+	// small, and a long reply is read in chunks larger than the buffer,
+	// which bypass it.
+	tr.ReadBufferSize, tr.WriteBufferSize = 1<<10, 1<<10
 	return tr
 }
 
