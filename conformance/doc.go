@@ -9,7 +9,12 @@
 // answer is OBSERVED_RISK, with a Category saying which kind; a target it
 // could not ask (credentials required, the list unreadable, the made-up name
 // listed, rate limits, a reply over the size bound, timeouts) is UNVERIFIED.
-// docs/CHECKER.md in the repository gives every rule and why.
+// An OBSERVED_RISK is confirmed with a second made-up name; answers that
+// disagree are UNVERIFIED inconsistent. Beside it, never merged, a second
+// check, mcp_name_header, asks a 2026-07-28 server whether it refuses a
+// tools/call whose Mcp-Name header names another tool than its body
+// (Report.NameHeader). docs/CHECKER.md in the repository gives every rule
+// and why.
 //
 //	rep, err := conformance.CheckURL(ctx, "http://localhost:8080/mcp", conformance.Options{})
 //

@@ -118,7 +118,7 @@ func checkOne(ctx context.Context, t Target, opts Options, processes chan struct
 	}
 	rep, err := CheckTarget(ctx, t.Target, opts)
 	if err != nil {
-		rep = Report{Target: t.Target, Check: CheckName, Verdict: Unverified, Category: Unreachable, Detail: err.Error()}
+		rep = unreachable(t.Target, err.Error())
 	}
 	return rep
 }
@@ -199,15 +199,19 @@ func (p *pacer) wait(ctx context.Context, target string) error {
 	}
 }
 
-// Summary counts reports per verdict and per category.
+// Summary counts reports per verdict and per category, and the
+// mcp_name_header outcomes on their own.
 type Summary struct {
 	Total      int                          `json:"total"`
 	ByVerdict  map[Verdict]int              `json:"verdicts"`
 	ByCategory map[Verdict]map[Category]int `json:"categories"`
+	// NameHeader counts the mcp_name_header outcomes (reports of an
+	// earlier version, without one, are not counted here).
+	NameHeader map[Strictness]int `json:"mcpNameHeader"`
 }
 
 func newSummary() Summary {
-	return Summary{ByVerdict: map[Verdict]int{}, ByCategory: map[Verdict]map[Category]int{}}
+	return Summary{ByVerdict: map[Verdict]int{}, ByCategory: map[Verdict]map[Category]int{}, NameHeader: map[Strictness]int{}}
 }
 
 // Add counts one report.
@@ -222,5 +226,11 @@ func (s *Summary) Add(r Report) {
 			s.ByCategory[r.Verdict] = map[Category]int{}
 		}
 		s.ByCategory[r.Verdict][r.Category]++
+	}
+	if r.NameHeader.State != "" {
+		if s.NameHeader == nil {
+			s.NameHeader = map[Strictness]int{}
+		}
+		s.NameHeader[r.NameHeader.State]++
 	}
 }

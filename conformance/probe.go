@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -24,7 +26,10 @@ type Options struct {
 	Header http.Header
 
 	// Client sends HTTP requests. Default: a client of its own for each
-	// check, whose idle connections are closed when the check ends.
+	// check, whose connections are closed when the check ends. In
+	// CheckFleet each target in progress has its own too: the fleet's
+	// pools grow with its concurrency, none closes a connection another
+	// target is about to reuse, and a finished target holds none.
 	//
 	// Whatever the client, the checker never follows a redirect that
 	// turns its POST into a GET (301, 302, 303): the reply to that GET
@@ -35,8 +40,9 @@ type Options struct {
 	Client *http.Client
 
 	// Timeout bounds each request, over HTTP and stdio alike. Default
-	// 15s. A stdio server is given half a second more to exit when the
-	// check ends, then killed.
+	// 15s. When the check ends, a stdio server's input is closed and it
+	// has half a second to exit; then its process group gets SIGTERM, and
+	// half a second later SIGKILL.
 	Timeout time.Duration
 
 	// MaxPages bounds how many tools/list pages are followed. Default 20.
@@ -69,9 +75,6 @@ type Options struct {
 func (o Options) withDefaults() (Options, error) {
 	if o.ProbeName == "" {
 		o.ProbeName = DefaultProbeName
-	}
-	if o.Client == nil {
-		o.Client = &http.Client{}
 	}
 	if o.Timeout == 0 {
 		o.Timeout = 15 * time.Second
@@ -119,7 +122,10 @@ func CheckURL(ctx context.Context, url string, opts Options) (Report, error) {
 	}
 	client := noSilentRedirects(opts.Client)
 	if opts.Client == nil {
-		tr := http.DefaultTransport.(*http.Transport).Clone()
+		// A transport of the check's own, not http.DefaultTransport: its
+		// connections end with the check, and no other check's
+		// connections count against its pool.
+		tr := newTransport(1)
 		defer tr.CloseIdleConnections()
 		client.Transport = tr
 	}
@@ -149,9 +155,13 @@ func noSilentRedirects(c *http.Client) *http.Client {
 	return &cp
 }
 
-// CheckCommand starts argv as a stdio MCP server, checks it over
-// line-delimited JSON-RPC and stops it (closing its input, then killing
-// its process group if it has not exited within half a second). A command
+// CheckCommand starts argv as a stdio MCP server in a process group of its
+// own, checks it over line-delimited JSON-RPC and ends it as a careful
+// wrapper does: it closes the server's input and gives it half a second to
+// exit; then, if anything of the group is left (the server, or what it
+// started: npm exec's sh and node, say), it sends the group SIGTERM, half a
+// second later SIGKILL, and reaps the server. No process of the group is
+// left behind. A command
 // that does not start is a report, UNVERIFIED unreachable, as in fleet
 // mode; the error is for bad options or an empty argv.
 func CheckCommand(ctx context.Context, argv []string, opts Options) (Report, error) {
@@ -165,12 +175,18 @@ func CheckCommand(ctx context.Context, argv []string, opts Options) (Report, err
 	target := "stdio:" + strings.Join(argv, " ")
 	c, err := startStdio(argv, &opts)
 	if err != nil {
-		return Report{Target: target, Check: CheckName, Verdict: Unverified, Category: Unreachable,
-			Detail: "the command does not start: " + err.Error()}, nil
+		return unreachable(target, "the command does not start: "+err.Error()), nil
 	}
 	rep := probe(ctx, c, &opts, true)
 	rep.Target = target
 	return rep, nil
+}
+
+// unreachable is the report of a target that could not be asked at all.
+func unreachable(target, detail string) Report {
+	return Report{Target: target, Check: CheckName, Verdict: Unverified, Category: Unreachable, Detail: detail,
+		NameHeader: NameHeaderReport{Check: NameHeaderCheck, State: NotApplicable,
+			Detail: CheckName + " stopped before its call could be compared (" + string(Unreachable) + ")"}}
 }
 
 // prober runs one check over one connection.
@@ -186,8 +202,12 @@ type prober struct {
 func probe(ctx context.Context, c conn, opts *Options, stdio bool) Report {
 	start := time.Now()
 	p := &prober{c: c, opts: opts, stdio: stdio}
-	p.rep = Report{Check: CheckName}
+	p.rep = Report{Check: CheckName, NameHeader: NameHeaderReport{Check: NameHeaderCheck}}
 	p.run(ctx)
+	if p.rep.NameHeader.State == "" {
+		p.rep.NameHeader.State = NotApplicable
+		p.rep.NameHeader.Detail = p.notApplicable()
+	}
 	c.close()
 	p.rep.Era = p.era
 	p.rep.Duration = time.Since(start)
@@ -199,7 +219,31 @@ func (p *prober) stop(v Verdict, cat Category, stage string, rep *reply, detail 
 	p.rep.Verdict, p.rep.Category, p.rep.Stage, p.rep.Detail = v, cat, stage, detail
 	if rep != nil {
 		p.rep.HTTPStatus, p.rep.MediaType = rep.status, rep.media
+		if hint := hostHint(*rep); hint != "" {
+			p.rep.Detail += "; " + hint
+		}
 	}
+}
+
+// namesHost matches a body that speaks of the request's Host or Origin:
+// "forbidden: host not allowed", "Invalid Host header", "Invalid Origin".
+var namesHost = regexp.MustCompile(`(?i)\b(host|hostname|origin)\b`)
+
+// hostHint says, for a 403 or 421 whose body names the Host or Origin,
+// that the server's DNS-rebinding protection judged the Host the checker
+// sent, not its credentials. It changes no verdict.
+func hostHint(rep reply) string {
+	if rep.status != http.StatusForbidden && rep.status != http.StatusMisdirectedRequest || rep.host == "" {
+		return ""
+	}
+	body := rep.body
+	if len(body) > 4<<10 {
+		body = body[:4<<10]
+	}
+	if !namesHost.Match(body) {
+		return ""
+	}
+	return fmt.Sprintf("the body names the Host or Origin: this is the server's DNS-rebinding (Host allow-list) protection judging the Host sent, %q, not a credential gate; check it under a name the server allows, or add %q to its allow-list", rep.host, rep.host)
 }
 
 func (p *prober) run(ctx context.Context) {
@@ -230,13 +274,30 @@ func (p *prober) run(ctx context.Context) {
 		p.stop(Unverified, NameCollision, "tools/list", nil, "the server lists a tool named "+p.opts.ProbeName+"; the call is not sent")
 		return
 	}
-	p.callProbe(ctx)
+	first, o, ok := p.callProbe(ctx)
+	if !ok {
+		return
+	}
+	used := []string{p.opts.ProbeName}
+	if o.verdict == ObservedRisk {
+		used = append(used, p.confirm(ctx, names, used, o))
+	}
+	p.nameHeader(ctx, names, used, first, o)
 }
 
-// send sends one message and handles what every stage handles alike:
+// A failure is a request that drew no reply to classify: what ask reports
+// instead of a reply. rep is set when an HTTP reply came (a 401, a 429).
+type askFailure struct {
+	category Category
+	detail   string
+	rep      *reply
+}
+
+// ask sends one message and handles what every stage handles alike:
 // transport failures, replies over the size bound, credential gates and
-// rate limits. ok false means the verdict is recorded.
-func (p *prober) send(ctx context.Context, stage, method string, params any, notification bool) (reply, int64, bool) {
+// rate limits, which it returns as a failure. nameHeader is the Mcp-Name a
+// 2026-07-28 tools/call carries.
+func (p *prober) ask(ctx context.Context, method string, params any, notification bool, nameHeader string) (reply, int64, *askFailure) {
 	msg := map[string]any{"jsonrpc": "2.0", "method": method}
 	var id int64
 	if !notification {
@@ -250,7 +311,7 @@ func (p *prober) send(ctx context.Context, stage, method string, params any, not
 		protocol.Set(hdrProtocolVersion, Era2026)
 		protocol.Set(hdrMethod, method)
 		if method == "tools/call" {
-			protocol.Set(hdrName, headerValue(p.opts.ProbeName))
+			protocol.Set(hdrName, headerValue(nameHeader))
 		}
 	} else if p.era == Era2025 && method != "initialize" {
 		protocol.Set(hdrProtocolVersion, Era2025)
@@ -260,25 +321,31 @@ func (p *prober) send(ctx context.Context, stage, method string, params any, not
 	}
 	body, _ := json.Marshal(msg)
 	rep, err := p.c.roundTrip(ctx, request{method: method, id: id, body: body, header: protocol})
-	if err != nil {
-		p.stop(Unverified, failure(err), stage, nil, fmt.Sprintf("%s: %v", method, err))
-		return rep, id, false
-	}
 	switch {
+	case err != nil:
+		return rep, id, &askFailure{failure(err), fmt.Sprintf("%s: %v", method, err), nil}
 	case rep.tooLarge:
-		p.stop(Unverified, ReplyTooLarge, stage, &rep, fmt.Sprintf("the reply to %s is longer than %d bytes; it is not classified from a part", method, p.opts.MaxBodyBytes))
-		return rep, id, false
+		return rep, id, &askFailure{ReplyTooLarge, fmt.Sprintf("the reply to %s is longer than %d bytes; it is not classified from a part", method, p.opts.MaxBodyBytes), &rep}
 	case rep.status == http.StatusUnauthorized || rep.status == http.StatusForbidden:
-		if stage == "discover" && !isJSONRPCError(rep, id) {
-			return rep, id, true // a legacy server's 4xx: discover falls back
-		}
-		p.stop(Unverified, CredentialGated, stage, &rep, fmt.Sprintf("%s answered %d: turned away before tool dispatch", method, rep.status))
-		return rep, id, false
+		return rep, id, &askFailure{CredentialGated, fmt.Sprintf("%s answered %d: turned away before tool dispatch", method, rep.status), &rep}
 	case retryable(rep):
-		p.stop(Unverified, RateLimited, stage, &rep, fmt.Sprintf("%s stayed unavailable (%d) after the retries allowed", method, rep.status))
-		return rep, id, false
+		return rep, id, &askFailure{RateLimited, fmt.Sprintf("%s stayed unavailable (%d) after the retries allowed", method, rep.status), &rep}
 	}
-	return rep, id, true
+	return rep, id, nil
+}
+
+// send asks as ask does, and records the verdict of a failure. ok false
+// means the verdict is recorded.
+func (p *prober) send(ctx context.Context, stage, method string, params any, notification bool) (reply, int64, bool) {
+	rep, id, f := p.ask(ctx, method, params, notification, p.opts.ProbeName)
+	if f == nil {
+		return rep, id, true
+	}
+	if f.category == CredentialGated && stage == "discover" && !isJSONRPCError(rep, id) {
+		return rep, id, true // a legacy server's 4xx: discover falls back
+	}
+	p.stop(Unverified, f.category, stage, f.rep, f.detail)
+	return rep, id, false
 }
 
 // isJSONRPCError reports whether rep carries a JSON-RPC error for request
@@ -424,13 +491,139 @@ func (p *prober) listTools(ctx context.Context) ([]string, bool) {
 	}
 }
 
-func (p *prober) callProbe(ctx context.Context) {
+// callProbe calls the made-up tool and records the verdict. ok reports a
+// reply that was classified, VERIFIED or OBSERVED_RISK.
+func (p *prober) callProbe(ctx context.Context) (reply, outcome, bool) {
 	params := map[string]any{"name": p.opts.ProbeName, "arguments": map[string]any{}}
 	rep, id, ok := p.send(ctx, "tools/call", "tools/call", params, false)
 	if !ok {
-		return
+		return rep, outcome{}, false
 	}
 	o := classifyCall(rep.media, rep.body, id)
 	p.stop(o.verdict, o.category, "tools/call", &rep, o.detail)
 	p.rep.ErrorCode = o.code
+	return rep, o, true
+}
+
+// madeUp returns a made-up name derived from ProbeName with tag, that the
+// server does not list and that is none of used.
+func (p *prober) madeUp(listed, used []string, tag string) string {
+	base := p.opts.ProbeName
+	for i := 0; ; i++ {
+		t := tag
+		if i > 0 {
+			t += strconv.Itoa(i + 1)
+		}
+		var name string
+		if len(base) > 4 && strings.HasSuffix(base, "__") {
+			name = base[:len(base)-2] + "_" + t + "__"
+		} else {
+			name = base + "_" + t
+		}
+		if !slices.Contains(listed, name) && !slices.Contains(used, name) {
+			return name
+		}
+	}
+}
+
+// confirm asks a second made-up name after a risky answer (through the
+// pacer, in a fleet). The risk stands if the second answer has the same
+// category; otherwise the verdict becomes UNVERIFIED inconsistent. It
+// returns the name it used.
+func (p *prober) confirm(ctx context.Context, listed, used []string, first outcome) string {
+	name := p.madeUp(listed, used, "second")
+	params := map[string]any{"name": name, "arguments": map[string]any{}}
+	rep, id, f := p.ask(ctx, "tools/call", params, false, name)
+	c := &Confirmation{Name: name}
+	if f != nil {
+		c.Verdict, c.Category, c.Detail = Unverified, f.category, f.detail
+		if f.rep != nil {
+			c.HTTPStatus, c.MediaType = f.rep.status, f.rep.media
+		}
+	} else {
+		o := classifyCall(rep.media, rep.body, id)
+		c.Verdict, c.Category, c.ErrorCode, c.Detail = o.verdict, o.category, o.code, o.detail
+		c.HTTPStatus, c.MediaType = rep.status, rep.media
+	}
+	p.rep.Confirmation = c
+	if c.Verdict == ObservedRisk && c.Category == first.category {
+		return name
+	}
+	p.rep.Detail = fmt.Sprintf("two made-up names drew different answers: %s drew %s; %s drew %s",
+		p.opts.ProbeName, answerLabel(first.verdict, first.category, p.rep.HTTPStatus, first.code, first.detail),
+		name, answerLabel(c.Verdict, c.Category, c.HTTPStatus, c.ErrorCode, c.Detail))
+	p.rep.Verdict, p.rep.Category = Unverified, Inconsistent
+	return name
+}
+
+// answerLabel names one answer for a detail line: its category (or
+// VERIFIED with its code), status and what it was.
+func answerLabel(v Verdict, c Category, status int, code *int, detail string) string {
+	s := string(c)
+	if c == "" {
+		s = string(v)
+	}
+	if code != nil {
+		s += fmt.Sprintf(" %d", *code)
+	}
+	if status != 0 {
+		s += fmt.Sprintf(", HTTP %d", status)
+	}
+	return s + " (" + detail + ")"
+}
+
+// nameHeader runs the mcp_name_header check against a 2026-07-28 server
+// over HTTP, after the made-up call drew first (classified o): it calls
+// the same made-up tool with an Mcp-Name naming another made-up tool.
+func (p *prober) nameHeader(ctx context.Context, listed, used []string, first reply, o outcome) {
+	if p.stdio || p.era != Era2026 {
+		return // not applicable; probe says why
+	}
+	nh := &p.rep.NameHeader
+	nh.HeaderName = p.madeUp(listed, used, "header")
+	params := map[string]any{"name": p.opts.ProbeName, "arguments": map[string]any{}}
+	rep, id, f := p.ask(ctx, "tools/call", params, false, nh.HeaderName)
+	if f != nil {
+		nh.State, nh.Detail = Undetermined, "the mismatched call drew no answer to judge: "+f.detail
+		if f.rep != nil {
+			nh.HTTPStatus, nh.MediaType = f.rep.status, f.rep.media
+		}
+		return
+	}
+	m := classifyCall(rep.media, rep.body, id)
+	nh.HTTPStatus, nh.MediaType, nh.ErrorCode = rep.status, rep.media, m.code
+	isError := m.verdict == Verified || m.category == JSONRPCMalformed && m.code != nil
+	sameCode := (m.code == nil) == (o.code == nil) && (m.code == nil || *m.code == *o.code)
+	mismatch := fmt.Sprintf("a tools/call of %s with Mcp-Name %s", p.opts.ProbeName, nh.HeaderName)
+	switch {
+	case isError && m.code != nil && *m.code == codeHeaderMismatch:
+		nh.State, nh.Detail = Strict, mismatch+" was refused with -32020 (headers and body disagree)"
+		if rep.status != http.StatusBadRequest {
+			nh.Detail += fmt.Sprintf(", with HTTP %d where the spec says 400", rep.status)
+		}
+	case rep.status == first.status && m.verdict == o.verdict && m.category == o.category && sameCode:
+		nh.State, nh.Detail = Lenient, mismatch+" was answered as if the header matched: "+answerLabel(m.verdict, m.category, rep.status, m.code, m.detail)+", as with the right header"
+	case isError && rep.status == http.StatusBadRequest:
+		nh.State, nh.Detail = Strict, mismatch+" was refused with HTTP 400 and a JSON-RPC error"
+	default:
+		nh.State, nh.Detail = Undetermined, mismatch+" drew "+answerLabel(m.verdict, m.category, rep.status, m.code, m.detail)+
+			", neither a refusal nor the answer with the right header, "+answerLabel(o.verdict, o.category, first.status, o.code, o.detail)
+	}
+}
+
+// codeHeaderMismatch is the 2026-07-28 error for headers that disagree
+// with the body.
+const codeHeaderMismatch = -32020
+
+// notApplicable says why mcp_name_header was not run.
+func (p *prober) notApplicable() string {
+	switch {
+	case p.stdio:
+		return "a stdio target: Mcp-Name is an HTTP header of 2026-07-28"
+	case p.era == Era2025:
+		return "the server speaks 2025-11-25: Mcp-Name is a 2026-07-28 header"
+	case p.rep.Category != "":
+		return fmt.Sprintf("%s stopped before its call could be compared (%s)", CheckName, p.rep.Category)
+	}
+	return "the target was not asked"
 }

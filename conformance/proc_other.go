@@ -2,12 +2,23 @@
 
 package conformance
 
-import "os/exec"
+import (
+	"os/exec"
+	"time"
+)
 
 func ownGroup(cmd *exec.Cmd) {}
 
-func killGroup(cmd *exec.Cmd) {
-	if cmd.Process != nil {
+// endGroup gives the command grace to exit once its input is closed, then
+// kills it (there are no process groups to signal here).
+func endGroup(cmd *exec.Cmd, exited <-chan error, grace, termGrace time.Duration) error {
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case err := <-exited:
+		return err
+	case <-t.C:
 		_ = cmd.Process.Kill()
+		return <-exited
 	}
 }

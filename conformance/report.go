@@ -9,7 +9,8 @@ import (
 )
 
 // CheckName is the name of the check this package runs, as seeds and
-// reports spell it.
+// reports spell it. The second check, NameHeaderCheck, is reported beside
+// it (Report.NameHeader), never merged into it.
 const CheckName = "error_taxonomy"
 
 // DefaultProbeName is the made-up tool name the checker calls.
@@ -80,7 +81,87 @@ const (
 	Unreachable Category = "unreachable"
 	// Timeout: a request took longer than Options.Timeout.
 	Timeout Category = "timeout"
+	// Inconsistent: the made-up name drew a risky answer, and a second
+	// made-up name, asked to confirm it, drew an answer of another
+	// category (or none). The detail gives both; Report.Confirmation the
+	// second.
+	Inconsistent Category = "inconsistent"
 )
+
+// NameHeaderCheck is the name of the second check: whether a 2026-07-28
+// server holds a tools/call's Mcp-Name header to the tool name in its body.
+const NameHeaderCheck = "mcp_name_header"
+
+// Strictness is the outcome of the mcp_name_header check.
+type Strictness string
+
+// Outcomes of the mcp_name_header check.
+const (
+	// Strict: the server refused a tools/call whose Mcp-Name names another
+	// tool than its body: a JSON-RPC error -32020 (headers and body
+	// disagree), or another JSON-RPC error with HTTP 400.
+	Strict Strictness = "strict"
+	// Lenient: the server answered the body's call as if the header had
+	// matched: the same answer, status and code as with the right header.
+	Lenient Strictness = "lenient"
+	// NotApplicable: the check was not run: a 2025-era or stdio target
+	// (Mcp-Name is a 2026-07-28 HTTP header), or error_taxonomy stopped
+	// before its call (credentials, the list, the network...).
+	NotApplicable Strictness = "not_applicable"
+	// Undetermined: the mismatched call drew neither a refusal nor the
+	// same answer (a 500 page, a timeout, a rate limit...).
+	Undetermined Strictness = "undetermined"
+)
+
+// A NameHeaderReport is the outcome of the mcp_name_header check. It runs
+// after error_taxonomy's call, only against a target that speaks
+// 2026-07-28 over HTTP, and only with made-up names: it calls the made-up
+// tool with an Mcp-Name header naming a second made-up tool.
+type NameHeaderReport struct {
+	Check string     `json:"check"` // always NameHeaderCheck
+	State Strictness `json:"state"`
+	// HeaderName is the made-up name sent in Mcp-Name (the body named
+	// Options.ProbeName); empty when the call was not sent.
+	HeaderName string `json:"headerName,omitempty"`
+	// HTTPStatus, MediaType and ErrorCode describe the reply to the
+	// mismatched call, as Report's do.
+	HTTPStatus int       `json:"httpStatus,omitempty"`
+	MediaType  MediaType `json:"mediaType,omitempty"`
+	ErrorCode  *int      `json:"errorCode,omitempty"`
+	Detail     string    `json:"detail,omitempty"`
+}
+
+// String formats the outcome on one line:
+//
+//	mcp_name_header STATE [(HTTP STATUS, MEDIA)] [code CODE][: DETAIL]
+func (n NameHeaderReport) String() string {
+	var b strings.Builder
+	b.WriteString(NameHeaderCheck + " " + string(n.State))
+	if n.HTTPStatus != 0 {
+		fmt.Fprintf(&b, " (HTTP %d, %s)", n.HTTPStatus, n.MediaType)
+	}
+	if n.ErrorCode != nil {
+		fmt.Fprintf(&b, " code %d", *n.ErrorCode)
+	}
+	if n.Detail != "" {
+		b.WriteString(": " + n.Detail)
+	}
+	return b.String()
+}
+
+// A Confirmation is the answer to the second made-up name, asked when the
+// first drew an OBSERVED_RISK. The risk is recorded only if both answers
+// have the same category; otherwise the verdict is UNVERIFIED
+// inconsistent.
+type Confirmation struct {
+	Name       string    `json:"name"` // the second made-up name
+	Verdict    Verdict   `json:"verdict"`
+	Category   Category  `json:"category,omitempty"`
+	HTTPStatus int       `json:"httpStatus,omitempty"`
+	MediaType  MediaType `json:"mediaType,omitempty"`
+	ErrorCode  *int      `json:"errorCode,omitempty"`
+	Detail     string    `json:"detail,omitempty"`
+}
 
 // MediaType is a reply's Content-Type reduced to a fixed list.
 type MediaType string
@@ -126,6 +207,27 @@ type Report struct {
 	// Detail says in a sentence what came back, for people.
 	Detail   string        `json:"detail,omitempty"`
 	Duration time.Duration `json:"durationNs"`
+
+	// Confirmation is the answer to a second made-up name, sent only when
+	// the first drew an OBSERVED_RISK; nil otherwise.
+	Confirmation *Confirmation `json:"confirmation,omitempty"`
+	// NameHeader is the second check, mcp_name_header, reported on its
+	// own and never merged into the verdict above.
+	NameHeader NameHeaderReport `json:"mcpNameHeader"`
+}
+
+// Lines formats both checks, one line each, as String and
+// NameHeaderReport.String do, the second with the target too.
+func (r Report) Lines() string {
+	second := r.NameHeader
+	if second.Check == "" {
+		return r.String()
+	}
+	prefix := ""
+	if r.Target != "" {
+		prefix = r.Target + ": "
+	}
+	return r.String() + "\n" + prefix + second.String()
 }
 
 // String formats the report on one line:

@@ -13,9 +13,14 @@ import (
 	"time"
 )
 
-// stdioGrace is how long a stdio server has to exit once its standard input
-// is closed, before it and its process group are killed.
-const stdioGrace = 500 * time.Millisecond
+// A stdio server is ended as a careful wrapper ends it: its standard input
+// is closed and it has stdioGrace to exit; then whatever is left of its
+// process group (it, or what it started) gets SIGTERM, and stdioTermGrace
+// later SIGKILL. See endGroup.
+const (
+	stdioGrace     = 500 * time.Millisecond
+	stdioTermGrace = 500 * time.Millisecond
+)
 
 // stdioLine is one line the server wrote to its standard output.
 type stdioLine struct {
@@ -200,21 +205,12 @@ func (c *stdioConn) close() error {
 		c.stdin.Close()
 		exited := make(chan error, 1)
 		go func() { exited <- c.cmd.Wait() }()
-		t := time.NewTimer(stdioGrace)
-		select {
-		case err = <-exited:
-		case <-t.C:
-			killGroup(c.cmd)
-			err = <-exited
-		}
-		t.Stop()
-		// What the server started and left behind still holds its pipes;
-		// while such a process lives, the group's id cannot be reused, so
-		// killing the group reaches only what the server started.
+		err = endGroup(c.cmd, exited, stdioGrace, stdioTermGrace)
+		// Standard error reaches its end once nothing of the group holds
+		// it; a process that left the group (setsid) is not ours to end.
 		select {
 		case <-c.stderrDone:
 		case <-time.After(100 * time.Millisecond):
-			killGroup(c.cmd)
 		}
 		c.stdout.Close()
 		c.stderrR.Close()

@@ -7,10 +7,35 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptrace"
+	"net/url"
 	"os"
 	"strconv"
+	"sync/atomic"
+	"syscall"
 	"time"
 )
+
+// newTransport returns the HTTP transport for concurrency checks in
+// progress at once (1 for a single check). A check has one request in
+// flight at a time, so its pool never needs to close an idle connection
+// one check is about to reuse to make room for another's: it keeps up to
+// two idle connections per check in progress, and as many to one host as
+// there are checks (a fleet may list many paths on one host).
+// http.DefaultTransport keeps 100 in all and 2 per host, which a fleet of
+// hundreds outgrows.
+func newTransport(concurrency int) *http.Transport {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConns = max(100, 2*concurrency)
+	tr.MaxIdleConnsPerHost = max(2, concurrency)
+	tr.IdleConnTimeout = 10 * time.Second
+	// A check keeps its connection while it waits out the spacing; in a
+	// fleet hundreds do. Small buffers keep them small: requests are
+	// small, and a long reply is read in chunks larger than the buffer,
+	// which bypass it.
+	tr.ReadBufferSize, tr.WriteBufferSize = 1<<10, 1<<10
+	return tr
+}
 
 // request is one JSON-RPC message the checker sends.
 type request struct {
@@ -26,7 +51,8 @@ type reply struct {
 	media    MediaType // empty over stdio
 	body     []byte
 	header   http.Header
-	tooLarge bool // longer than Options.MaxBodyBytes; body is not the whole
+	tooLarge bool   // longer than Options.MaxBodyBytes; body is not the whole
+	host     string // the Host the request was sent with; "" over stdio
 }
 
 // conn carries JSON-RPC messages to a target.
@@ -125,32 +151,102 @@ func retryAfter(v string, attempt int, now time.Time) (time.Duration, bool) {
 	return 0, false
 }
 
+// once sends one request and reads its reply. A connection that breaks
+// before any byte of the reply came back (reset by a busy server, closed
+// as an idle connection just as it was reused) is tried once more, on a
+// new connection: the server never answered, so nothing is lost by asking
+// again, and the made-up call has nothing to repeat.
 func (c *httpConn) once(ctx context.Context, r request) (reply, error) {
+	rep, err, broke := c.attempt(ctx, r)
+	if err != nil && broke && ctx.Err() == nil {
+		var err2 error
+		rep, err2, broke = c.attempt(ctx, r)
+		if err2 != nil {
+			return rep, &transportError{err: err2, retried: true}
+		}
+		return rep, nil
+	}
+	if err != nil {
+		return rep, &transportError{err: err}
+	}
+	return rep, nil
+}
+
+// attempt sends the request once. broke reports a connection that failed
+// before any byte of the reply.
+func (c *httpConn) attempt(ctx context.Context, r request) (rep reply, err error, broke bool) {
 	if c.opts.pace != nil {
 		if err := c.opts.pace(ctx, c.url); err != nil {
-			return reply{}, err
+			return reply{}, err, false
 		}
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
 	defer cancel()
+	var gotConn, gotByte atomic.Bool
+	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+		GotConn:              func(httptrace.GotConnInfo) { gotConn.Store(true) },
+		GotFirstResponseByte: func() { gotByte.Store(true) },
+	})
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(r.body))
 	if err != nil {
-		return reply{}, err
+		return reply{}, err, false
 	}
 	c.setHeaders(req.Header, r.header)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", acceptBoth)
 	resp, err := c.client.Do(req)
 	if err != nil {
-		return reply{}, err
+		broke = !gotByte.Load() && ctx.Err() == nil && failure(err) != Timeout &&
+			(gotConn.Load() || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNABORTED) ||
+				errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF))
+		return reply{}, err, broke
 	}
 	defer resp.Body.Close()
 	if id := resp.Header.Get(hdrSession); id != "" && r.method == "initialize" {
 		c.session = id
 	}
-	rep := reply{status: resp.StatusCode, media: mediaTypeOf(resp.Header.Get("Content-Type")), header: resp.Header}
+	rep = reply{status: resp.StatusCode, media: mediaTypeOf(resp.Header.Get("Content-Type")), header: resp.Header, host: req.Host}
+	if rep.host == "" {
+		rep.host = req.URL.Host
+	}
 	rep.body, rep.tooLarge, err = readReply(resp.Body, rep.media, r.id, c.opts.MaxBodyBytes)
-	return rep, err
+	return rep, err, false
+}
+
+// transportError is a request that got no reply: it says why in words an
+// operator can act on, and keeps the error underneath.
+type transportError struct {
+	err     error
+	retried bool // the connection broke before a reply, twice
+}
+
+func (e *transportError) Unwrap() error { return e.err }
+
+func (e *transportError) Error() string {
+	var cause string
+	var dns *net.DNSError
+	inner := e.err
+	if ue, ok := inner.(*url.Error); ok {
+		inner = ue.Err // without "Post URL:": the report names the target
+	}
+	switch {
+	case failure(e.err) == Timeout:
+		cause = "no reply in time"
+	case errors.As(e.err, &dns):
+		cause = "the host name does not resolve"
+	case errors.Is(e.err, syscall.ECONNREFUSED):
+		cause = "connection refused: nothing listens there"
+	case errors.Is(e.err, syscall.ECONNRESET):
+		cause = "the connection was reset before a reply"
+	case errors.Is(e.err, io.EOF) || errors.Is(e.err, io.ErrUnexpectedEOF):
+		cause = "the server closed the connection before a reply"
+	default:
+		return inner.Error()
+	}
+	if e.retried {
+		cause += ", on a second connection too"
+	}
+	return cause + " (" + inner.Error() + ")"
 }
 
 // readReply reads a reply body of at most limit bytes; tooLarge reports a

@@ -19,7 +19,13 @@
 // standard error. -resume FILE skips the targets already reported in FILE,
 // the JSON lines of an earlier run, and counts them in the summary.
 //
-// Exit status: 0 VERIFIED, 1 OBSERVED_RISK, 2 UNVERIFIED, 64 usage error.
+// Each report gives two checks, each on its own: error_taxonomy (the
+// verdict; an OBSERVED_RISK is confirmed with a second made-up name, or
+// is UNVERIFIED inconsistent) and, for 2026-07-28 servers, mcp_name_header
+// (strict, lenient, undetermined, or not_applicable).
+//
+// Exit status: 0 VERIFIED, 1 OBSERVED_RISK, 2 UNVERIFIED, 64 usage error,
+// from error_taxonomy alone.
 // A stdio command that does not start is UNVERIFIED unreachable, as in
 // fleet mode. In fleet mode: 1 if any target is OBSERVED_RISK, else 2 if
 // any is UNVERIFIED, else 0.
@@ -206,6 +212,30 @@ func printReport(w io.Writer, r conformance.Report) {
 	if r.Detail != "" {
 		fmt.Fprintf(tw, "detail\t%s\n", r.Detail)
 	}
+	if c := r.Confirmation; c != nil {
+		second := string(c.Verdict)
+		if c.Category != "" {
+			second += " " + string(c.Category)
+		}
+		if c.HTTPStatus != 0 {
+			second += fmt.Sprintf(" (HTTP %d, %s)", c.HTTPStatus, c.MediaType)
+		}
+		fmt.Fprintf(tw, "second name\t%s: %s\n", c.Name, second)
+	}
+	if nh := r.NameHeader; nh.Check != "" {
+		fmt.Fprintf(tw, "\t\n")
+		fmt.Fprintf(tw, "check\t%s\n", nh.Check)
+		fmt.Fprintf(tw, "state\t%s\n", nh.State)
+		if nh.HTTPStatus != 0 {
+			fmt.Fprintf(tw, "reply\tHTTP %d, %s\n", nh.HTTPStatus, nh.MediaType)
+		}
+		if nh.ErrorCode != nil {
+			fmt.Fprintf(tw, "error code\t%d\n", *nh.ErrorCode)
+		}
+		if nh.Detail != "" {
+			fmt.Fprintf(tw, "detail\t%s\n", nh.Detail)
+		}
+	}
 	tw.Flush()
 }
 
@@ -325,6 +355,11 @@ func fleet(ctx context.Context, targets []conformance.Target, previous conforman
 				cat = "-"
 			}
 			fmt.Fprintf(out, "%-14s %-22s %s\n", r.Verdict, cat, r.Target)
+			if st := r.NameHeader.State; st != "" && st != conformance.NotApplicable {
+				// The second check on a line of its own, as Checkup
+				// reports every check.
+				fmt.Fprintf(out, "%-14s %-22s %s\n", conformance.NameHeaderCheck, st, r.Target)
+			}
 		}
 		out.Flush() // a line per target as it finishes: the run can be read, cut, resumed
 		if quiet {
@@ -390,9 +425,19 @@ func writeTable(w io.Writer, s conformance.Summary) error {
 	for _, r := range rows {
 		width = max(width, len(r.label))
 	}
+	second := []row{}
+	for _, st := range []conformance.Strictness{conformance.Strict, conformance.Lenient, conformance.Undetermined, conformance.NotApplicable} {
+		second = append(second, row{string(st), s.NameHeader[st]})
+	}
+	width = max(width, len(conformance.NameHeaderCheck))
 	var b strings.Builder
 	fmt.Fprintf(&b, "%-*s  %7s\n", width, conformance.CheckName, "servers")
 	for _, r := range rows {
+		fmt.Fprintf(&b, "%-*s  %7d\n", width, r.label, r.n)
+	}
+	// The second check, counted on its own, never merged into the first.
+	fmt.Fprintf(&b, "\n%-*s  %7s\n", width, conformance.NameHeaderCheck, "servers")
+	for _, r := range second {
 		fmt.Fprintf(&b, "%-*s  %7d\n", width, r.label, r.n)
 	}
 	_, err := io.WriteString(w, b.String())

@@ -23,12 +23,20 @@ import (
 // well-behaved 2025-11-25 server with sessions whose tools/call of an
 // unknown tool answers -32602.
 type Fake struct {
-	Modern   bool     // answer server/discover with 2026-07-28, enforce its headers
-	Tools    []string // registered tools
-	PageSize int      // > 0: paginate tools/list
+	Modern bool // answer server/discover with 2026-07-28, enforce its headers
+	// LenientName, with Modern: do not hold a tools/call's Mcp-Name to
+	// the body's name (the other 2026-07-28 headers still are).
+	LenientName bool
+	// OnMismatch, with Modern, answers a tools/call whose Mcp-Name is not
+	// the body's name; default HTTP 400 with -32020.
+	OnMismatch func(w http.ResponseWriter, id string)
+	Tools      []string // registered tools
+	PageSize   int      // > 0: paginate tools/list
 
 	// On overrides the answer to a method; it gets the raw id.
 	On map[string]func(w http.ResponseWriter, id string)
+	// OnName overrides the answer to a tools/call of a name (before On).
+	OnName map[string]func(w http.ResponseWriter, id string)
 
 	mu       sync.Mutex
 	methods  []string // every method received, in order
@@ -95,11 +103,22 @@ func (f *Fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if f.Modern {
-		if !modernReq || m.Params.Meta.Version != "2026-07-28" || r.Header.Get("Mcp-Method") != m.Method ||
-			m.Method == "tools/call" && r.Header.Get("Mcp-Name") != m.Params.Name {
+		if !modernReq || m.Params.Meta.Version != "2026-07-28" || r.Header.Get("Mcp-Method") != m.Method {
 			WriteJSON(w, 400, `{"jsonrpc":"2.0","id":`+id+`,"error":{"code":-32020,"message":"header mismatch"}}`)
 			return
 		}
+		if m.Method == "tools/call" && r.Header.Get("Mcp-Name") != m.Params.Name && !f.LenientName {
+			if f.OnMismatch != nil {
+				f.OnMismatch(w, id)
+				return
+			}
+			WriteJSON(w, 400, `{"jsonrpc":"2.0","id":`+id+`,"error":{"code":-32020,"message":"header mismatch"}}`)
+			return
+		}
+	}
+	if h, ok := f.OnName[m.Params.Name]; ok && m.Method == "tools/call" {
+		h(w, id)
+		return
 	}
 	if h, ok := f.On[m.Method]; ok {
 		h(w, id)
@@ -188,6 +207,9 @@ type Case struct {
 	Tools    int
 	// Detail, if set, must appear in the report's detail.
 	Detail string
+	// NameHeader is the mcp_name_header outcome; empty means
+	// not_applicable.
+	NameHeader conformance.Strictness
 }
 
 // intp returns a pointer to i.
@@ -276,10 +298,10 @@ func Cases() []Case {
 		{Name: "too many pages", Server: &Fake{Tools: []string{"a", "b", "c", "d", "e", "f", "g"}, PageSize: 1}, Opts: conformance.Options{MaxPages: 3},
 			Verdict: conformance.Unverified, Category: conformance.ToolsListUnreadable, Stage: "tools/list", Era: conformance.Era2025},
 		{Name: "2026-07-28 server", Server: &Fake{Modern: true, Tools: tools},
-			Verdict: conformance.Verified, Stage: "tools/call", Status: 200, Media: conformance.MediaJSON, Era: conformance.Era2026, Code: intp(-32602), Tools: 2},
+			Verdict: conformance.Verified, Stage: "tools/call", Status: 200, Media: conformance.MediaJSON, Era: conformance.Era2026, Code: intp(-32602), Tools: 2, NameHeader: conformance.Strict},
 		{Name: "2026-07-28 server, risky", Server: &Fake{Modern: true, Tools: tools, On: map[string]func(http.ResponseWriter, string){
 			"tools/call": Answer(200, "application/json", `{"jsonrpc":"2.0","id":{{id}},"result":{"content":[],"isError":true}}`)}},
-			Verdict: conformance.ObservedRisk, Category: conformance.ResultIsError, Stage: "tools/call", Status: 200, Media: conformance.MediaJSON, Era: conformance.Era2026, Tools: 2},
+			Verdict: conformance.ObservedRisk, Category: conformance.ResultIsError, Stage: "tools/call", Status: 200, Media: conformance.MediaJSON, Era: conformance.Era2026, Tools: 2, NameHeader: conformance.Strict},
 		{Name: "2025 server, era forced", Server: &Fake{Tools: tools}, Opts: conformance.Options{Era: conformance.Era2025},
 			Verdict: conformance.Verified, Stage: "tools/call", Status: 200, Media: conformance.MediaJSON, Era: conformance.Era2025, Code: intp(-32602), Tools: 2},
 
@@ -356,6 +378,41 @@ func Cases() []Case {
 			Verdict: conformance.Unverified, Category: conformance.ToolsListUnreadable, Stage: "initialize", Status: 405, Media: conformance.MediaText, Era: conformance.Era2025,
 			Detail: "old HTTP+SSE transport"},
 
+		// Issue 22: mcp_name_header, asked of 2026-07-28 servers only.
+		{Name: "2026-07-28 lenient server", Server: &Fake{Modern: true, LenientName: true, Tools: tools},
+			Verdict: conformance.Verified, Stage: "tools/call", Status: 200, Media: conformance.MediaJSON, Era: conformance.Era2026, Code: intp(-32602), Tools: 2,
+			NameHeader: conformance.Lenient},
+		{Name: "2026-07-28 lenient server, risky", Server: &Fake{Modern: true, LenientName: true, Tools: tools, On: map[string]func(http.ResponseWriter, string){
+			"tools/call": Answer(200, "application/json", `{"jsonrpc":"2.0","id":{{id}},"result":{"content":[],"isError":true}}`)}},
+			Verdict: conformance.ObservedRisk, Category: conformance.ResultIsError, Stage: "tools/call", Status: 200, Media: conformance.MediaJSON, Era: conformance.Era2026, Tools: 2,
+			NameHeader: conformance.Lenient},
+		{Name: "2026-07-28 server refusing the mismatch with 400 and -32602", Server: &Fake{Modern: true, Tools: tools,
+			OnMismatch: Answer(400, "application/json", `{"jsonrpc":"2.0","id":{{id}},"error":{"code":-32602,"message":"Mcp-Name does not match params.name"}}`)},
+			Verdict: conformance.Verified, Stage: "tools/call", Status: 200, Media: conformance.MediaJSON, Era: conformance.Era2026, Code: intp(-32602), Tools: 2,
+			NameHeader: conformance.Strict},
+		{Name: "2026-07-28 server refusing the mismatch with -32020 and 200", Server: &Fake{Modern: true, Tools: tools,
+			OnMismatch: Answer(200, "application/json", `{"jsonrpc":"2.0","id":{{id}},"error":{"code":-32020,"message":"header mismatch"}}`)},
+			Verdict: conformance.Verified, Stage: "tools/call", Status: 200, Media: conformance.MediaJSON, Era: conformance.Era2026, Code: intp(-32602), Tools: 2,
+			NameHeader: conformance.Strict},
+		{Name: "2026-07-28 server failing the mismatch with a 500 page", Server: &Fake{Modern: true, Tools: tools,
+			OnMismatch: Answer(500, "text/html", "<h1>Internal Server Error</h1>")},
+			Verdict: conformance.Verified, Stage: "tools/call", Status: 200, Media: conformance.MediaJSON, Era: conformance.Era2026, Code: intp(-32602), Tools: 2,
+			NameHeader: conformance.Undetermined},
+		{Name: "2026-07-28 server gated at the call", Server: &Fake{Modern: true, Tools: tools, On: map[string]func(http.ResponseWriter, string){
+			"tools/call": Answer(401, "application/json", `{"jsonrpc":"2.0","id":{{id}},"error":{"code":-32001,"message":"authentication required"}}`)}},
+			Verdict: conformance.Unverified, Category: conformance.CredentialGated, Stage: "tools/call", Status: 401, Media: conformance.MediaJSON, Era: conformance.Era2026, Tools: 2},
+		// Issue 22: a risk is confirmed with a second made-up name.
+		{Name: "two made-up names, two answers", Server: &Fake{Tools: tools, On: map[string]func(http.ResponseWriter, string){
+			"tools/call": func(w http.ResponseWriter, id string) {
+				WriteJSON(w, 200, `{"jsonrpc":"2.0","id":`+id+`,"result":{"content":[],"isError":true}}`)
+			}}, OnName: map[string]func(http.ResponseWriter, string){
+			conformance.DefaultProbeName: Answer(200, "application/json", `{"jsonrpc":"2.0","id":{{id}},"result":{"content":[{"type":"text","text":"ok"}]}}`)}},
+			Verdict: conformance.Unverified, Category: conformance.Inconsistent, Stage: "tools/call", Status: 200, Media: conformance.MediaJSON, Era: conformance.Era2025, Tools: 2,
+			Detail: "result_ok, HTTP 200 (an ordinary result, as if the made-up tool had worked); __toolguard_probe_nonexistent_tool_second__ drew result_is_error"},
+		{Name: "rate-limits calls close together", Server: CloseCallsLimited(100 * time.Millisecond),
+			Verdict: conformance.Unverified, Category: conformance.Inconsistent, Stage: "tools/call", Status: 200, Media: conformance.MediaJSON, Era: conformance.Era2025, Tools: 2,
+			Detail: "drew not_jsonrpc"},
+
 		// Stdio servers (class 10 among them): a shell script answers.
 		{Name: "stdio verified", Command: stdioServer(`{"jsonrpc":"2.0","id":4,"error":{"code":-32602,"message":"unknown tool"}}`),
 			Verdict: conformance.Verified, Stage: "tools/call", Era: conformance.Era2025, Code: intp(-32602), Tools: 1},
@@ -373,6 +430,29 @@ func Cases() []Case {
 		{Name: "stdio does not start", Command: []string{"/does/not/exist"},
 			Verdict: conformance.Unverified, Category: conformance.Unreachable, Detail: "does not start"},
 	}
+}
+
+// CloseCallsLimited is a 2025-11-25 server that answers a made-up tool
+// with isError, but a tools/call that comes within window of the one
+// before with a rate-limit message of its own (HTTP 200, not JSON-RPC), as
+// the server of the era-probe article did: asked twice unspaced, its two
+// answers differ; spaced by more than window, they agree.
+func CloseCallsLimited(window time.Duration) http.Handler {
+	var mu sync.Mutex
+	var last time.Time
+	return &Fake{Tools: []string{"echo", "add"}, On: map[string]func(http.ResponseWriter, string){
+		"tools/call": func(w http.ResponseWriter, id string) {
+			mu.Lock()
+			now := time.Now()
+			close := !last.IsZero() && now.Sub(last) < window
+			last = now
+			mu.Unlock()
+			if close {
+				WriteJSON(w, 200, `{"error":"too many requests, slow down"}`)
+				return
+			}
+			WriteJSON(w, 200, `{"jsonrpc":"2.0","id":`+id+`,"result":{"content":[{"type":"text","text":"Unknown tool"}],"isError":true}}`)
+		}}}
 }
 
 // redirectCall answers the first tools/call with a redirect of the given
@@ -417,8 +497,9 @@ func (legacySSE) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // stdioServer is a stdio MCP server written in sh: it answers
 // server/discover with -32601 (a 2025-11-25 server), initialize, a list of
-// one tool, and the made-up call with call, which must carry id 4 (the
-// checker's ids are 1 for discover, 2 for initialize, 3 for the list).
+// one tool, and each made-up call with call, which must carry id 4 (the
+// checker's ids are 1 for discover, 2 for initialize, 3 for the list); a
+// later call (the confirmation) gets the same answer with its own id.
 // Lines on standard output that are not replies, and lines on standard
 // error, come with them, as real servers write them.
 func stdioServer(call string) []string {
@@ -428,7 +509,7 @@ while IFS= read -r line; do
   *'"server/discover"'*) printf '%s\n' '{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"Method not found"}}' ;;
   *'"initialize"'*) echo 'a log line on stdout'; printf '%s\n' '{"jsonrpc":"2.0","id":2,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"sh","version":"1"}}}' ;;
   *'"tools/list"'*) printf '%s\n' '{"jsonrpc":"2.0","method":"notifications/message","params":{}}' '{"jsonrpc":"2.0","id":3,"result":{"tools":[{"name":"echo","inputSchema":{"type":"object"}}]}}' ;;
-  *'"tools/call"'*) printf '%s\n' "$CALL" ;;
+  *'"tools/call"'*) id=$(printf '%s\n' "$line" | sed -n 's/.*"id":\([0-9]*\).*/\1/p'); printf '%s\n' "$CALL" | sed "s/\"id\":4/\"id\":$id/" ;;
   esac
 done`
 	return []string{"env", "CALL=" + call, "sh", "-c", script}
@@ -447,6 +528,16 @@ func (c Case) Check(rep conformance.Report) error {
 	}
 	if !strings.Contains(rep.Detail, c.Detail) {
 		return fmt.Errorf("detail %q lacks %q", rep.Detail, c.Detail)
+	}
+	want := c.NameHeader
+	if want == "" {
+		want = conformance.NotApplicable
+	}
+	if nh := rep.NameHeader; nh.Check != conformance.NameHeaderCheck || nh.State != want {
+		return fmt.Errorf("%s, want mcp_name_header %s", nh, want)
+	}
+	if (rep.Confirmation != nil) != (rep.Verdict == conformance.ObservedRisk || rep.Category == conformance.Inconsistent) {
+		return fmt.Errorf("confirmation %+v for %s", rep.Confirmation, rep)
 	}
 	if c.Category == conformance.Timeout && rep.Duration > c.Opts.Timeout+time.Second {
 		return fmt.Errorf("a %v timeout took %v", c.Opts.Timeout, rep.Duration)
