@@ -160,7 +160,7 @@ func (c *httpConn) once(ctx context.Context, r request) (reply, error) {
 	rep, err, broke := c.attempt(ctx, r)
 	if err != nil && broke && ctx.Err() == nil {
 		var err2 error
-		rep, err2, broke = c.attempt(ctx, r)
+		rep, err2, _ = c.attempt(ctx, r)
 		if err2 != nil {
 			return rep, &transportError{err: err2, retried: true}
 		}
