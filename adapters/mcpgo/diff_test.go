@@ -217,7 +217,7 @@ func fuzzDifferential(f *testing.F, before int) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, body string) {
-		fuzzOnce[before].Do(func() { fuzzHarness[before] = newHarness(f, "default", before == 1) })
+		fuzzOnce[before].Do(func() { fuzzHarness[before] = newHarness(t, "default", before == 1) })
 		h := fuzzHarness[before]
 		var tl fixture.Tally
 		h.Compare(t, body, h.headers("echo", nil), &tl)

@@ -83,7 +83,11 @@ type Options struct {
 	//     has no sessions), always.
 	//
 	// The list in such an answer is read in process: the server's global
-	// tools (read at most once per Discover.TTL) and the session's tools.
+	// tools (read at most once a second: it may lag a change by that much)
+	// and the session's tools. The answer is JSON (or one event where the
+	// client accepts only event streams), and carries none of the
+	// notifications mcp-go queued for the session: they go out with the
+	// session's next request that reaches mcp-go.
 	//
 	// mcp-go offers no public API to read the rest, so by setting this the
 	// author asserts, for as long as the server runs:
@@ -143,9 +147,6 @@ func Tools(s *server.MCPServer, h http.Handler, opts Options) (*ToolSet, error) 
 	d, err := toolguard.Discover(h, opts.Discover)
 	if err != nil {
 		return nil, err
-	}
-	if opts.Discover.TTL == 0 {
-		opts.Discover.TTL = 10 * time.Second
 	}
 	t := &ToolSet{s: s, h: h, opts: opts, d: d}
 	t.own, _ = h.(*server.StreamableHTTPServer)
@@ -261,8 +262,11 @@ func loopback(addr string) bool {
 	return err == nil && ip.IsLoopback()
 }
 
+// namesTTL is how long globalNames reuses what it read.
+const namesTTL = time.Second
+
 // globalNames returns the server's global tool names, sorted, read at most
-// once per Discover.TTL: ListTools copies every tool, which would cost more
+// once per namesTTL: ListTools copies every tool, which would cost more
 // than mcp-go's own answer. The same slice is returned until it is read
 // again, so the guard compares it with the last one cheaply.
 func (t *ToolSet) globalNames() []string {
@@ -278,7 +282,7 @@ func (t *ToolSet) globalNames() []string {
 		if t.global == nil || !slices.Equal(names, t.global) {
 			t.global = names
 		}
-		t.expires = now.Add(t.opts.Discover.TTL)
+		t.expires = now.Add(namesTTL)
 	}
 	return t.global
 }

@@ -1,0 +1,150 @@
+package toolguardmcpgo
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	toolguard "github.com/toolguard/toolguard/middleware"
+)
+
+// benchServer is a real mcp-go server with n tools, and the guard in
+// front of it (with AnswerBeforeServer when before).
+func benchServer(b *testing.B, n int, stateless, before bool) (alone, guarded http.Handler) {
+	s := server.NewMCPServer("bench", "1.0.0", server.WithToolCapabilities(true))
+	for i := range n {
+		s.AddTool(mcp.NewTool(fmt.Sprintf("tool_%04d", i), mcp.WithString("city"), mcp.WithString("detail")),
+			func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return mcp.NewToolResultText("ok"), nil
+			})
+	}
+	h := server.NewStreamableHTTPServer(s, server.WithStateLess(stateless))
+	tools, err := Tools(s, h, Options{AnswerBeforeServer: before, Stateless: stateless})
+	if err != nil {
+		b.Fatal(err)
+	}
+	g, err := toolguard.New(toolguard.Options{Tools: tools})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return h, g.Handler(h)
+}
+
+// call300 is a 300-byte tools/call.
+func call300(name string) string {
+	s := `{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"name":"` + name + `","arguments":{"city":"Oslo","detail":"%s"}}}`
+	return fmt.Sprintf(s, strings.Repeat("x", 300-len(s)+2))
+}
+
+// BenchmarkPaired alternates the same request through mcp-go alone and
+// through guard + mcp-go in every iteration and reports the ratio of their
+// times (guard/alone), so a noisy, shared machine slows both sides alike.
+// It covers 10 and 1,000 tools, callers without a session (a stateless
+// server) and with one, a known call, an unknown call (answered by mcp-go
+// and translated, the caller's list warm), and an unknown call answered
+// before the server (AnswerBeforeServer).
+//
+//	go test -run '^$' -bench Paired -benchtime 2000x -count 6 .
+func BenchmarkPaired(b *testing.B) {
+	hdr := http.Header{
+		"Content-Type":         {"application/json"},
+		"Accept":               {"application/json, text/event-stream"},
+		"Mcp-Protocol-Version": {"2025-11-25"},
+	}
+	for _, n := range []int{10, 1000} {
+		for _, mode := range []string{"sessionless", "session"} {
+			for _, c := range []struct {
+				name, tool string
+				before     bool
+			}{
+				{"known", "tool_0003", false},
+				{"unknown", "tool_9999", false},
+				{"unknown-before", "tool_9999", true},
+			} {
+				alone, guarded := benchServer(b, n, mode == "sessionless", c.before)
+				h := hdr.Clone()
+				if mode == "session" {
+					h.Set("Mcp-Session-Id", initSession(b, alone, hdr))
+				}
+				body := call300(c.tool)
+				b.Run(fmt.Sprintf("tools=%d/%s/%s", n, mode, c.name), func(b *testing.B) {
+					send(b, guarded, body, h) // the caller's list, warm
+					paired(b, func() { send(b, alone, body, h) }, func() { send(b, guarded, body, h) })
+				})
+			}
+		}
+	}
+}
+
+func send(b *testing.B, h http.Handler, body string, hdr http.Header) {
+	r := httptest.NewRequest("POST", "/mcp", strings.NewReader(body))
+	r.Header = hdr.Clone()
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	if w.Code != 200 {
+		b.Fatalf("%d %s", w.Code, w.Body)
+	}
+}
+
+// paired runs alone and guarded b.N times each, in batches that take
+// turns going first, and reports the time and the process CPU time of
+// each per op, and their ratios guard/alone. The CPU ratio is the one
+// that holds on a machine shared with other work: it does not count the
+// time a request waited for a core.
+func paired(b *testing.B, alone, guarded func()) {
+	const batch = 20
+	var wa, wg, ca, cg time.Duration
+	run := func(f func(), wall, cpu *time.Duration) {
+		c0, t0 := cpuTime(), time.Now()
+		for range batch {
+			f()
+		}
+		*wall += time.Since(t0)
+		*cpu += cpuTime() - c0
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i += batch {
+		if i/batch%2 == 0 {
+			run(alone, &wa, &ca)
+			run(guarded, &wg, &cg)
+		} else {
+			run(guarded, &wg, &cg)
+			run(alone, &wa, &ca)
+		}
+	}
+	n := float64((b.N + batch - 1) / batch * batch)
+	b.ReportMetric(float64(wa.Nanoseconds())/n, "alone-ns/op")
+	b.ReportMetric(float64(wg.Nanoseconds())/n, "guard-ns/op")
+	b.ReportMetric(float64(wg)/float64(wa), "guard/alone")
+	b.ReportMetric(float64(cg)/float64(ca), "guard/alone-cpu")
+}
+
+// cpuTime is the CPU time the process has used.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		panic(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// initSession opens a session on h and returns its id.
+func initSession(b *testing.B, h http.Handler, hdr http.Header) string {
+	r := httptest.NewRequest("POST", "/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"b","version":"1"}}}`))
+	r.Header = hdr.Clone()
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	id := w.Header().Get("Mcp-Session-Id")
+	if w.Code != 200 || id == "" {
+		b.Fatalf("initialize: %d %s", w.Code, w.Body)
+	}
+	return id
+}
