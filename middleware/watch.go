@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"strconv"
 
 	"github.com/toolguard/toolguard/internal/mcpwire"
 )
@@ -41,6 +42,7 @@ type watchWriter struct {
 	w      http.ResponseWriter
 	c      *watched
 	mode   int
+	sse    bool // modeHold: the held answer is an event stream with a Content-Length
 	status int
 	buf    []byte // modeHold: the answer so far; modeStream: the event being read
 	done   bool   // the call's answer was seen (stream): no more to watch
@@ -76,6 +78,11 @@ func (ww *watchWriter) WriteHeader(code int) {
 	case mcpwire.IsEventStream(ct) && len(h["Content-Encoding"]) == 0 && len(h["Content-Length"]) == 0:
 		ww.mode = modeStream
 		ww.w.WriteHeader(code)
+	case mcpwire.IsEventStream(ct) && len(h["Content-Encoding"]) == 0:
+		// An event stream of a stated length (the TypeScript SDK's JSON-less
+		// answers): held whole, like a JSON answer, so that its length
+		// can be stated again if its not-found event is replaced.
+		ww.mode, ww.sse = modeHold, true
 	default:
 		ww.mode = modePass
 		ww.w.WriteHeader(code)
@@ -173,6 +180,10 @@ func (ww *watchWriter) events(final bool) error {
 func (ww *watchWriter) finish() {
 	switch ww.mode {
 	case modeHold:
+		if ww.sse {
+			ww.finishEvents()
+			return
+		}
 		if ww.c.notFound(ww.buf) {
 			rej := ww.c.g.translate(ww.c, ww.status, false)
 			ww.w.Header().Del("Content-Length")
@@ -184,6 +195,29 @@ func (ww *watchWriter) finish() {
 	case modeStream:
 		_ = ww.events(true)
 	}
+}
+
+// finishEvents ends a held event stream: the call's not-found event
+// replaced, with the new length; or as the server wrote it.
+func (ww *watchWriter) finishEvents() {
+	for i := 0; i < len(ww.buf); {
+		n := eventEnd(ww.buf[i:], true)
+		if n < 0 {
+			break
+		}
+		ev := ww.buf[i : i+n]
+		if data, ok := eventData(ev); ok && ww.c.notFound(data) {
+			out := append(append(append([]byte(nil), ww.buf[:i]...),
+				ww.c.g.translate(ww.c, ww.status, true).event(ev)...), ww.buf[i+n:]...)
+			ww.w.Header().Set("Content-Length", strconv.Itoa(len(out)))
+			ww.w.WriteHeader(ww.status)
+			_, _ = ww.w.Write(out)
+			return
+		}
+		i += n
+	}
+	ww.w.WriteHeader(ww.status)
+	_, _ = ww.w.Write(ww.buf)
 }
 
 // notFound reports whether msg is the server's not-found answer to c.

@@ -10,12 +10,17 @@
 //	}
 //	e.POST("/mcp", echo.WrapHandler(mcpHandler), guard)
 //
-// The decision and every byte of a rejection come from the core
-// ([toolguard.Guard.Check] and [toolguard.Rejection.Write]), so a request
-// gets the same answer through echo as through net/http. A rejection is
-// written once and the handler returns nil: echo's HTTPErrorHandler is not
-// invoked for it. A request that passes carries a body that reads the same
-// bytes, so later handlers and c.Bind see it whole.
+// The decision and every byte of an answer come from the core
+// ([toolguard.Guard.Check], [toolguard.Guard.Watch] and
+// [toolguard.Rejection.Write]), so a request gets the same answer through
+// echo as through net/http. A rejection is written once and the handler
+// returns nil: echo's HTTPErrorHandler is not invoked for it. A request
+// that passes carries a body that reads the same bytes, so later handlers
+// and c.Bind see it whole. For a tools/call the server decides, the
+// response's Writer is, while the chain runs, the core's watching writer,
+// which passes every answer through except the server's own not-found
+// answer, which it replaces; c.Response().Size counts the bytes the
+// handler wrote.
 package toolguardecho
 
 import (
@@ -45,6 +50,17 @@ func Middleware(g *toolguard.Guard) echo.MiddlewareFunc {
 				return nil
 			}
 			c.SetRequest(pass)
+			res := c.Response()
+			w, finish := g.Watch(res.Writer, pass)
+			if w == res.Writer {
+				return next(c)
+			}
+			orig := res.Writer
+			res.Writer = w
+			defer func() {
+				finish()
+				res.Writer = orig
+			}()
 			return next(c)
 		}
 	}

@@ -9,10 +9,13 @@
 //	}
 //	e.POST("/mcp", echo.WrapHandler(mcpHandler), guard)
 //
-// The decision and every byte of a rejection come from the core, so a
+// The decision and every byte of an answer come from the core, so a
 // request gets the same answer through echo v5 as through net/http. A
 // rejection is written once and the handler returns nil: echo's error
-// handler is not invoked for it.
+// handler is not invoked for it. For a tools/call the server decides, the
+// context's response is, while the chain runs, the core's watching writer
+// (it unwraps to the *echo.Response), which passes every answer through
+// except the server's own not-found answer, which it replaces.
 package toolguardechov5
 
 import (
@@ -40,6 +43,16 @@ func Middleware(g *toolguard.Guard) echo.MiddlewareFunc {
 				return nil
 			}
 			c.SetRequest(pass)
+			orig := c.Response()
+			w, finish := g.Watch(orig, pass)
+			if w == orig {
+				return next(c)
+			}
+			c.SetResponse(w)
+			defer func() {
+				finish()
+				c.SetResponse(orig)
+			}()
 			return next(c)
 		}
 	}

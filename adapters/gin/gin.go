@@ -10,15 +10,23 @@
 //	}
 //	r.POST("/mcp", guard, gin.WrapH(mcpHandler))
 //
-// The decision and every byte of a rejection come from the core
-// ([toolguard.Guard.Check] and [toolguard.Rejection.Write]), so a request
-// gets the same answer through gin as through net/http. On a rejection the
-// chain is aborted: no later handler runs. On a pass, c.Request is replaced
-// by a request whose body reads the same bytes, so later handlers and
-// c.ShouldBindJSON see it whole; values set on the context are untouched.
+// The decision and every byte of an answer come from the core
+// ([toolguard.Guard.Check], [toolguard.Guard.Watch] and
+// [toolguard.Rejection.Write]), so a request gets the same answer through
+// gin as through net/http. On a rejection the chain is aborted: no later
+// handler runs. On a pass, c.Request is replaced by a request whose body
+// reads the same bytes, so later handlers and c.ShouldBindJSON see it
+// whole; values set on the context are untouched. For a tools/call the
+// server decides, c.Writer is, while the chain runs, a gin.ResponseWriter
+// over the core's watching writer, which passes every answer through
+// except the server's own not-found answer, which it replaces.
 package toolguardgin
 
 import (
+	"bufio"
+	"net"
+	"net/http"
+
 	"github.com/gin-gonic/gin"
 
 	toolguard "github.com/toolguard/toolguard/middleware"
@@ -43,6 +51,75 @@ func Middleware(g *toolguard.Guard) gin.HandlerFunc {
 			return
 		}
 		c.Request = pass
+		orig := c.Writer
+		w, finish := g.Watch(orig, pass)
+		if w == http.ResponseWriter(orig) {
+			c.Next()
+			return
+		}
+		c.Writer = &watchWriter{ResponseWriter: orig, w: w, status: http.StatusOK, size: -1}
+		defer func() {
+			finish()
+			c.Writer = orig
+		}()
 		c.Next()
 	}
 }
+
+// watchWriter is the gin.ResponseWriter of a request whose answer the core
+// watches: the answer goes through w, the core's writer (over gin's own),
+// with gin's semantics (WriteHeader records the status, the first Write or
+// WriteHeaderNow sends it); Status, Size and Written report what the
+// handlers wrote.
+type watchWriter struct {
+	gin.ResponseWriter
+	w      http.ResponseWriter
+	status int
+	size   int
+}
+
+func (ww *watchWriter) WriteHeader(code int) {
+	if code > 0 && !ww.Written() {
+		ww.status = code
+		// gin's own writer records it too: it is the status gin sends at
+		// the end if no handler writes.
+		ww.ResponseWriter.WriteHeader(code)
+	}
+}
+
+func (ww *watchWriter) WriteHeaderNow() {
+	if !ww.Written() {
+		ww.size = 0
+		ww.w.WriteHeader(ww.status)
+	}
+}
+
+func (ww *watchWriter) Write(p []byte) (int, error) {
+	ww.WriteHeaderNow()
+	n, err := ww.w.Write(p)
+	ww.size += n
+	return n, err
+}
+
+func (ww *watchWriter) WriteString(s string) (int, error) { return ww.Write([]byte(s)) }
+
+func (ww *watchWriter) Status() int   { return ww.status }
+func (ww *watchWriter) Size() int     { return ww.size }
+func (ww *watchWriter) Written() bool { return ww.size != -1 }
+
+func (ww *watchWriter) Flush() {
+	ww.WriteHeaderNow()
+	if f, ok := ww.w.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (ww *watchWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	if !ww.Written() {
+		ww.size = 0 // as gin: a hijacked connection is written
+	}
+	return http.NewResponseController(ww.w).Hijack()
+}
+
+// Unwrap lets http.ResponseController reach the core's writer.
+func (ww *watchWriter) Unwrap() http.ResponseWriter { return ww.w }

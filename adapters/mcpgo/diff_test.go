@@ -2,14 +2,12 @@ package toolguardmcpgo
 
 import (
 	"context"
-	"fmt"
 	"net/http"
+	"regexp"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -25,22 +23,25 @@ type harness struct {
 	mcp     *server.MCPServer
 	session string
 	modern  bool
-	pings   atomic.Int64 // pings mcp-go dispatched (the tool set's, in lean)
+	before  atomic.Int64 // answers the guard wrote before the server
 }
 
 type roleKey struct{}
 
-// newHarness builds the server: global tools, a session tool, a task tool,
-// and a tool that a filter shows only to callers with "X-Role: admin".
-// With lean, the server has no filter (admin_only is then a tool like the
-// others), so the tool set puts lists together in process after a ping.
-func newHarness(t testing.TB, mode string, lean bool) *harness {
+// newHarness builds the server: global tools and, in session modes, a
+// session tool. Unless before (Options.AnswerBeforeServer) is set, it
+// also has a tool that a filter shows only to callers with "X-Role:
+// admin", and, in the modes without sessions, a task tool: what
+// AnswerBeforeServer's author asserts away. (In a session, mcp-go queues
+// a task's status notifications for the session's next request, whichever
+// it is, so alone and guarded answers would differ by who came next.)
+func newHarness(t testing.TB, mode string, before bool) *harness {
 	h := &harness{mode: mode, modern: mode == "2026-07-28"}
-	h.UnknownTool = mcpgoUnknownTool
-	hooks := &server.Hooks{}
-	hooks.AddBeforePing(func(context.Context, any, *mcp.PingRequest) { h.pings.Add(1) })
-	opts := []server.ServerOption{server.WithToolCapabilities(true), server.WithTaskCapabilities(true, true, true), server.WithHooks(hooks)}
-	if !lean {
+	h.UnknownTool = fixture.MCPGoUnknownTool
+	h.Exact = true
+	h.Normalize = normalizeTask
+	opts := []server.ServerOption{server.WithToolCapabilities(true), server.WithTaskCapabilities(true, true, true)}
+	if !before {
 		opts = append(opts, server.WithToolFilter(func(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
 			if ctx.Value(roleKey{}) == "admin" {
 				return tools
@@ -52,12 +53,14 @@ func newHarness(t testing.TB, mode string, lean bool) *harness {
 	for _, n := range []string{"echo", "get_weather", "admin_only", "Ünïcode"} {
 		h.mcp.AddTool(mcp.NewTool(n, mcp.WithString("text")), h.record(n))
 	}
-	h.mcp.AddTaskTool(mcp.NewTool("long_job", mcp.WithTaskSupport(mcp.TaskSupportRequired)),
-		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CreateTaskResult, error) {
-			// Not recorded: mcp-go runs a task tool after it has answered
-			// the call, so a run would be counted against a later case.
-			return &mcp.CreateTaskResult{}, nil
-		})
+	if !before && (mode == "stateless" || h.modern) {
+		h.mcp.AddTaskTool(mcp.NewTool("long_job", mcp.WithTaskSupport(mcp.TaskSupportRequired)),
+			func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CreateTaskResult, error) {
+				// Not recorded: mcp-go runs a task tool after it has
+				// answered the call.
+				return &mcp.CreateTaskResult{}, nil
+			})
+	}
 	hopts := []server.StreamableHTTPOption{server.WithHTTPContextFunc(func(ctx context.Context, r *http.Request) context.Context {
 		return context.WithValue(ctx, roleKey{}, r.Header.Get("X-Role"))
 	})}
@@ -67,44 +70,50 @@ func newHarness(t testing.TB, mode string, lean bool) *harness {
 	case "stateless":
 		hopts = append(hopts, server.WithStateLess(true))
 	}
-	h.Alone = server.NewStreamableHTTPServer(h.mcp, hopts...)
-	// MinInterval is cut so the corpus runs fast; the flood bound has its
-	// own test in the core.
-	tools, err := Tools(h.mcp, h.Alone, Options{Discover: toolguard.DiscoverOptions{MinInterval: time.Microsecond}})
+	alone := server.NewStreamableHTTPServer(h.mcp, hopts...)
+	h.Alone = alone
+	tools, err := Tools(h.mcp, alone, Options{AnswerBeforeServer: before, Stateless: mode == "stateless"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tools.lean != lean {
-		t.Fatalf("the tool set's lean is %v, want %v", tools.lean, lean)
-	}
 	g, err := toolguard.New(toolguard.Options{Tools: tools, OnReject: func(r *http.Request, rej *toolguard.Rejection) {
 		h.Rejected(rej.Name)
+		if !rej.Translated {
+			h.before.Add(1)
+		}
 	}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.Guarded = g.Handler(h.Alone)
+	h.Guarded = g.Handler(alone)
 
 	if mode == "default" || mode == "stateful" {
-		w := fixture.Send(h.Alone, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"diff","version":"1"}}}`, nil)
-		h.session = w.Header().Get("Mcp-Session-Id")
-		if w.Code != 200 || h.session == "" {
-			t.Fatalf("initialize: %d %s", w.Code, w.Body)
-		}
-		fixture.Send(h.Alone, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, http.Header{"Mcp-Session-Id": {h.session}})
+		h.session = initialize(t, alone)
 		if err := h.mcp.AddSessionTool(h.session, mcp.NewTool("session_note", mcp.WithString("text")), h.record("session_note")); err != nil {
 			t.Fatal(err)
 		}
-		if lean {
-			// The tool set learns the server's list from a caller without
-			// session tools; the harness's session, which has one, pings.
-			w := fixture.Send(h.Alone, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"diff","version":"1"}}}`, nil)
-			other := w.Header().Get("Mcp-Session-Id")
-			fixture.Send(h.Guarded, fixture.Corpus("nope", "")[0], h.headers("nope", http.Header{"Mcp-Session-Id": {other}}))
-		}
+		// The session's tools/list_changed goes out on its next request.
+		fixture.Send(alone, `{"jsonrpc":"2.0","id":2,"method":"ping"}`, h.headers("", nil))
 	}
 	return h
 }
+
+// initialize opens a 2025-era session on h and returns its id.
+func initialize(t testing.TB, h http.Handler) string {
+	t.Helper()
+	w := fixture.Send(h, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"diff","version":"1"}}}`, http.Header{"Mcp-Protocol-Version": {"2025-11-25"}})
+	id := w.Header().Get("Mcp-Session-Id")
+	if w.Code != 200 || id == "" {
+		t.Fatalf("initialize: %d %s", w.Code, w.Body)
+	}
+	fixture.Send(h, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, http.Header{"Mcp-Session-Id": {id}, "Mcp-Protocol-Version": {"2025-11-25"}})
+	return id
+}
+
+// taskFields are the values mcp-go makes up for every task it creates.
+var taskFields = regexp.MustCompile(`"(taskId|createdAt|lastUpdatedAt)":"[^"]*"`)
+
+func normalizeTask(body string) string { return taskFields.ReplaceAllString(body, `"$1":"…"`) }
 
 func (h *harness) record(name string) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -132,9 +141,6 @@ func (h *harness) headers(name string, extra http.Header) http.Header {
 	return hdr
 }
 
-// mcpgoUnknownTool reads mcp-go's own answer to an unknown tool.
-var mcpgoUnknownTool = fixture.MCPGoUnknownTool
-
 func (h *harness) meta() string {
 	if h.modern {
 		return fixture.ModernMeta
@@ -142,39 +148,56 @@ func (h *harness) meta() string {
 	return ""
 }
 
+var modes = []string{"default", "stateful", "stateless", "2026-07-28"}
+
+// TestDifferentialCorpus sends every corpus body, for every tool name,
+// header and _meta variation, to mcp-go alone and behind the guard, in
+// every mode, with and without AnswerBeforeServer: no wrong rejection, no
+// name disagreement, and every answer the same as alone's, byte for byte,
+// except mcp-go's own not-found answer.
 func TestDifferentialCorpus(t *testing.T) {
 	var total fixture.Tally
-	for _, mode := range []string{"default", "stateful", "stateless", "2026-07-28", "default/lean", "stateful/lean", "stateless/lean"} {
-		t.Run(mode, func(t *testing.T) {
-			mode, lean := strings.CutSuffix(mode, "/lean")
-			h := newHarness(t, mode, lean)
-			var tl fixture.Tally
-			for _, name := range fixture.Names {
-				for _, extra := range []http.Header{nil, {"X-Role": {"admin"}}} {
-					for _, body := range fixture.Corpus(name, h.meta()) {
-						h.Compare(t, body, h.headers(name, extra), &tl)
+	for _, before := range []bool{false, true} {
+		for _, mode := range modes {
+			name := mode
+			if before {
+				name += "/before"
+			}
+			t.Run(name, func(t *testing.T) {
+				h := newHarness(t, mode, before)
+				var tl fixture.Tally
+				for _, name := range fixture.Names {
+					for _, extra := range []http.Header{nil, {"X-Role": {"admin"}}} {
+						for _, body := range fixture.Corpus(name, h.meta()) {
+							h.Compare(t, body, h.headers(name, extra), &tl)
+						}
 					}
 				}
-			}
-			if h.modern {
-				// Headers that do not match the body: the server's to answer.
-				for _, body := range fixture.Corpus("nope", h.meta())[:3] {
-					h.Compare(t, body, h.headers("other", nil), &tl)
+				if h.modern {
+					// Headers that do not match the body: the server's to answer.
+					for _, body := range fixture.Corpus("nope", h.meta())[:3] {
+						h.Compare(t, body, h.headers("other", nil), &tl)
+					}
 				}
-			}
-			// _meta and header variations: the server's refusals before
-			// dispatch stay the server's.
-			h.CompareVariants(t, []string{"echo", "nope", "admin_only", "session_note"}, h.meta(), func(name string) http.Header { return h.headers(name, nil) }, &tl)
-			if tl.Rejected == 0 || tl.RanAlone == 0 {
-				t.Errorf("degenerate corpus: %+v", tl)
-			}
-			// Lean lists are proven with pings; the others never ping.
-			if p := h.pings.Load(); lean != (p > 0) {
-				t.Errorf("lean %v, yet %d pings", lean, p)
-			}
-			t.Logf("%s: %v", mode, tl)
-			total.Add(tl)
-		})
+				// A 2025-era call without its session: refused by a server
+				// with sessions, served by a stateless one.
+				for _, body := range fixture.Corpus("nope", "")[:3] {
+					hdr := h.headers("nope", nil)
+					hdr.Del("Mcp-Session-Id")
+					h.Compare(t, body, hdr, &tl)
+				}
+				h.CompareVariants(t, []string{"echo", "nope", "admin_only", "session_note"}, h.meta(), func(name string) http.Header { return h.headers(name, nil) }, &tl)
+				if tl.Rejected == 0 || tl.RanAlone == 0 {
+					t.Errorf("degenerate corpus: %+v", tl)
+				}
+				// Without AnswerBeforeServer every answer is a translation.
+				if n := h.before.Load(); before != (n > 0) {
+					t.Errorf("AnswerBeforeServer %v, yet %d answers before the server", before, n)
+				}
+				t.Logf("%s: %v", name, tl)
+				total.Add(tl)
+			})
+		}
 	}
 	t.Logf("mcp-go, all modes: %v", total)
 	if n := total.Disagreements(); n != 0 {
@@ -183,82 +206,27 @@ func TestDifferentialCorpus(t *testing.T) {
 }
 
 var (
-	fuzzOnce, fuzzLeanOnce       sync.Once
-	fuzzHarness, fuzzLeanHarness *harness
+	fuzzOnce    [2]sync.Once
+	fuzzHarness [2]*harness
 )
 
-// FuzzDifferential sends arbitrary bodies to the real mcp-go server with
-// and without the guard, with the same three properties as the corpus.
-func FuzzDifferential(f *testing.F) {
-	for _, name := range []string{"echo", "nope", "session_note"} {
-		for _, b := range fixture.Corpus(name, "")[:25] {
-			f.Add(b)
-		}
-	}
-	f.Fuzz(func(t *testing.T, body string) {
-		fuzzOnce.Do(func() { fuzzHarness = newHarness(f, "default", false) })
-		var tl fixture.Tally
-		fuzzHarness.Compare(t, body, fuzzHarness.headers("echo", nil), &tl)
-	})
-}
-
-// FuzzDifferentialLean is FuzzDifferential on a server without tool
-// filters, where the tool set pings and puts lists together.
-func FuzzDifferentialLean(f *testing.F) {
+func fuzzDifferential(f *testing.F, before int) {
 	for _, name := range []string{"echo", "nope", "session_note", "long_job"} {
 		for _, b := range fixture.Corpus(name, "")[:25] {
 			f.Add(b)
 		}
 	}
 	f.Fuzz(func(t *testing.T, body string) {
-		fuzzLeanOnce.Do(func() { fuzzLeanHarness = newHarness(f, "default", true) })
+		fuzzOnce[before].Do(func() { fuzzHarness[before] = newHarness(t, "default", before == 1) })
+		h := fuzzHarness[before]
 		var tl fixture.Tally
-		fuzzLeanHarness.Compare(t, body, fuzzLeanHarness.headers("echo", nil), &tl)
+		h.Compare(t, body, h.headers("echo", nil), &tl)
 	})
 }
 
-// A tool added at runtime is never rejected, whatever kind it is, and a
-// removed one gets a -32602 from the guard or the server.
-func TestRuntimeChanges(t *testing.T) {
-	for _, mode := range []string{"default", "stateless", "2026-07-28", "default/lean", "stateless/lean"} {
-		t.Run(mode, func(t *testing.T) {
-			mode, lean := strings.CutSuffix(mode, "/lean")
-			h := newHarness(t, mode, lean)
-			callFor := func(name string) fixture.Outcome {
-				return h.Do(h.Guarded, fixture.Corpus(name, h.meta())[0], h.headers(name, nil))
-			}
-			for i := range 30 {
-				name := fmt.Sprintf("added_%d", i)
-				if o := callFor(name); len(o.Rejected) != 1 {
-					t.Fatalf("%s before it exists: %d %s", name, o.Status, o.Body)
-				}
-				switch i % 3 {
-				case 0:
-					h.mcp.AddTool(mcp.NewTool(name), h.record(name))
-				case 1:
-					h.mcp.AddTaskTool(mcp.NewTool(name, mcp.WithTaskSupport(mcp.TaskSupportRequired)),
-						func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CreateTaskResult, error) {
-							return &mcp.CreateTaskResult{}, nil
-						})
-				case 2:
-					if h.session == "" {
-						h.mcp.AddTool(mcp.NewTool(name), h.record(name))
-					} else if err := h.mcp.AddSessionTool(h.session, mcp.NewTool(name), h.record(name)); err != nil {
-						t.Fatal(err)
-					}
-				}
-				if o := callFor(name); len(o.Rejected) != 0 {
-					t.Fatalf("%s rejected right after it was added", name)
-				}
-			}
-			// A deleted tool may still be in a cached list: then the call
-			// passes through and the server answers it. Either way it is a
-			// -32602 and nothing runs.
-			h.mcp.DeleteTools("added_0")
-			o := callFor("added_0")
-			if _, sdk := mcpgoUnknownTool(o.Body); len(o.Ran) != 0 || len(o.Rejected) == 0 && !sdk {
-				t.Errorf("deleted tool: %d %s", o.Status, o.Body)
-			}
-		})
-	}
-}
+// FuzzDifferential sends arbitrary bodies to mcp-go with and without the
+// guard: the corpus's promises, for any body.
+func FuzzDifferential(f *testing.F) { fuzzDifferential(f, 0) }
+
+// FuzzDifferentialBefore is FuzzDifferential with AnswerBeforeServer.
+func FuzzDifferentialBefore(f *testing.F) { fuzzDifferential(f, 1) }

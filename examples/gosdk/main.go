@@ -35,10 +35,9 @@ func newHandler() (http.Handler, error) {
 		})
 	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)
 
-	// Servers lets the tool set's own tools/list carry names only: go-sdk
-	// still routes, checks and filters it as the caller's, but neither
-	// encodes nor sends a schema for the guard.
-	tools, err := toolguardgosdk.Tools(mcpHandler, toolguardgosdk.Options{Servers: []*mcp.Server{s}})
+	// go-sdk decides: every call reaches it, and the guard replaces only
+	// its own not-found answer, with the caller's tools/list in data.
+	tools, err := toolguardgosdk.Tools(mcpHandler, toolguardgosdk.Options{})
 	if err != nil {
 		return nil, err
 	}

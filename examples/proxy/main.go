@@ -1,7 +1,8 @@
 // Command proxy fronts any Streamable HTTP MCP server, in any language,
-// with toolguard: a call to a tool the server does not have gets the
-// JSON-RPC -32602 error with the tool list, even from servers whose SDK
-// answers it as a result with isError (TypeScript, Python).
+// with toolguard: every call reaches the server, and the server's own
+// answer to a tool it does not have (a JSON-RPC error, or a result with
+// isError from the TypeScript and Python SDKs) is replaced by the JSON-RPC
+// -32602 error with the caller's tool list, with the server's HTTP status.
 //
 // Copy: newProxy. Change: the upstream URL; add your authentication in
 // front of the guard so anonymous callers never see the tool list.
@@ -11,10 +12,8 @@
 // The caller's Host reaches the upstream unchanged, so a server with a Host
 // allow-list (DNS-rebinding protection) judges the caller, not the proxy;
 // the tool set asks the upstream for tools/list with that same Host, so a
-// caller the upstream turns away never sees a tool list. -modern-status
-// sets the HTTP status of a 2026-07-28 rejection: 400 (mcp-go, go-sdk) by
-// default, 200 for a TypeScript SDK v2 upstream. Pass-throughs of a
-// tools/call are logged with their reason on standard error.
+// caller the upstream turns away never sees a tool list. Pass-throughs of
+// a tool call are logged with their reason on standard error.
 package main
 
 import (
@@ -34,9 +33,6 @@ import (
 
 // config is what the flags set besides the addresses.
 type config struct {
-	// modernStatus is the status of a 2026-07-28 rejection; zero is
-	// Discover's default (400).
-	modernStatus int
 	// logger, if set, is told why a tools/call passed through.
 	logger *slog.Logger
 }
@@ -60,17 +56,11 @@ func newProxy(upstream string, cfg config) (http.Handler, error) {
 	}
 	// The tool set asks the upstream itself, through the proxy, as the
 	// caller: same Host, session, credentials and _meta.
-	tools, err := toolguard.Discover(proxy, toolguard.DiscoverOptions{ModernStatus: cfg.modernStatus})
+	tools, err := toolguard.Discover(proxy, toolguard.DiscoverOptions{})
 	if err != nil {
 		return nil, err
 	}
-	guard, err := toolguard.New(toolguard.Options{
-		Tools: tools,
-		// The upstream may be a JavaScript server, which refuses integer
-		// ids beyond 2^53: leave those to it.
-		SafeIntegerIDs: true,
-		Logger:         cfg.logger,
-	})
+	guard, err := toolguard.New(toolguard.Options{Tools: tools, Logger: cfg.logger})
 	if err != nil {
 		return nil, err
 	}
@@ -82,12 +72,11 @@ func newProxy(upstream string, cfg config) (http.Handler, error) {
 func main() {
 	upstream := flag.String("upstream", "", "the MCP endpoint to front, e.g. http://127.0.0.1:3000/mcp")
 	addr := flag.String("addr", "127.0.0.1:8080", "listen address")
-	modernStatus := flag.Int("modern-status", 0, "HTTP status of a 2026-07-28 rejection (0: 400, as mcp-go and go-sdk; 200 for a TypeScript SDK v2 upstream)")
 	flag.Parse()
 	if *upstream == "" {
 		log.Fatal("proxy: -upstream is required")
 	}
-	cfg := config{modernStatus: *modernStatus, logger: slog.New(slog.NewTextHandler(os.Stderr, nil))}
+	cfg := config{logger: slog.New(slog.NewTextHandler(os.Stderr, nil))}
 	err := run(*upstream, *addr, cfg, func(url string) { fmt.Println("listening on", url, "->", *upstream) })
 	if err != nil && !errors.Is(err, http.ErrServerClosed) {
 		log.Fatal(err)

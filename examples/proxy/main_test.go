@@ -86,7 +86,7 @@ func TestProxyRejectsBadUpstream(t *testing.T) {
 // foreign Host gets the server's own 403, never a tool list.
 func TestProxyAsksAsTheCaller(t *testing.T) {
 	ts := fixture.StartNode(t, "v2-caps-server.mjs", "--host-check")
-	cfg := config{modernStatus: http.StatusOK}
+	cfg := config{}
 	url := exampletest.Start(t, func(addr string, ready func(string)) error { return run(ts.URL, addr, cfg, ready) })
 
 	alone := fixture.V2Client(t, ts.URL, "delete_repository", "elicitation")

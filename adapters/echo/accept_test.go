@@ -1,19 +1,19 @@
-package toolguardgin
+package toolguardecho
 
-// Reviewer's test (review4), passing coverage: after the third review a
-// call without Accept passes (69aa321). Through gin's middleware (Check)
-// the unknown call without Accept reaches the handler with its body byte
-// for byte; with an empty Accept too; with Accept it is still answered.
+// A call the guard could answer before the server, but without an
+// Accept header (servers refuse it before their lookup), reaches the
+// handler through echo with its body byte for byte; with an empty Accept
+// too; with Accept it is answered.
 
 import (
 	"io"
 	"net/http/httptest"
 	"testing"
 
-	"github.com/gin-gonic/gin"
+	"github.com/labstack/echo/v4"
 )
 
-func TestReview4NoAcceptPassesThroughGin(t *testing.T) {
+func TestNoAcceptReachesTheHandler(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		accept []string
@@ -22,19 +22,21 @@ func TestReview4NoAcceptPassesThroughGin(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var got []byte
 			called := false
-			r := gin.New()
-			r.POST("/api/mcp", mustNew(t, opts()), func(c *gin.Context) {
+			e, handled := echoHost(t, opts(), func(c echo.Context) error {
 				called = true
-				got, _ = io.ReadAll(c.Request.Body)
-				c.Status(299)
+				got, _ = io.ReadAll(c.Request().Body)
+				return c.NoContent(299)
 			})
-			req := post(unknownCall)
-			req.Header.Del("Accept")
+			r := post(unknownCall)
+			r.Header.Del("Accept")
 			if tc.accept != nil {
-				req.Header["Accept"] = tc.accept
+				r.Header["Accept"] = tc.accept
 			}
 			w := httptest.NewRecorder()
-			r.ServeHTTP(w, req)
+			e.ServeHTTP(w, r)
+			if *handled != 0 {
+				t.Errorf("echo's error handler ran %d times", *handled)
+			}
 			if !tc.passes {
 				if called || w.Code != 200 {
 					t.Errorf("with Accept: next ran %v, %d %s; want the guard's answer", called, w.Code, w.Body)

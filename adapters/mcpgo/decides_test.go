@@ -1,0 +1,303 @@
+package toolguardmcpgo
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"maps"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/toolguard/toolguard/internal/fixture"
+	toolguard "github.com/toolguard/toolguard/middleware"
+)
+
+// A setup is a server under test: it adds its tools and hooks to s, and
+// may wrap mcp-go's handler (the handler the guard is in front of).
+type setup struct {
+	tools func(s *server.MCPServer, hooks *server.Hooks)
+	wrap  func(http.Handler) http.Handler
+}
+
+// peer is one server of a pair: mcp-go alone, or the same server guarded.
+type peer struct {
+	s       *server.MCPServer
+	h       http.Handler
+	session string
+	modern  bool
+	before  bool // guarded with AnswerBeforeServer
+}
+
+// pair builds the setup twice, alone and guarded, each a server of its
+// own (hooks that change state must not see the other's calls), in mode
+// ("session", "stateless" or "2026-07-28").
+func pair(t *testing.T, mode string, before bool, st setup) (alone, guarded *peer) {
+	t.Helper()
+	build := func(guard bool) *peer {
+		hooks := &server.Hooks{}
+		s := server.NewMCPServer("decides", "1.0.0", server.WithToolCapabilities(true), server.WithHooks(hooks))
+		for _, n := range []string{"echo", "get_weather"} {
+			s.AddTool(mcp.NewTool(n, mcp.WithString("text")), ran(n))
+		}
+		if st.tools != nil {
+			st.tools(s, hooks)
+		}
+		var opts []server.StreamableHTTPOption
+		if mode == "stateless" {
+			opts = append(opts, server.WithStateLess(true))
+		}
+		sdk := server.NewStreamableHTTPServer(s, opts...)
+		var h http.Handler = sdk
+		if st.wrap != nil {
+			h = st.wrap(h)
+		}
+		p := &peer{s: s, h: h, modern: mode == "2026-07-28", before: guard && before}
+		if guard {
+			tools, err := Tools(s, h, Options{AnswerBeforeServer: before, Stateless: mode == "stateless"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			g, err := toolguard.New(toolguard.Options{Tools: tools})
+			if err != nil {
+				t.Fatal(err)
+			}
+			p.h = g.Handler(h)
+		}
+		if mode == "session" {
+			p.session = initialize(t, p.h)
+		}
+		return p
+	}
+	return build(false), build(true)
+}
+
+func ran(name string) server.ToolHandlerFunc {
+	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return mcp.NewToolResultText("ran " + name), nil
+	}
+}
+
+// call sends a tools/call for name as a client of p does.
+func (p *peer) call(name string) (status int, ctype, body string) {
+	meta, hdr := "", http.Header{"Mcp-Protocol-Version": {"2025-11-25"}}
+	if p.modern {
+		meta = fixture.ModernMeta
+		hdr = http.Header{"Mcp-Protocol-Version": {"2026-07-28"}, "Mcp-Method": {"tools/call"}, "Mcp-Name": {fixture.HeaderName(name)}}
+	}
+	if p.session != "" {
+		hdr.Set("Mcp-Session-Id", p.session)
+	}
+	w := fixture.Send(p.h, fixture.Corpus(name, meta)[0], hdr)
+	return w.Code, w.Header().Get("Content-Type"), w.Body.String()
+}
+
+// callType is call without the status.
+func (p *peer) callType(name string) (ctype, body string) {
+	_, ctype, body = p.call(name)
+	return ctype, body
+}
+
+// ping sends a ping as a client of p does: in a session, mcp-go hands it
+// the notifications queued for the session (tools/list_changed after a
+// tool was added), so that the next call's answer carries none.
+func (p *peer) ping() {
+	hdr := http.Header{"Mcp-Protocol-Version": {"2025-11-25"}}
+	if p.session != "" {
+		hdr.Set("Mcp-Session-Id", p.session)
+	}
+	fixture.Send(p.h, `{"jsonrpc":"2.0","id":"ping","method":"ping"}`, hdr)
+}
+
+// translated is the guard's answer to an unknown tool.
+type translated struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+	Data    struct {
+		AvailableTools []string `json:"availableTools"`
+		Suggestions    []string `json:"suggestions"`
+	} `json:"data"`
+}
+
+// readAnswer reads the JSON-RPC error of a JSON or event-stream answer.
+func readAnswer(t *testing.T, body string) translated {
+	t.Helper()
+	for _, m := range fixture.Messages(body) {
+		var msg struct {
+			Error *translated `json:"error"`
+		}
+		if json.Unmarshal([]byte(m), &msg) == nil && msg.Error != nil {
+			return *msg.Error
+		}
+	}
+	t.Fatalf("no JSON-RPC error in %q", body)
+	return translated{}
+}
+
+// same calls name on both peers: the guarded answer is mcp-go's alone,
+// byte for byte, or, where mcp-go answered its own not-found, the guard's
+// -32602 with the caller's tools in data (never a name in hidden), with
+// mcp-go's status and Content-Type. An answer before the server is JSON
+// (the client accepts both) where mcp-go would have answered an event
+// stream: a session's answers are event streams once mcp-go has sent the
+// session a notification on one.
+func same(t *testing.T, alone, guarded *peer, name string, hidden ...string) (notFound bool) {
+	t.Helper()
+	as, at, ab := alone.call(name)
+	gs, gt, gb := guarded.call(name)
+	if _, notFound = fixture.MCPGoUnknownTool(ab); !notFound {
+		if as != gs || at != gt || ab != gb {
+			t.Errorf("%s: alone %d %s %q, guarded %d %s %q", name, as, at, ab, gs, gt, gb)
+		}
+		return false
+	}
+	a := readAnswer(t, gb)
+	if gs != as || gt != at && !(guarded.before && gt == "application/json") || a.Code != -32602 || a.Message != "Unknown tool: "+name || len(a.Data.AvailableTools) == 0 {
+		t.Errorf("%s: alone %d %s %q, guarded %d %s %q: want the guard's -32602 with data, mcp-go's status and type", name, as, at, ab, gs, gt, gb)
+	}
+	for _, n := range hidden {
+		if slices.Contains(a.Data.AvailableTools, n) || slices.Contains(a.Data.Suggestions, n) || strings.Contains(gb, `"`+n+`"`) {
+			t.Errorf("%s: the hidden name %q is in the guard's answer: %s", name, n, gb)
+		}
+	}
+	return true
+}
+
+// each runs f in every mode, with and without AnswerBeforeServer.
+func each(t *testing.T, f func(t *testing.T, mode string, before bool)) {
+	for _, mode := range []string{"session", "stateless", "2026-07-28"} {
+		for _, before := range []bool{false, true} {
+			name := mode
+			if before {
+				name += "/before"
+			}
+			t.Run(name, func(t *testing.T) { f(t, mode, before) })
+		}
+	}
+}
+
+// addSessionTool gives the caller's session (the one mcp-go serves the
+// request in) one more tool, as a hook does.
+func addSessionTool(ctx context.Context, name string) {
+	st, ok := server.ClientSessionFromContext(ctx).(server.SessionWithTools)
+	if !ok {
+		return
+	}
+	tools := maps.Clone(st.GetSessionTools())
+	if tools == nil {
+		tools = map[string]server.ServerTool{}
+	}
+	tools[name] = server.ServerTool{Tool: mcp.NewTool(name), Handler: ran(name)}
+	st.SetSessionTools(tools)
+}
+
+// A tool loaded by a BeforeCallTool hook runs, as alone.
+func TestBeforeCallToolHookLoadsATool(t *testing.T) {
+	each(t, func(t *testing.T, mode string, before bool) {
+		alone, guarded := pair(t, mode, before, setup{tools: func(s *server.MCPServer, hooks *server.Hooks) {
+			hooks.AddBeforeCallTool(func(ctx context.Context, id any, req *mcp.CallToolRequest) {
+				if req.Params.Name == "lazy" {
+					addSessionTool(ctx, "lazy")
+				}
+			})
+		}})
+		if same(t, alone, guarded, "lazy") {
+			t.Error("the lazy tool did not run alone")
+		}
+		if !same(t, alone, guarded, "nope") {
+			t.Error("nope: not mcp-go's not-found answer alone")
+		}
+	})
+}
+
+// alias is a middleware in front of mcp-go that maps an old tool name to
+// its new one.
+func alias(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		body = bytes.ReplaceAll(body, []byte(`"name":"old_echo"`), []byte(`"name":"echo"`))
+		if r.Header.Get("Mcp-Name") == "old_echo" {
+			r.Header.Set("Mcp-Name", "echo")
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		r.ContentLength = int64(len(body))
+		next.ServeHTTP(w, r)
+	})
+}
+
+// A tool renamed by a middleware between the guard and mcp-go runs under
+// its old name, as alone.
+func TestAliasingMiddleware(t *testing.T) {
+	each(t, func(t *testing.T, mode string, before bool) {
+		alone, guarded := pair(t, mode, before, setup{wrap: alias})
+		if same(t, alone, guarded, "old_echo") {
+			t.Error("old_echo did not run alone")
+		}
+		same(t, alone, guarded, "nope")
+	})
+}
+
+// A request hook that refuses tools/call (a quota) refuses it through
+// the guard too, with its own answer, for known and unknown names alike.
+func TestRequestHookRefusesCalls(t *testing.T) {
+	each(t, func(t *testing.T, mode string, before bool) {
+		alone, guarded := pair(t, mode, before, setup{tools: func(s *server.MCPServer, hooks *server.Hooks) {
+			hooks.AddOnRequestInitialization(func(ctx context.Context, id any, message any) error {
+				if raw, ok := message.(json.RawMessage); ok && bytes.Contains(raw, []byte(`"tools/call"`)) {
+					return errors.New("quota exceeded for this caller")
+				}
+				return nil
+			})
+		}})
+		for _, name := range []string{"echo", "nope"} {
+			if same(t, alone, guarded, name) {
+				t.Errorf("%s: the hook did not refuse it alone", name)
+			}
+		}
+		if _, _, b := guarded.call("nope"); !strings.Contains(b, "quota exceeded") {
+			t.Errorf("guarded: %s", b)
+		}
+	})
+}
+
+// A name an AfterListTools hook hides from the caller's list is never in
+// the guard's answer, and still runs when called, as alone.
+func TestAfterListToolsHookHidesAName(t *testing.T) {
+	each(t, func(t *testing.T, mode string, before bool) {
+		alone, guarded := pair(t, mode, before, setup{tools: func(s *server.MCPServer, hooks *server.Hooks) {
+			s.AddTool(mcp.NewTool("secret", mcp.WithString("text")), ran("secret"))
+			hooks.AddAfterListTools(func(ctx context.Context, id any, req *mcp.ListToolsRequest, res *mcp.ListToolsResult) {
+				res.Tools = slices.DeleteFunc(res.Tools, func(t mcp.Tool) bool { return t.Name == "secret" })
+			})
+		}})
+		for _, name := range []string{"secre", "Secret", "nope"} {
+			if !same(t, alone, guarded, name, "secret") {
+				t.Errorf("%s: not mcp-go's not-found answer alone", name)
+			}
+		}
+		if same(t, alone, guarded, "secret") {
+			t.Error("secret did not run alone")
+		}
+	})
+}
+
+// A BeforeListTools hook that loads a tool: the call answers as alone
+// (not found), since the guard lists only after mcp-go has answered.
+func TestBeforeListToolsHookLoadsATool(t *testing.T) {
+	each(t, func(t *testing.T, mode string, before bool) {
+		alone, guarded := pair(t, mode, before, setup{tools: func(s *server.MCPServer, hooks *server.Hooks) {
+			hooks.AddBeforeListTools(func(ctx context.Context, id any, req *mcp.ListToolsRequest) {
+				addSessionTool(ctx, "listed_lazy")
+			})
+		}})
+		if !same(t, alone, guarded, "listed_lazy") {
+			t.Error("listed_lazy: not mcp-go's not-found answer alone")
+		}
+	})
+}
