@@ -152,7 +152,6 @@ func TestAskAsTheCaller(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer mcpgoTools.Close()
 	gosdkHandler := callerGoSDK()
 	discover := func(h http.Handler) toolguard.ToolSet {
 		d, err := toolguard.Discover(h, toolguard.DiscoverOptions{})
@@ -238,7 +237,6 @@ func TestAskAsTheCallerTypeScriptClient(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer tools.Close()
 	d, err := toolguard.Discover(h, toolguard.DiscoverOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -275,7 +273,6 @@ func TestForeignHostWarmCache(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer tools.Close()
 	g, err := toolguard.New(toolguard.Options{Tools: tools})
 	if err != nil {
 		t.Fatal(err)

@@ -134,7 +134,7 @@ func TestDiscoveryOnRealServers(t *testing.T) {
 		tg := mk(t)
 		t.Run(tg.name, func(t *testing.T) {
 			lists := &listCounter{next: tg.handler}
-			d, err := toolguard.Discover(lists, toolguard.DiscoverOptions{MinInterval: time.Millisecond, TTL: time.Millisecond})
+			d, err := toolguard.Discover(lists, toolguard.DiscoverOptions{TTL: time.Millisecond, Budget: 1 << 20})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -184,12 +184,12 @@ func TestDiscoveryOnRealServers(t *testing.T) {
 // a call the server would run.
 func TestDifferentialTypeScript(t *testing.T) {
 	tg := tsTarget(t)
-	d, err := toolguard.Discover(tg.handler, toolguard.DiscoverOptions{MinInterval: time.Microsecond})
+	d, err := toolguard.Discover(tg.handler, toolguard.DiscoverOptions{Budget: 1 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
-	diff := &fixture.Differential{Alone: tg.handler, UnknownTool: tsUnknownName}
-	g, err := toolguard.New(toolguard.Options{Tools: d, SafeIntegerIDs: true, OnReject: func(r *http.Request, rej *toolguard.Rejection) { diff.Rejected(rej.Name) }})
+	diff := &fixture.Differential{Alone: tg.handler, UnknownTool: tsUnknownName, Exact: true}
+	g, err := toolguard.New(toolguard.Options{Tools: d, OnReject: func(r *http.Request, rej *toolguard.Rejection) { diff.Rejected(rej.Name) }})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -59,7 +59,7 @@ func answerOf(r reply) string {
 }
 
 // availableTools reads data.availableTools of a -32602 answer.
-func availableTools(t *testing.T, r reply) []string {
+func availableToolsOf(t *testing.T, r reply) []string {
 	t.Helper()
 	var m struct {
 		Error *struct {
@@ -113,7 +113,7 @@ func TestProxyPassesTheActionableIsErrorOfAHiddenTool(t *testing.T) {
 	}
 	for caps, want := range map[string]string{`{}`: "get_repository", elicitCaps: "delete_repository,get_repository"} {
 		through := send(t, p.URL, v2Call("2", "nope", caps), v2Headers("nope"))
-		if through.status != alone.status || strings.Join(availableTools(t, through), ",") != want {
+		if through.status != alone.status || strings.Join(availableToolsOf(t, through), ",") != want {
 			t.Errorf("caps %s: unknown tool through the proxy %+v, want status %d and the list %s", caps, through, alone.status, want)
 		}
 	}
@@ -209,7 +209,7 @@ func TestProxyKnownCallNeverWaitsForASilentList(t *testing.T) {
 	p2 := startProxy(t, "-upstream", up.URL+"/mcp", "-list-timeout", "500ms")
 	unknown := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"nope","arguments":{}}}`
 	through := send(t, p2.URL, unknown, nil)
-	if tools := availableTools(t, through); tools != nil {
+	if tools := availableToolsOf(t, through); tools != nil {
 		t.Errorf("a list that never came: %v", tools)
 	}
 	p2.stop(t)

@@ -7,7 +7,6 @@ import (
 	"net/url"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/toolguard/toolguard/internal/fixture"
 	toolguard "github.com/toolguard/toolguard/middleware"
@@ -64,12 +63,12 @@ func v2Server(t *testing.T) *httputil.ReverseProxy {
 // in both eras: no disagreement of any kind.
 func TestDifferentialTypeScriptV2(t *testing.T) {
 	proxy := v2Server(t)
-	d, err := toolguard.Discover(proxy, toolguard.DiscoverOptions{MinInterval: time.Microsecond, ModernStatus: http.StatusOK})
+	d, err := toolguard.Discover(proxy, toolguard.DiscoverOptions{Budget: 1 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
-	diff := &fixture.Differential{UnknownTool: v2UnknownName}
-	g, err := toolguard.New(toolguard.Options{Tools: d, SafeIntegerIDs: true,
+	diff := &fixture.Differential{UnknownTool: v2UnknownName, Exact: true}
+	g, err := toolguard.New(toolguard.Options{Tools: d,
 		OnReject: func(r *http.Request, rej *toolguard.Rejection) { diff.Rejected(rej.Name) }})
 	if err != nil {
 		t.Fatal(err)
