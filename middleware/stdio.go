@@ -592,11 +592,11 @@ func (s *Stdio) ask(cursor string, meta []byte) (string, chan []byte) {
 	id := string(s.prefix) + strconv.FormatInt(s.seq.Add(1), 10)
 	ch := make(chan []byte, 1)
 	line := append(mcpwire.ListRequest(id, cursor, meta), '\n')
+	s.fetches.Add(1) // before the server can answer: serverLine looks for answers only once there were requests
 	s.mu.Lock()
 	s.waiters[id] = ch
 	s.queue = append(s.queue, ownRequest{id, line})
 	s.mu.Unlock()
-	s.fetches.Add(1)
 	select {
 	case s.injectReady <- struct{}{}:
 	default:
@@ -914,14 +914,11 @@ func (s *Stdio) serverLine(line []byte) []byte {
 		(!bytes.Contains(line, errorMember) && !bytes.Contains(line, isErrorMember)) {
 		return line
 	}
-	var msg struct {
-		ID     json.RawMessage `json:"id"`
-		Method json.RawMessage `json:"method"`
-	}
-	if json.Unmarshal(line, &msg) != nil || msg.Method != nil || msg.ID == nil {
+	id := replyID(line)
+	if id == nil {
 		return line
 	}
-	c := s.answered(msg.ID)
+	c := s.answered(id)
 	if c == nil || !IsNotFound(line, c.id, c.name) {
 		return line
 	}
@@ -934,6 +931,45 @@ func (s *Stdio) serverLine(line []byte) []byte {
 	s.translating.Add(1)
 	go s.translate(c)
 	return nil
+}
+
+// replyID returns the raw id of a JSON-RPC response line (one without a
+// method), or nil. It only picks the answer's call: IsNotFound then reads
+// the line with encoding/json and checks the id again.
+func replyID(line []byte) []byte {
+	b := line
+	i := skipWS(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return nil
+	}
+	var id []byte
+	for i = skipWS(b, i+1); i < len(b) && b[i] == '"'; {
+		kend, ok := skipValue(b, i, 1)
+		if !ok {
+			return nil
+		}
+		key := b[i:kend]
+		j := skipWS(b, kend)
+		if j >= len(b) || b[j] != ':' {
+			return nil
+		}
+		v := skipWS(b, j+1)
+		vend, ok := skipValue(b, v, 1)
+		if !ok {
+			return nil
+		}
+		switch {
+		case keyEquals(key, "method"):
+			return nil
+		case keyEquals(key, "id"):
+			id = b[v:vend]
+		}
+		if i = skipWS(b, vend); i >= len(b) || b[i] != ',' {
+			break
+		}
+		i = skipWS(b, i+1)
+	}
+	return id
 }
 
 // ownAnswer reports whether a whole server line is an answer to one of
