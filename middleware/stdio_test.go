@@ -337,11 +337,11 @@ func TestStdioPassesEveryOtherAnswerByteForByte(t *testing.T) {
 		t.Fatal(got)
 	}
 	for _, l := range []string{
-		`{"jsonrpc":"2.0","id":7,"error":{"code":-32602,"message":"Unknown tool: other"}}`,                                     // another name
-		`{"jsonrpc":"2.0","id":8,"error":{"code":-32602,"message":"Unknown tool: echo"}}`,                                      // an id never sent
-		`{"jsonrpc":"2.0","id":"7","error":{"code":-32602,"message":"Unknown tool: echo"}}`,                                    // the string "7"
-		`{"jsonrpc":"2.0","id":7,"error":{"code":-32602,"message":"Invalid arguments for tool echo"}}`,                         // another error
-		`{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"Tool echo not found"}],"isError":true}}`,          // not an SDK's isError shape
+		`{"jsonrpc":"2.0","id":7,"error":{"code":-32602,"message":"Unknown tool: other"}}`,                                 // another name
+		`{"jsonrpc":"2.0","id":8,"error":{"code":-32602,"message":"Unknown tool: echo"}}`,                                  // an id never sent
+		`{"jsonrpc":"2.0","id":"7","error":{"code":-32602,"message":"Unknown tool: echo"}}`,                                // the string "7"
+		`{"jsonrpc":"2.0","id":7,"error":{"code":-32602,"message":"Invalid arguments for tool echo"}}`,                     // another error
+		`{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"Tool echo not found"}],"isError":true}}`,      // not an SDK's isError shape
 		`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"error","data":"Unknown tool: echo","id":7}}`, // a notification
 	} {
 		rig.send(t, lineCall("7", "echo"))
