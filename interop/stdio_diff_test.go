@@ -204,6 +204,10 @@ func runStdio(t testing.TB, sdk string, guarded, modern bool, lines []string) st
 			}
 		case <-grace:
 			inW.Close()
+		case <-time.After(3 * time.Second):
+			// Nothing for a while: a server that decodes values (go-sdk)
+			// may be waiting for the rest of one that never comes.
+			inW.Close()
 		}
 	}
 	<-served
