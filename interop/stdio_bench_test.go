@@ -36,17 +36,26 @@ func (rt *roundTripper) handshake(b *testing.B) {
 	io.WriteString(rt.w, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
 }
 
+const (
+	knownCall = `{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello, world"}}}` + "\n"
+	knownWant = `echo:hello, world`
+)
+
 // pairedRoundTrips alternates a known tools/call round trip on a and on g
 // (a first on even iterations, g first on odd ones) and reports the median
 // of each and their ratio, so both sides share the machine's noise.
 func pairedRoundTrips(b *testing.B, a, g *roundTripper) {
-	const call = `{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello, world"}}}` + "\n"
-	const want = `echo:hello, world`
+	pairedCalls(b, a, g, knownCall, knownWant, knownWant)
+}
+
+// pairedCalls is pairedRoundTrips for any call: a's answer contains
+// wantA, g's wantG.
+func pairedCalls(b *testing.B, a, g *roundTripper, call, wantA, wantG string) {
 	a.handshake(b)
 	g.handshake(b)
 	for range 200 { // warm up, and fill the guard's list
-		a.do(b, call, want)
-		g.do(b, call, want)
+		a.do(b, call, wantA)
+		g.do(b, call, wantG)
 	}
 	ta := make([]time.Duration, 0, b.N)
 	tg := make([]time.Duration, 0, b.N)
@@ -57,6 +66,10 @@ func pairedRoundTrips(b *testing.B, a, g *roundTripper) {
 			slices.Reverse(sides)
 		}
 		for _, rt := range sides {
+			want := wantG
+			if rt == a {
+				want = wantA
+			}
 			start := time.Now()
 			rt.do(b, call, want)
 			if rt == a {
@@ -90,6 +103,24 @@ func BenchmarkStdioInProcessPaired(b *testing.B) {
 				rts[i] = c
 			}
 			pairedRoundTrips(b, rts[0], rts[1])
+		})
+	}
+}
+
+// BenchmarkStdioUnknownCallPaired: an unknown tools/call round trip to an
+// in-process mcp-go (or go-sdk) stdio server: alone its own not-found
+// answer, guarded the translated answer from the kept list.
+func BenchmarkStdioUnknownCallPaired(b *testing.B) {
+	const call = `{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"name":"ech","arguments":{"text":"hello, world"}}}` + "\n"
+	for _, sdk := range []string{"mcpgo", "gosdk"} {
+		b.Run(sdk, func(b *testing.B) {
+			rts := make([]*roundTripper, 2)
+			for i, mode := range []string{sdk, sdk + "-guarded"} {
+				c, stop := inProcessRaw(b, mode)
+				defer stop()
+				rts[i] = c
+			}
+			pairedCalls(b, rts[0], rts[1], call, `ech`, `"Unknown tool: ech","data":{"availableTools":["add","echo"]`)
 		})
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"slices"
 	"strings"
@@ -31,7 +32,7 @@ type stdioRun struct {
 	out      []string // the lines the client read after the handshake
 	ran      []string // the tools that ran
 	read     []string // the lines the server read (guarded: less the guard's own)
-	rejected []string // the names the guard rejected
+	rejected []string // the names of the not-found answers the guard translated
 	own      int      // the guard's own requests the server read
 }
 
@@ -82,8 +83,11 @@ func runStdio(t testing.TB, sdk string, guarded, modern bool, lines []string) st
 	var w io.WriteCloser = outW
 	var tapped *lineTap
 	if guarded {
+		var mu sync.Mutex
 		g, err := toolguard.NewStdio(inR, outW, toolguard.StdioOptions{OnReject: func(rej *toolguard.Rejection) {
+			mu.Lock()
 			run.rejected = append(run.rejected, rej.Name)
+			mu.Unlock()
 		}})
 		if err != nil {
 			panic(err)
@@ -200,6 +204,10 @@ func runStdio(t testing.TB, sdk string, guarded, modern bool, lines []string) st
 			}
 		case <-grace:
 			inW.Close()
+		case <-time.After(3 * time.Second):
+			// Nothing for a while: a server that decodes values (go-sdk)
+			// may be waiting for the rest of one that never comes.
+			inW.Close()
 		}
 	}
 	<-served
@@ -255,67 +263,154 @@ func unknownToolName(sdk string, out []string) (string, bool) {
 	return "", false
 }
 
+// stdioTally counts what compareStdio saw, and every broken promise by kind.
 type stdioTally struct {
-	cases, rejected, passed, ranAlone, identical int
-	wrong, nameDisagreements, altered            int
+	cases, translated, passed, ranAlone, notFoundAlone int
+	untranslated                                       int // the server's not-found answers passed on as they were (a line the guard did not track)
+	// Broken promises: each is also reported as a test error.
+	wrong             int // the guard answered -32602 where the server alone ran a tool or gave another answer than its not-found
+	nameDisagreements int // the guard's answer names another tool than the server's not-found answer
+	altered           int // an answer changed other than the server's own not-found answer, or the server read other lines
+	bytesDiffer       int // a passing answer whose bytes differ from alone
 }
 
-// compareStdio sends one line alone and guarded and checks the promise.
-func compareStdio(t *testing.T, sdk string, modern bool, line string, tl *stdioTally) {
-	var alone, guarded stdioRun
-	var wg sync.WaitGroup
-	wg.Add(2)
-	go func() { defer wg.Done(); alone = runStdio(t, sdk, false, modern, []string{line}) }()
-	go func() { defer wg.Done(); guarded = runStdio(t, sdk, true, modern, []string{line}) }()
-	wg.Wait()
+func (tl *stdioTally) add(o stdioTally) {
+	tl.cases += o.cases
+	tl.translated += o.translated
+	tl.passed += o.passed
+	tl.ranAlone += o.ranAlone
+	tl.notFoundAlone += o.notFoundAlone
+	tl.untranslated += o.untranslated
+	tl.wrong += o.wrong
+	tl.nameDisagreements += o.nameDisagreements
+	tl.altered += o.altered
+	tl.bytesDiffer += o.bytesDiffer
+}
+
+func (tl stdioTally) String() string {
+	return fmt.Sprintf("%d sessions: %d with an answer translated, %d passed untouched, %d ran a tool alone, %d got the server's not-found answer alone (%d of those answers passed on untranslated); "+
+		"%d wrong rejections, %d name disagreements, %d answers changed other than the server's not-found answer, %d passing answers whose bytes differ from alone",
+		tl.cases, tl.translated, tl.passed, tl.ranAlone, tl.notFoundAlone, tl.untranslated, tl.wrong, tl.nameDisagreements, tl.altered, tl.bytesDiffer)
+}
+
+// guardAnswer reads the guard's -32602 answer: its id and tool name.
+func guardAnswer(line string) (id json.RawMessage, name string, ok bool) {
+	var m rpcMessage
+	if json.Unmarshal([]byte(line), &m) != nil || m.Error == nil || m.Error.Code != -32602 {
+		return nil, "", false
+	}
+	name, ok = strings.CutPrefix(m.Error.Message, "Unknown tool: ")
+	return m.ID, name, ok
+}
+
+// compareRuns checks the promise on one session alone and guarded: the
+// server read the same lines; the same tools ran; the client read the
+// same lines, byte for byte, except the server's own not-found answers,
+// each replaced by the guard's -32602 answer to the same id, naming the
+// same tool.
+func compareRuns(t testing.TB, sdk string, lines []string, alone, guarded stdioRun, tl *stdioTally) {
+	t.Helper()
 	tl.cases++
 	if len(alone.ran) > 0 {
 		tl.ranAlone++
 	}
-	if len(guarded.rejected) == 0 {
+	if !slices.Equal(slices.Sorted(slices.Values(alone.ran)), slices.Sorted(slices.Values(guarded.ran))) {
+		tl.altered++
+		t.Errorf("%s: alone ran %q, guarded ran %q\nlines %q", sdk, alone.ran, guarded.ran, lines)
+	}
+	// The server reads the client's lines, byte for byte (a server that
+	// ends the session at a line reads a beginning of them).
+	sent := strings.Join(lines, "\n") + "\n"
+	read := strings.Join(guarded.read, "")
+	if aloneRead := strings.Join(alone.read, ""); !strings.HasPrefix(sent+fence(false)+"\n", read) && !strings.HasPrefix(sent+fence(true)+"\n", read) && read != aloneRead {
+		tl.altered++
+		t.Errorf("%s: the server read %q\nthe client sent %q", sdk, read, sent)
+	}
+	rest := slices.Clone(guarded.out)
+	var replaced []string
+	for _, l := range alone.out {
+		if i := slices.Index(rest, l); i >= 0 {
+			rest = slices.Delete(rest, i, i+1)
+			continue
+		}
+		replaced = append(replaced, l)
+	}
+	notFound := 0
+	for _, l := range alone.out {
+		if _, ok := unknownToolName(sdk, []string{l}); ok {
+			notFound++
+		}
+	}
+	if notFound > 0 {
+		tl.notFoundAlone++
+	}
+	defer func() { tl.untranslated += notFound - len(guarded.rejected) }()
+	if len(replaced) == 0 && len(rest) == 0 {
 		tl.passed++
-		// The server read the line and then the fence, or a beginning of
-		// them if the line ended the session (go-sdk stops at a line it
-		// cannot parse, wherever its last read ended).
-		read := strings.Join(guarded.read, "")
-		if whole := line + "\n" + fence(modern) + "\n"; read != "" && strings.HasPrefix(whole, read) && (len(read) > len(line) || len(alone.out) == 0) {
-			tl.identical++
-		} else {
+		if len(guarded.rejected) > 0 {
 			tl.altered++
-			t.Errorf("%s: passed through, but the server read %q\nline %q", sdk, guarded.read, line)
-		}
-		if !slices.Equal(alone.ran, guarded.ran) {
-			tl.wrong++
-			t.Errorf("%s: passed through, but alone ran %q and guarded ran %q\nline %q", sdk, alone.ran, guarded.ran, line)
-		}
-		a, g := slices.Sorted(slices.Values(alone.out)), slices.Sorted(slices.Values(guarded.out))
-		if !slices.Equal(a, g) {
-			tl.altered++
-			t.Errorf("%s: passed through, but the client read\n%q\nalone\n%q\nline %q", sdk, g, a, line)
+			t.Errorf("%s: OnReject told %q, but the client read what it reads alone\nlines %q", sdk, guarded.rejected, lines)
 		}
 		return
 	}
-	tl.rejected++
-	name := guarded.rejected[0]
-	if len(alone.ran) > 0 {
-		tl.wrong++
-		t.Errorf("%s: the guard rejected %q, the server alone ran %q\nline %q", sdk, name, alone.ran, line)
+	tl.translated++
+	for _, l := range replaced {
+		sdkName, ok := unknownToolName(sdk, []string{l})
+		if !ok {
+			// An answer other than the server's not-found answer changed.
+			if len(alone.ran) > 0 {
+				tl.wrong++
+			} else if _, _, guard := guardAnswer(strings.Join(rest, "")); guard {
+				tl.wrong++
+			} else {
+				tl.bytesDiffer++
+			}
+			t.Errorf("%s: alone the client read %q, guarded instead %q\nlines %q", sdk, l, rest, lines)
+			continue
+		}
+		var m rpcMessage
+		json.Unmarshal([]byte(l), &m)
+		j := slices.IndexFunc(rest, func(g string) bool {
+			id, _, ok := guardAnswer(g)
+			return ok && string(id) == string(m.ID)
+		})
+		if j < 0 {
+			tl.altered++
+			t.Errorf("%s: the server's not-found answer %q is gone, and no -32602 answer to its id came: %q\nlines %q", sdk, l, rest, lines)
+			continue
+		}
+		if _, name, _ := guardAnswer(rest[j]); name != sdkName && !(len(sdkName) > 128 && strings.HasPrefix(sdkName, strings.TrimSuffix(name, "…"))) {
+			tl.nameDisagreements++
+			t.Errorf("%s: the guard named %q, the server %q\nlines %q", sdk, name, sdkName, lines)
+		}
+		rest = slices.Delete(rest, j, j+1)
 	}
-	if read := strings.Join(guarded.read, ""); len(guarded.ran) > 0 || !strings.HasPrefix(fence(modern)+"\n", read) {
-		t.Errorf("%s: rejected, yet the server read %q and ran %q", sdk, guarded.read, guarded.ran)
+	if len(rest) > 0 {
+		tl.altered++
+		t.Errorf("%s: guarded the client read more: %q\nlines %q", sdk, rest, lines)
 	}
-	if sdkName, ok := unknownToolName(sdk, alone.out); !ok {
-		tl.wrong++
-		t.Errorf("%s: the guard rejected %q, the server alone answered %q\nline %q", sdk, name, alone.out, line)
-	} else if sdkName != name {
-		tl.nameDisagreements++
-		t.Errorf("%s: the guard read %q, the server %q\nline %q", sdk, name, sdkName, line)
+	if len(guarded.rejected) != len(replaced) {
+		t.Errorf("%s: OnReject told %q for %d replaced answers", sdk, guarded.rejected, len(replaced))
 	}
 }
 
+// compareStdio sends lines alone and guarded, at once, and checks the promise.
+func compareStdio(t testing.TB, sdk string, modern bool, lines []string, tl *stdioTally) {
+	t.Helper()
+	var alone, guarded stdioRun
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); alone = runStdio(t, sdk, false, modern, lines) }()
+	go func() { defer wg.Done(); guarded = runStdio(t, sdk, true, modern, lines) }()
+	wg.Wait()
+	compareRuns(t, sdk, lines, alone, guarded, tl)
+}
+
 // TestStdioDifferential sends the corpus of bodies, as lines, to real
-// mcp-go and go-sdk stdio servers alone and behind the in-process guard.
+// mcp-go and go-sdk stdio servers alone and behind the in-process guard,
+// and counts every broken promise: 0 of each is the bar.
 func TestStdioDifferential(t *testing.T) {
+	var all stdioTally
 	for _, sdk := range []string{"mcpgo", "gosdk"} {
 		t.Run(sdk, func(t *testing.T) {
 			var tl stdioTally
@@ -328,29 +423,30 @@ func TestStdioDifferential(t *testing.T) {
 					for _, body := range fixture.Corpus(name, meta) {
 						// A line holds no newline: the bodies that have one
 						// around them get spaces instead.
-						compareStdio(t, sdk, modern, strings.ReplaceAll(body, "\n", " "), &tl)
+						compareStdio(t, sdk, modern, []string{strings.ReplaceAll(body, "\n", " ")}, &tl)
 					}
 				}
 			}
-			t.Logf("%d sessions waited after the fence", graces.Load())
-			t.Logf("%s: %d lines: %d rejected, %d passed (%d byte-identical at the server), %d ran alone; "+
-				"%d wrong rejections, %d name disagreements, %d altered",
-				sdk, tl.cases, tl.rejected, tl.passed, tl.identical, tl.ranAlone, tl.wrong, tl.nameDisagreements, tl.altered)
-			if tl.rejected == 0 || tl.ranAlone == 0 {
+			t.Logf("%s: %s", sdk, tl)
+			if tl.translated == 0 || tl.ranAlone == 0 {
 				t.Errorf("degenerate corpus: %+v", tl)
 			}
+			all.add(tl)
 		})
 	}
+	t.Logf("both SDKs: %s", all)
+	t.Logf("%d sessions waited after the fence", graces.Load())
 }
 
 // TestStdioDifferentialSessions follows each corpus line with a call to an
-// unknown tool in the same session: what a line does to the stream (go-sdk
-// ends the session at a line it cannot decode as one message) must never
-// make the guard answer a later line the server would not have looked up.
+// unknown tool in the same session: whatever a line does to the stream
+// (go-sdk ends the session at a line it cannot decode as one message, or
+// reads the next line as the rest of a value), the answers after it are
+// the server's, with only its not-found answers translated.
 func TestStdioDifferentialSessions(t *testing.T) {
 	for _, sdk := range []string{"mcpgo", "gosdk"} {
 		t.Run(sdk, func(t *testing.T) {
-			var sessions, rejected, probesAnswered int
+			var tl stdioTally
 			for _, modern := range []bool{false, true} {
 				meta := ""
 				if modern {
@@ -359,44 +455,35 @@ func TestStdioDifferentialSessions(t *testing.T) {
 				probe := `{"jsonrpc":"2.0","id":"probe","method":"tools/call","params":{"name":"nope_after","arguments":{}` + meta + `}}`
 				for _, name := range []string{"echo", "nope"} {
 					for _, body := range fixture.Corpus(name, meta) {
-						lines := []string{strings.ReplaceAll(body, "\n", " "), probe}
-						var alone, guarded stdioRun
-						var wg sync.WaitGroup
-						wg.Add(2)
-						go func() { defer wg.Done(); alone = runStdio(t, sdk, false, modern, lines) }()
-						go func() { defer wg.Done(); guarded = runStdio(t, sdk, true, modern, lines) }()
-						wg.Wait()
-						sessions++
-						rejected += len(guarded.rejected)
-						if !slices.Equal(alone.ran, guarded.ran) {
-							t.Errorf("%s: alone ran %q, guarded ran %q\nlines %q", sdk, alone.ran, guarded.ran, lines)
-						}
-						var unknown []string
-						for _, l := range alone.out {
-							if n, ok := unknownToolName(sdk, []string{l}); ok {
-								unknown = append(unknown, n)
-							}
-						}
-						if slices.Contains(unknown, "nope_after") {
-							probesAnswered++
-						}
-						for _, n := range guarded.rejected {
-							i := slices.Index(unknown, n)
-							if i < 0 {
-								t.Errorf("%s: the guard rejected %q, which the server alone did not answer as unknown (it answered %q)\nlines %q", sdk, n, alone.out, lines)
-								continue
-							}
-							unknown = slices.Delete(unknown, i, i+1)
-						}
+						compareStdio(t, sdk, modern, []string{strings.ReplaceAll(body, "\n", " "), probe}, &tl)
 					}
 				}
 			}
-			t.Logf("%s: %d sessions (a corpus line, then an unknown tool): %d rejections; the server alone answered the unknown tool after %d lines", sdk, sessions, rejected, probesAnswered)
-			// go-sdk ends the session at some lines: the test means something
-			// only if it did.
-			if rejected == 0 || (sdk == "gosdk" && probesAnswered == sessions) {
+			t.Logf("%s: %s", sdk, tl)
+			if tl.translated == 0 {
 				t.Error("degenerate")
 			}
 		})
 	}
+}
+
+// FuzzStdioDifferential sends fuzzed lines to real mcp-go and go-sdk stdio
+// servers alone and behind the in-process guard: the same promise as
+// TestStdioDifferential.
+func FuzzStdioDifferential(f *testing.F) {
+	for _, seed := range fixture.Corpus("nope", "")[:12] {
+		f.Add(seed, false)
+	}
+	f.Add(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"nope","arguments":{}`+fixture.ModernMeta+`}}`, true)
+	f.Add(`{"jsonrpc":"2.0","id":5,"method":"ping","params":{"a":[`+"\n"+`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"nope"}}`+"\n"+`]}}`, false)
+	f.Fuzz(func(t *testing.T, data string, modern bool) {
+		if len(data) > 1<<12 || strings.Contains(data, "fence") || strings.Contains(data, "toolguard-") {
+			return
+		}
+		lines := strings.Split(strings.TrimSuffix(data, "\n"), "\n")
+		for _, sdk := range []string{"mcpgo", "gosdk"} {
+			var tl stdioTally
+			compareStdio(t, sdk, modern, lines, &tl)
+		}
+	})
 }

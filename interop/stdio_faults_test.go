@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -24,8 +25,15 @@ type process struct {
 
 func startProcess(t *testing.T, argv []string) *process {
 	t.Helper()
+	return startProcessStderr(t, argv, os.Stderr)
+}
+
+// startProcessStderr is startProcess with the process's standard error
+// going to stderr.
+func startProcessStderr(t *testing.T, argv []string, stderr io.Writer) *process {
+	t.Helper()
 	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Stderr = os.Stderr
+	cmd.Stderr = stderr
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -202,33 +210,72 @@ func TestStdioFaultSIGTERM(t *testing.T) {
 	}
 }
 
-// TestStdioFaultListNeverAnswered: a server that never answers the guard's
-// tools/list. The call waits at most -max-wait, then reaches the server;
-// nothing is lost or reordered, the client is never left waiting.
-func TestStdioFaultListNeverAnswered(t *testing.T) {
-	p := startProcess(t, wrapped(t, helperServer(t, "silent"), "-max-wait", "300ms"))
+// TestStdioKnownCallDoesNotWaitForAListThroughCommand: a server whose
+// tools/list never answers, behind toolguard-stdio. A known call sent
+// after an unknown one is answered while the unknown call's list is still
+// unanswered (its -list-timeout is an hour); the unknown call gets the
+// guard's -32602, without data, when the server's output ends.
+func TestStdioKnownCallDoesNotWaitForAListThroughCommand(t *testing.T) {
+	p := startProcess(t, wrapped(t, helperServer(t, "silent"), "-list-timeout", "1h"))
 	p.c.handshake(t, map[string]any{})
-	start := time.Now()
 	p.c.send(t, callLine(1, "nope", ""))
 	p.c.send(t, callLine(2, "echo", ""))
-	p.c.send(t, callLine(3, "nope2", ""))
-	for id, want := range map[string]string{"1": "no tool nope", "2": "ran echo", "3": "no tool nope2"} {
-		if m := p.c.wait(t, id); !strings.Contains(string(m.Result), want) {
-			t.Errorf("call %s: %s", id, m.Result)
+	if m := p.c.wait(t, "2"); !strings.Contains(string(m.Result), "ran echo") {
+		t.Errorf("the known call: %s", m.Result)
+	}
+	for _, l := range p.c.seen {
+		if strings.Contains(l, `"id":1,`) {
+			t.Fatalf("the unknown call was answered before its list: %s", l)
 		}
 	}
-	if d := time.Since(start); d < 300*time.Millisecond || d > 5*time.Second {
-		t.Errorf("answered after %v, want after -max-wait", d)
+	p.in.Close()
+	rest, status := p.wait(t)
+	if status != 0 || !slices.Contains(rest, `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Unknown tool: nope"}}`+"\n") {
+		t.Errorf("exit %d, the client read %q last", status, rest)
+	}
+}
+
+// TestStdioListNeverAnsweredBoundedAndLogged: behind toolguard-stdio
+// -list-timeout 300ms -log, an unknown call to a server whose tools/list
+// never answers gets -32602 without data.availableTools within the bound,
+// and the log says why; the guard's request never reaches the client.
+func TestStdioListNeverAnsweredBoundedAndLogged(t *testing.T) {
+	var stderr lockedBuffer
+	p := startProcessStderr(t, wrapped(t, helperServer(t, "silent"), "-list-timeout", "300ms", "-log"), &stderr)
+	p.c.handshake(t, map[string]any{})
+	p.c.send(t, callLine(1, "nope", ""))
+	m := p.c.wait(t, "1")
+	if m.Error == nil || m.Error.Code != -32602 || m.Error.Message != "Unknown tool: nope" || m.Error.Data != nil {
+		t.Errorf("the unknown call: %+v %s", m.Error, m.Result)
+	}
+	p.in.Close()
+	p.wait(t)
+	if log := stderr.String(); !strings.Contains(log, `translated the server's not-found answer for tool "nope" without data.availableTools: toolguard: no tool list within ListTimeout (300ms)`) {
+		t.Errorf("log %q", log)
 	}
 	for _, l := range p.c.seen {
 		if strings.Contains(l, "toolguard-") {
 			t.Errorf("the client saw the guard's request: %s", l)
 		}
 	}
-	p.in.Close()
-	if _, status := p.wait(t); status != 0 {
-		t.Errorf("exit status %d", status)
-	}
+}
+
+// lockedBuffer collects a process's standard error.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 // TestStdioGuardLeavesNoGoroutine: the in-process guard in front of mcp-go

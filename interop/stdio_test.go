@@ -24,31 +24,36 @@ import (
 	toolguard "github.com/toolguard/toolguard/middleware"
 )
 
-// The commands under test, built once per test binary from this
-// repository (the interop module replaces the root module with ../).
+// The commands under test, each built once per test binary from this
+// repository (the interop module replaces the root module with ../), when
+// a test first needs it.
 var (
-	buildOnce          sync.Once
-	buildDir, buildErr = "", error(nil)
+	buildMu   sync.Mutex
+	buildDir  string
+	built     = map[string]error{}
+	buildOnce sync.Once
+	dirErr    error
 )
 
 // command returns the path of a freshly built cmd/NAME.
 func command(t testing.TB, name string) string {
 	t.Helper()
-	buildOnce.Do(func() {
-		buildDir, buildErr = os.MkdirTemp("", "toolguard-cmd-")
-		if buildErr != nil {
-			return
+	buildOnce.Do(func() { buildDir, dirErr = os.MkdirTemp("", "toolguard-cmd-") })
+	if dirErr != nil {
+		t.Fatal(dirErr)
+	}
+	buildMu.Lock()
+	defer buildMu.Unlock()
+	err, ok := built[name]
+	if !ok {
+		out, berr := exec.Command("go", "build", "-o", filepath.Join(buildDir, name), "github.com/toolguard/toolguard/cmd/"+name).CombinedOutput()
+		if berr != nil {
+			err = fmt.Errorf("go build %s: %v\n%s", name, berr, out)
 		}
-		for _, c := range []string{"toolguard-stdio", "toolguard-proxy"} {
-			out, err := exec.Command("go", "build", "-o", filepath.Join(buildDir, c), "github.com/toolguard/toolguard/cmd/"+c).CombinedOutput()
-			if err != nil {
-				buildErr = fmt.Errorf("go build %s: %v\n%s", c, err, out)
-				return
-			}
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
+		built[name] = err
+	}
+	if err != nil {
+		t.Fatal(err)
 	}
 	return filepath.Join(buildDir, name)
 }
@@ -70,6 +75,8 @@ func publishedServer(t testing.TB, name string) []string {
 		return []string{"env", "MEMORY_FILE_PATH=" + filepath.Join(t.TempDir(), "memory.jsonl"), "node", main}
 	case "server-filesystem":
 		return []string{"node", main, t.TempDir()}
+	case "server-sequential-thinking":
+		return []string{"node", main}
 	}
 	t.Fatalf("no published server %s", name)
 	return nil
@@ -241,13 +248,15 @@ func checkCommand(t *testing.T, argv []string) conformance.Report {
 	return rep
 }
 
-// TestPublishedServersOverStdio: server-everything, server-memory and
-// server-filesystem from npm answer an unknown tool with isError alone, and
-// with -32602 and the tool list through toolguard-stdio.
-func TestPublishedServersOverStdio(t *testing.T) {
-	for _, name := range []string{"server-everything", "server-memory", "server-filesystem"} {
+// TestPublishedServersVerifiedThroughStdioCommand: server-everything,
+// server-memory, server-filesystem and server-sequential-thinking from npm
+// (2026.8.31) are OBSERVED_RISK alone (their SDK answers an unknown tool
+// with isError) and VERIFIED through toolguard-stdio, with
+// data.availableTools equal to the session's own tools/list; the client
+// never sees the guard's own requests.
+func TestPublishedServersVerifiedThroughStdioCommand(t *testing.T) {
+	for _, name := range []string{"server-everything", "server-memory", "server-filesystem", "server-sequential-thinking"} {
 		t.Run(name, func(t *testing.T) {
-			t.Parallel()
 			argv := publishedServer(t, name)
 			alone := checkCommand(t, argv)
 			if alone.Verdict != conformance.ObservedRisk || alone.Category != conformance.ResultIsError {
@@ -268,7 +277,7 @@ func TestPublishedServersOverStdio(t *testing.T) {
 			if rpcErr.Code != -32602 || rpcErr.Message != "Unknown tool: __made_up__" {
 				t.Errorf("unknown tool: %+v", rpcErr)
 			}
-			if !slices.Equal(available, names) {
+			if len(available) == 0 || !slices.Equal(available, names) {
 				t.Errorf("availableTools %q, tools/list %q", available, names)
 			}
 			for _, line := range c.seen {
@@ -335,8 +344,9 @@ func serveStdio(ctx context.Context, mode string, in io.Reader, out io.Writer) e
 	return fmt.Errorf("unknown mode %q", mode)
 }
 
-// silentServer answers initialize and tools/call (echo runs, any other
-// name is an isError result) and never answers tools/list.
+// silentServer answers initialize and tools/call (echo runs; any other
+// name gets the TypeScript SDK v1's not-found answer, an isError result)
+// and never answers tools/list.
 func silentServer(r io.Reader, w io.Writer) error {
 	br := bufio.NewReader(r)
 	for {
@@ -356,7 +366,8 @@ func silentServer(r io.Reader, w io.Writer) error {
 			case "tools/call":
 				res = `{"content":[{"type":"text","text":"ran ` + m.Params.Name + `"}]}`
 				if m.Params.Name != "echo" {
-					res = `{"content":[{"type":"text","text":"no tool ` + m.Params.Name + `"}],"isError":true}`
+					text, _ := json.Marshal("MCP error -32602: Tool " + m.Params.Name + " not found")
+					res = `{"content":[{"type":"text","text":` + string(text) + `}],"isError":true}`
 				}
 			}
 			if res != "" {
@@ -439,12 +450,10 @@ func inProcess(t testing.TB, mode string) (c *lineClient, stop func()) {
 	}
 }
 
-// TestPipelinedHandshakeBehindStdioGuard: a client that sends initialize
-// and notifications/initialized at once, before the answer (as clients
-// piping every line do), gets the guard's -32602 once the answer has come;
-// and the servers alone look a tool up then, even for a call sent in the
-// same write as the handshake (so the guard answering there is no wrong
-// rejection).
+// TestPipelinedHandshakeBehindStdioGuard: a client that sends initialize,
+// notifications/initialized and a call in one write, before any answer (as
+// clients piping every line do): the server looks the tool up, and behind
+// the guard its not-found answer is translated, with the tools.
 func TestPipelinedHandshakeBehindStdioGuard(t *testing.T) {
 	const (
 		initialize  = `{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"interop","version":"1"}}}`
@@ -457,8 +466,11 @@ func TestPipelinedHandshakeBehindStdioGuard(t *testing.T) {
 		if m := c.wait(t, `"init"`); m.Error != nil {
 			t.Fatalf("initialize: %+v", m.Error)
 		}
-		if m := c.wait(t, `"c1"`); m.Error == nil || m.Error.Code != -32602 {
+		m := c.wait(t, `"c1"`)
+		if m.Error == nil || m.Error.Code != -32602 {
 			t.Errorf("a call in the same write as the handshake: %+v %s, want -32602 (the tool looked up)", m.Error, m.Result)
+		} else if guarded != (m.Error.Message == "Unknown tool: ech" && slices.Equal(availableTools(t, m.Error.Data), []string{"add", "echo"})) {
+			t.Errorf("a call in the same write as the handshake: %+v (guarded %v)", m.Error, guarded)
 		}
 		rpcErr, available := c.unknownTool(t, "ech")
 		if rpcErr.Code != -32602 || guarded != slices.Equal(available, []string{"add", "echo"}) {

@@ -1,6 +1,7 @@
 package toolguard
 
 import (
+	"fmt"
 	"io"
 	"testing"
 )
@@ -22,8 +23,9 @@ func (r *repeatReader) Read(p []byte) (int, error) {
 }
 
 // BenchmarkStdioKnownCall is the guard's own work on a known tools/call
-// round trip: the call line read through Reader and the server's answer
-// written through Writer, against the same reads and writes without it.
+// round trip: the call line read through Reader (recorded on the way) and
+// the server's answer written through Writer, against the same reads and
+// writes without it.
 func BenchmarkStdioKnownCall(b *testing.B) {
 	call := []byte(`{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"name":"get_weather","arguments":{"city":"Paris","units":"metric"}}}` + "\n")
 	answer := []byte(`{"jsonrpc":"2.0","id":42,"result":{"content":[{"type":"text","text":"Paris: 18°C, light rain, wind 12 km/h from the south-west"}]}}` + "\n")
@@ -32,8 +34,6 @@ func BenchmarkStdioKnownCall(b *testing.B) {
 		in := &repeatReader{line: call}
 		b.SetBytes(int64(len(call) + len(answer)))
 		for range b.N {
-			// The server's bufio.Reader reads whole buffers; one line a
-			// read is the guard's rhythm, so the baseline reads that much.
 			in.Read(buf[:len(call)])
 			io.Discard.Write(answer)
 		}
@@ -43,9 +43,8 @@ func BenchmarkStdioKnownCall(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		g.hs = hsReady
-		g.lists[""] = map[string]struct{}{"get_weather": {}, "search_docs": {}}
 		r, w := g.Reader(), g.Writer()
+		defer r.Close()
 		b.SetBytes(int64(len(call) + len(answer)))
 		b.ReportAllocs()
 		for range b.N {
@@ -54,8 +53,62 @@ func BenchmarkStdioKnownCall(b *testing.B) {
 			}
 			w.Write(answer)
 		}
-		if g.Fetches() != 0 {
-			b.Fatal("the guard asked for a list")
+		if g.Fetches() != 0 || g.Rejections() != 0 {
+			b.Fatal("the guard asked for a list, or answered")
+		}
+	})
+}
+
+// callReader yields tools/call lines for name with ids 1, 2, 3, ...
+type callReader struct {
+	name string
+	id   int
+	buf  []byte
+}
+
+func (r *callReader) Read(p []byte) (int, error) {
+	for len(r.buf) < len(p) {
+		r.id++
+		r.buf = fmt.Appendf(r.buf, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":{"city":"Paris"}}}`+"\n", r.id, r.name)
+	}
+	n := copy(p, r.buf)
+	r.buf = r.buf[:copy(r.buf, r.buf[n:])]
+	return n, nil
+}
+
+// BenchmarkStdioNotFoundWarmList is the guard's work on an unknown call
+// whose caller's list is kept: the server's not-found answer written
+// through Writer becomes the guard's -32602 answer, against writing the
+// server's answer alone.
+func BenchmarkStdioNotFoundWarmList(b *testing.B) {
+	answer := func(id int) []byte {
+		return fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"result":{"content":[{"type":"text","text":"MCP error -32602: Tool get_wether not found"}],"isError":true}}`+"\n", id)
+	}
+	buf := make([]byte, 64<<10)
+	b.Run("alone", func(b *testing.B) {
+		in := &callReader{name: "get_wether"}
+		for i := range b.N {
+			in.Read(buf[:1])
+			io.Discard.Write(answer(i + 1))
+		}
+	})
+	b.Run("guarded", func(b *testing.B) {
+		g, err := NewStdio(&callReader{name: "get_wether"}, io.Discard, StdioOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		g.lists[""] = []string{"get_weather", "search_docs"}
+		r, w := g.Reader(), g.Writer()
+		defer r.Close()
+		b.ReportAllocs()
+		for i := range b.N {
+			if _, err := r.Read(buf); err != nil {
+				b.Fatal(err)
+			}
+			w.Write(answer(i + 1))
+		}
+		if g.Fetches() != 0 || g.Rejections() != int64(b.N) {
+			b.Fatalf("%d lists asked, %d answers for %d calls", g.Fetches(), g.Rejections(), b.N)
 		}
 	})
 }

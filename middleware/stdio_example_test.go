@@ -6,16 +6,15 @@ import (
 	"fmt"
 	"io"
 	"log"
-	"os"
 	"strings"
 
 	toolguard "github.com/toolguard/toolguard/middleware"
 )
 
-// lineServer is a stdio MCP server in miniature: it answers initialize,
+// tsLikeServer is a stdio MCP server in miniature: it answers initialize,
 // tools/list (get_weather, search_docs) and tools/call, and, as the
-// TypeScript and Python SDKs do, answers an unknown tool with isError.
-func lineServer(r io.Reader, w io.Writer) {
+// TypeScript SDK v1 does, answers an unknown tool with isError.
+func tsLikeServer(r io.Reader, w io.Writer) {
 	sc := bufio.NewScanner(r)
 	for sc.Scan() {
 		var m struct {
@@ -33,26 +32,39 @@ func lineServer(r io.Reader, w io.Writer) {
 		case "tools/list":
 			res = `{"tools":[{"name":"get_weather","inputSchema":{"type":"object"}},{"name":"search_docs","inputSchema":{"type":"object"}}]}`
 		case "tools/call":
-			res = `{"content":[{"type":"text","text":"Tool ` + m.Params.Name + ` not found"}],"isError":true}`
+			res = `{"content":[{"type":"text","text":"MCP error -32602: Tool ` + m.Params.Name + ` not found"}],"isError":true}`
 		}
 		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":%s}`+"\n", m.ID, res)
 	}
 }
 
 // A server on stdio behind the guard: it reads the guard's Reader and
-// writes to its Writer instead of os.Stdin and os.Stdout. The client's call
-// to get_wether never reaches it; the guard's own tools/list and its answer
-// never reach the client.
+// writes to its Writer instead of os.Stdin and os.Stdout. The call to
+// get_wether reaches the server, which answers that it has no such tool;
+// the guard replaces that answer with -32602 and the caller's tools, which
+// it asked the server for on the same stream (neither that request nor its
+// answer reaches the client).
 func ExampleNewStdio() {
-	client := strings.NewReader(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}
-{"jsonrpc":"2.0","method":"notifications/initialized"}
-{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_wether","arguments":{}}}
-`)
-	g, err := toolguard.NewStdio(client, os.Stdout, toolguard.StdioOptions{})
+	clientIn, toGuard := io.Pipe()    // what the client writes
+	fromGuard, clientOut := io.Pipe() // what the client reads
+	g, err := toolguard.NewStdio(clientIn, clientOut, toolguard.StdioOptions{})
 	if err != nil {
 		log.Fatal(err)
 	}
-	lineServer(g.Reader(), g.Writer()) // mcp-go: server.NewStdioServer(s).Listen(ctx, g.Reader(), g.Writer())
+	go func() {
+		tsLikeServer(g.Reader(), g.Writer()) // mcp-go: server.NewStdioServer(s).Listen(ctx, g.Reader(), g.Writer())
+		g.Writer().Close()
+	}()
+	io.WriteString(toGuard, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}
+{"jsonrpc":"2.0","method":"notifications/initialized"}
+{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_wether","arguments":{}}}
+`)
+	client := bufio.NewReader(fromGuard)
+	for range 2 {
+		line, _ := client.ReadString('\n')
+		fmt.Print(strings.TrimSpace(line), "\n")
+	}
+	toGuard.Close()
 	// Output:
 	// {"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"weather","version":"1"}}}
 	// {"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Unknown tool: get_wether","data":{"availableTools":["get_weather","search_docs"],"suggestions":["get_weather"]}}}

@@ -1,19 +1,74 @@
 package toolguard
 
 import (
+	"bufio"
 	"encoding/json"
+	"io"
 	"slices"
 	"strings"
 	"testing"
 )
 
-// FuzzStdio sends fuzzed lines through the stdio guard to a line server
-// that decodes them with encoding/json (as mcp-go does: case-insensitive
-// keys, the last duplicate wins). Every line the guard did not answer
-// reaches the server byte for byte and in order, and every line it answered
-// is, to that decoder, a tools/call of exactly the name the guard rejected,
-// for a tool the server does not have.
-func FuzzStdio(f *testing.F) {
+// lineSession runs lines through a lineServer with tools echo and
+// get_weather, alone or behind the guard, and returns the lines the client
+// read, the client lines the server read (the guard's own requests left
+// out), and the guard's answers.
+func lineSession(t *testing.T, guarded bool, lines []string) (out, read []string, rejected []*Rejection) {
+	t.Helper()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	srv := &lineServer{tools: []string{"echo", "get_weather"}, done: make(chan struct{})}
+	var g *Stdio
+	var r io.Reader = inR
+	var w io.WriteCloser = outW
+	if guarded {
+		var err error
+		g, err = NewStdio(inR, outW, StdioOptions{OnReject: func(rej *Rejection) { rejected = append(rejected, rej) }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, w = g.Reader(), g.Writer()
+	}
+	go func() {
+		srv.serve(r, w)
+		w.Close()
+	}()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		br := bufio.NewReader(outR)
+		for {
+			l, err := br.ReadString('\n')
+			if l != "" {
+				out = append(out, l)
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	for _, l := range lines {
+		io.WriteString(inW, l)
+	}
+	inW.Close()
+	<-srv.done
+	<-done
+	for _, l := range srv.received() {
+		if g == nil || !strings.Contains(l, `"id":"`+string(g.prefix)) {
+			read = append(read, l)
+		}
+	}
+	return out, read, rejected
+}
+
+// FuzzStdioAgainstTheServerAlone sends fuzzed lines to a line server
+// (encoding/json: case-insensitive keys, the last duplicate wins) alone and
+// behind the stdio guard. The server reads the same lines, byte for byte
+// and in order; the client reads the same lines, except that the server's
+// own not-found answers may be replaced, each by the guard's -32602 answer
+// to the same id naming the same tool, and never for a tool the server
+// has.
+func FuzzStdioAgainstTheServerAlone(f *testing.F) {
 	for _, seed := range []string{
 		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"nope","arguments":{}}}`,
 		`{"jsonrpc":"2.0","id":"x","method":"tools/call","params":{"name":"echo"}}`,
@@ -22,12 +77,14 @@ func FuzzStdio(f *testing.F) {
 		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"nope","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`,
 		"not json\n" + `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"nope"}}`,
 		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`,
-		`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\r\n",
+		`{"jsonrpc":"2.0","id":5,"method":"ping","params":{"a":[` + "\n" + `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"nope"}}` + "\n]}}",
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"nope"}}` + "\n" + `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo"}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"needs_elicitation"}}`,
 	} {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		if len(data) > 1<<16 {
+		if len(data) > 1<<14 {
 			return
 		}
 		var lines []string
@@ -39,60 +96,60 @@ func FuzzStdio(f *testing.F) {
 				lines = append(lines, l)
 			}
 		}
-		var rejected []string
-		rig := newStdioRig(t, StdioOptions{OnReject: func(r *Rejection) { rejected = append(rejected, r.Name) }}, "echo", "get_weather")
-		rig.handshake(t)
-		const fence = `{"jsonrpc":"2.0","id":"fence","method":"ping"}` + "\n"
-		rig.send(t, append(lines, fence)...)
-		// The fake server answers nothing to ping: wait until it has read
-		// the fence instead.
-		waitFor(t, func() bool {
-			got := rig.srv.received()
-			return len(got) > 0 && got[len(got)-1] == fence
-		})
-		var read []string
-		for _, l := range rig.srv.received()[2:] { // after the handshake
-			if !strings.Contains(l, `"id":"`+string(rig.g.prefix)) && l != fence {
-				read = append(read, l)
-			}
+		aloneOut, aloneRead, _ := lineSession(t, false, lines)
+		out, read, rejected := lineSession(t, true, lines)
+		if !slices.Equal(read, aloneRead) || !slices.Equal(read, lines) {
+			t.Fatalf("the server read\n%q\nalone\n%q\nsent\n%q", read, aloneRead, lines)
 		}
-		// read must be lines less the answered ones, in order.
-		var answered []string
-		j := 0
-		for _, l := range lines {
-			if j < len(read) && read[j] == l {
-				j++
+		// Match the lines the client read; what is left alone must be the
+		// server's not-found answers, and guarded the guard's answers.
+		rest := slices.Clone(out)
+		var replaced []string
+		for _, l := range aloneOut {
+			if i := slices.Index(rest, l); i >= 0 {
+				rest = slices.Delete(rest, i, i+1)
 				continue
 			}
-			answered = append(answered, l)
+			replaced = append(replaced, l)
 		}
-		if j != len(read) {
-			t.Fatalf("the server read lines the client did not send, or out of order:\nsent %q\nread %q", lines, read)
+		if len(replaced) != len(rest) || len(rest) != len(rejected) {
+			t.Fatalf("alone the client read %q more, guarded %q more, %d answers", replaced, rest, len(rejected))
 		}
-		if len(answered) != len(rejected) {
-			t.Fatalf("%d lines missing at the server, %d rejections:\nmissing %q", len(answered), len(rejected), answered)
-		}
-		for i, l := range answered {
-			var m struct {
-				JSONRPC string          `json:"jsonrpc"`
-				ID      json.RawMessage `json:"id"`
-				Method  string          `json:"method"`
-				Params  struct {
-					Name *string `json:"name"`
-				} `json:"params"`
+		for i, l := range replaced {
+			var alone struct {
+				ID     json.RawMessage
+				Result struct {
+					Content []struct{ Text string }
+				}
 			}
-			if err := json.Unmarshal([]byte(l), &m); err != nil {
-				t.Fatalf("rejected a line encoding/json cannot read: %q: %v", l, err)
+			if err := json.Unmarshal([]byte(l), &alone); err != nil || len(alone.Result.Content) != 1 {
+				t.Fatalf("replaced %q", l)
 			}
-			if m.JSONRPC != "2.0" || m.Method != "tools/call" || len(m.ID) == 0 || string(m.ID) == "null" || m.Params.Name == nil {
-				t.Fatalf("rejected a line that is not a tools/call to encoding/json: %q", l)
+			name, ok := strings.CutPrefix(alone.Result.Content[0].Text, "MCP error -32602: Tool ")
+			name, ok2 := strings.CutSuffix(name, " not found")
+			if !ok || !ok2 {
+				t.Fatalf("replaced an answer that is not the server's not-found answer: %q", l)
 			}
-			if *m.Params.Name != rejected[i] {
-				t.Fatalf("the guard read %q, encoding/json %q: %q", rejected[i], *m.Params.Name, l)
+			if slices.Contains([]string{"echo", "get_weather"}, name) {
+				t.Fatalf("replaced the answer to a tool the server has: %q", l)
 			}
-			if slices.Contains([]string{"echo", "get_weather"}, rejected[i]) {
-				t.Fatalf("rejected a known tool: %q", l)
+			var guarded struct {
+				ID    json.RawMessage
+				Error struct {
+					Code    int
+					Message string
+				}
 			}
+			j := slices.IndexFunc(rest, func(g string) bool {
+				return json.Unmarshal([]byte(g), &guarded) == nil && string(guarded.ID) == string(alone.ID)
+			})
+			if j < 0 || guarded.Error.Code != -32602 {
+				t.Fatalf("no -32602 answer to %s in %q", alone.ID, rest)
+			}
+			if rejected[i].Name != name && !slices.ContainsFunc(rejected, func(r *Rejection) bool { return r.Name == name }) {
+				t.Fatalf("the guard named %q, the server %q", rejected[i].Name, name)
+			}
+			rest = slices.Delete(rest, j, j+1)
 		}
 	})
 }

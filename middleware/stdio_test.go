@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"runtime"
@@ -14,56 +15,52 @@ import (
 	"time"
 )
 
-// fakeStdioServer is a line-delimited JSON-RPC server for the unit tests:
-// it answers initialize, tools/list (in pages) and tools/call, records
-// every line it reads, and ignores everything else.
-type fakeStdioServer struct {
+// lineServer is a line-delimited JSON-RPC server for the unit tests, as the
+// TypeScript SDK v1 answers: initialize, tools/list (in pages), tools/call
+// (an unknown name gets the SDK's isError "MCP error -32602: Tool X not
+// found"; "needs_elicitation" gets an actionable isError). It records
+// every line it reads and ignores everything else.
+type lineServer struct {
 	mu         sync.Mutex
 	tools      []string
 	pageSize   int
 	silentList bool     // never answer tools/list
-	lateInit   bool     // answer initialize only after reading the next line, as a server reading ahead does
 	got        []string // every line read, whole
 	lists      []string // the tools/list requests read
+	listRead   chan struct{}
 	w          io.Writer
 	wmu        sync.Mutex
 	done       chan struct{}
 }
 
-func (f *fakeStdioServer) setTools(names ...string) {
+func (f *lineServer) setTools(names ...string) {
 	f.mu.Lock()
 	f.tools = names
 	f.mu.Unlock()
 }
 
-func (f *fakeStdioServer) send(v any) {
-	b, _ := json.Marshal(v)
+func (f *lineServer) sendLine(line string) {
 	f.wmu.Lock()
-	f.w.Write(append(b, '\n'))
+	io.WriteString(f.w, line+"\n")
 	f.wmu.Unlock()
 }
 
-func (f *fakeStdioServer) serve(r io.Reader, w io.Writer) {
+func (f *lineServer) send(v any) {
+	b, _ := json.Marshal(v)
+	f.sendLine(string(b))
+}
+
+func (f *lineServer) serve(r io.Reader, w io.Writer) {
 	defer close(f.done)
 	f.w = w
 	br := bufio.NewReaderSize(r, 1<<20)
-	var deferred []byte // an initialize held back (lateInit)
 	for {
 		line, err := br.ReadBytes('\n')
 		if len(line) > 0 {
 			f.mu.Lock()
 			f.got = append(f.got, string(line))
-			late := f.lateInit && bytes.Contains(line, []byte(`"method":"initialize"`))
 			f.mu.Unlock()
-			if late {
-				deferred = line
-				continue
-			}
 			f.handle(line)
-			if deferred != nil {
-				f.handle(deferred)
-				deferred = nil
-			}
 		}
 		if err != nil {
 			return
@@ -71,7 +68,7 @@ func (f *fakeStdioServer) serve(r io.Reader, w io.Writer) {
 	}
 }
 
-func (f *fakeStdioServer) handle(line []byte) {
+func (f *lineServer) handle(line []byte) {
 	var msg struct {
 		ID     json.RawMessage `json:"id"`
 		Method string          `json:"method"`
@@ -86,14 +83,16 @@ func (f *fakeStdioServer) handle(line []byte) {
 	f.mu.Lock()
 	tools, pageSize, silent := slices.Clone(f.tools), f.pageSize, f.silentList
 	f.mu.Unlock()
+	id := string(msg.ID)
 	switch msg.Method {
 	case "initialize":
-		f.send(map[string]any{"jsonrpc": "2.0", "id": msg.ID, "result": map[string]any{
-			"protocolVersion": "2025-11-25", "capabilities": map[string]any{"tools": map[string]any{"listChanged": true}},
-			"serverInfo": map[string]any{"name": "fake", "version": "1"}}})
+		f.sendLine(`{"jsonrpc":"2.0","id":` + id + `,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":true}},"serverInfo":{"name":"fake","version":"1"}}}`)
 	case "tools/list":
 		f.mu.Lock()
 		f.lists = append(f.lists, string(line))
+		if f.listRead != nil {
+			f.listRead <- struct{}{}
+		}
 		f.mu.Unlock()
 		if silent {
 			return
@@ -116,43 +115,76 @@ func (f *fakeStdioServer) handle(line []byte) {
 		}
 		f.send(map[string]any{"jsonrpc": "2.0", "id": msg.ID, "result": res})
 	case "tools/call":
-		if slices.Contains(tools, msg.Params.Name) {
-			f.send(map[string]any{"jsonrpc": "2.0", "id": msg.ID, "result": map[string]any{
-				"content": []any{map[string]any{"type": "text", "text": "ran " + msg.Params.Name}}}})
-		} else {
-			f.send(map[string]any{"jsonrpc": "2.0", "id": msg.ID, "result": map[string]any{"isError": true,
-				"content": []any{map[string]any{"type": "text", "text": "Tool " + msg.Params.Name + " not found"}}}})
+		switch {
+		case msg.Params.Name == "needs_elicitation":
+			f.sendLine(`{"jsonrpc":"2.0","id":` + id + `,"result":{"content":[{"type":"text","text":"Tool \"needs_elicitation\" requires client support for form elicitation."}],"isError":true}}`)
+		case slices.Contains(tools, msg.Params.Name):
+			f.sendLine(`{"jsonrpc":"2.0","id":` + id + `,"result":{"content":[{"type":"text","text":"ran ` + msg.Params.Name + `"}]}}`)
+		default:
+			name, _ := json.Marshal("MCP error -32602: Tool " + msg.Params.Name + " not found")
+			f.sendLine(`{"jsonrpc":"2.0","id":` + id + `,"result":{"content":[{"type":"text","text":` + string(name) + `}],"isError":true}}`)
 		}
 	}
 }
 
-// received returns the lines the server read that the client did not
-// send: the guard's own requests.
-func (f *fakeStdioServer) received() []string {
+// received returns every line the server read.
+func (f *lineServer) received() []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return slices.Clone(f.got)
 }
 
-// stdioRig is a client, the guard and a fake server, connected by pipes.
+func (f *lineServer) listRequests() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.lists)
+}
+
+// stdioRig is a client, the guard and a line server, connected by pipes.
 type stdioRig struct {
 	g      *Stdio
-	srv    *fakeStdioServer
+	srv    *lineServer
 	in     *io.PipeWriter // the client writes here
 	out    chan string    // the lines the client reads
 	outEnd chan struct{}
+
+	mu        sync.Mutex
+	rejected  []*Rejection
+	untracked []string
 }
 
 func newStdioRig(t *testing.T, opts StdioOptions, tools ...string) *stdioRig {
+	return newStdioRigWith(t, opts, &lineServer{tools: tools}, tools...)
+}
+
+func newStdioRigWith(t *testing.T, opts StdioOptions, srv *lineServer, tools ...string) *stdioRig {
 	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
+	rig := &stdioRig{srv: srv, in: inW, out: make(chan string, 1000), outEnd: make(chan struct{})}
+	srv.tools, srv.done = tools, make(chan struct{})
+	onReject, onUntracked := opts.OnReject, opts.OnUntracked
+	opts.OnReject = func(r *Rejection) {
+		rig.mu.Lock()
+		rig.rejected = append(rig.rejected, r)
+		rig.mu.Unlock()
+		if onReject != nil {
+			onReject(r)
+		}
+	}
+	opts.OnUntracked = func(reason string) {
+		rig.mu.Lock()
+		rig.untracked = append(rig.untracked, reason)
+		rig.mu.Unlock()
+		if onUntracked != nil {
+			onUntracked(reason)
+		}
+	}
 	g, err := NewStdio(inR, outW, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rig := &stdioRig{g: g, srv: &fakeStdioServer{tools: tools, done: make(chan struct{})}, in: inW,
-		out: make(chan string, 1000), outEnd: make(chan struct{})}
+	rig.g = g
 	go func() {
 		rig.srv.serve(g.Reader(), g.Writer())
 		g.Writer().Close()
@@ -192,15 +224,29 @@ func (rig *stdioRig) next(t *testing.T) string {
 	select {
 	case l := <-rig.out:
 		return l
-	case <-time.After(5 * time.Second):
-		t.Fatal("no line from the guard within 5s")
+	case <-time.After(10 * time.Second):
+		t.Fatal("no line from the guard within 10s")
 		return ""
 	}
 }
 
+func (rig *stdioRig) rejections() []*Rejection {
+	rig.mu.Lock()
+	defer rig.mu.Unlock()
+	return slices.Clone(rig.rejected)
+}
+
+func (rig *stdioRig) untrackedReasons() []string {
+	rig.mu.Lock()
+	defer rig.mu.Unlock()
+	return slices.Clone(rig.untracked)
+}
+
+const initializeLine = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n"
+
 func (rig *stdioRig) handshake(t *testing.T) {
 	t.Helper()
-	rig.send(t, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`+"\n")
+	rig.send(t, initializeLine)
 	if l := rig.next(t); !strings.Contains(l, `"serverInfo"`) {
 		t.Fatalf("initialize answered %q", l)
 	}
@@ -211,9 +257,20 @@ func lineCall(id, name string) string {
 	return `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"` + name + `","arguments":{}}}` + "\n"
 }
 
-func TestStdioRejectsUnknownTool(t *testing.T) {
-	var rejected []string
-	rig := newStdioRig(t, StdioOptions{OnReject: func(r *Rejection) { rejected = append(rejected, r.Name) }}, "get_weather", "search_docs")
+// clientLines returns the lines the server read that the client sent: all
+// but the guard's own requests.
+func (rig *stdioRig) clientLines() []string {
+	var out []string
+	for _, l := range rig.srv.received() {
+		if !strings.Contains(l, `"id":"`+string(rig.g.prefix)) {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+func TestStdioTranslatesTheServersNotFoundAnswer(t *testing.T) {
+	rig := newStdioRig(t, StdioOptions{}, "get_weather", "search_docs")
 	rig.handshake(t)
 
 	rig.send(t, lineCall(`"a"`, "get_wether"))
@@ -221,227 +278,255 @@ func TestStdioRejectsUnknownTool(t *testing.T) {
 	if got := rig.next(t); got != want {
 		t.Fatalf("got  %s\nwant %s", got, want)
 	}
+	// The call reached the server, byte for byte: the server decided.
+	if got := rig.clientLines(); got[len(got)-1] != lineCall(`"a"`, "get_wether") {
+		t.Errorf("the server read %q last", got[len(got)-1])
+	}
 	rig.send(t, lineCall("2", "get_weather"))
-	if got := rig.next(t); got != `{"id":2,"jsonrpc":"2.0","result":{"content":[{"text":"ran get_weather","type":"text"}]}}`+"\n" {
+	if got := rig.next(t); got != `{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"ran get_weather"}]}}`+"\n" {
 		t.Fatalf("known call answered %s", got)
 	}
-	rig.send(t, lineCall("3", "nope"))
-	if got := rig.next(t); !strings.Contains(got, `"id":3,"error":{"code":-32602`) {
-		t.Fatalf("second unknown call answered %s", got)
+	rej := rig.rejections()
+	if len(rej) != 1 || rej[0].Name != "get_wether" || !rej[0].Translated || rej[0].ListErr != nil {
+		t.Errorf("OnReject told %+v", rej)
 	}
-	for _, l := range rig.srv.received() {
-		if strings.Contains(l, "get_wether") || strings.Contains(l, `"nope"`) {
-			t.Errorf("the server read a rejected call: %s", l)
-		}
+	if n := rig.g.Fetches(); n != 1 {
+		t.Errorf("%d tools/list requests, want 1", n)
 	}
-	if !slices.Equal(rejected, []string{"get_wether", "nope"}) {
-		t.Errorf("OnReject told %q", rejected)
-	}
-	// One list for the first unknown call, which also served the known
-	// one, and a fresh one for the second unknown call.
-	if n := rig.g.Fetches(); n != 2 {
-		t.Errorf("%d tools/list requests, want 2", n)
-	}
-	for _, l := range rig.srv.lists {
-		if !strings.Contains(l, `"id":"toolguard-`) {
-			t.Errorf("own request id %s", l)
+	for _, l := range rig.srv.listRequests() {
+		if !strings.Contains(l, `"id":"toolguard-`) || strings.Contains(l, "_meta") {
+			t.Errorf("own request %s", l)
 		}
 	}
 }
 
-func TestStdioPassesBeforeHandshake(t *testing.T) {
+// TestStdioNeverAnswersBeforeTheServer: a call is handed on before the
+// guard knows anything of it, and the server's answers decide: a name the
+// guard has never seen listed runs, and a call before the handshake is the
+// server's too.
+func TestStdioNeverAnswersBeforeTheServer(t *testing.T) {
 	rig := newStdioRig(t, StdioOptions{}, "echo")
-	rig.send(t, lineCall("1", "nope"))
-	if got := rig.next(t); !strings.Contains(got, `"isError":true`) {
-		t.Fatalf("before initialize the server must answer; got %s", got)
+	rig.send(t, lineCall("1", "echo"))
+	if got := rig.next(t); !strings.Contains(got, "ran echo") {
+		t.Fatalf("got %s", got)
 	}
-	// initialize answered, but no notifications/initialized yet.
-	rig.send(t, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}`+"\n")
-	rig.next(t)
-	rig.send(t, lineCall("2", "nope"))
-	if got := rig.next(t); !strings.Contains(got, `"isError":true`) {
-		t.Fatalf("before notifications/initialized the server must answer; got %s", got)
+	rig.srv.setTools("echo", "fresh")
+	rig.send(t, lineCall("2", "fresh"))
+	if got := rig.next(t); !strings.Contains(got, "ran fresh") {
+		t.Fatalf("got %s", got)
 	}
-	if n := rig.g.Fetches(); n != 0 {
-		t.Errorf("%d tools/list requests before the handshake", n)
+	if rig.g.Fetches() != 0 || rig.g.Rejections() != 0 {
+		t.Errorf("%d lists asked, %d answers, for calls the server ran", rig.g.Fetches(), rig.g.Rejections())
 	}
 }
 
-// TestStdioHandshakeEitherOrder: a client that sends
-// notifications/initialized before the server's initialize answer has
-// passed (it pipes every line at once) still gets answers once both have
-// happened; a new initialize starts a new handshake.
-func TestStdioHandshakeEitherOrder(t *testing.T) {
-	var mu sync.Mutex
-	var inactive []string
-	rig := newStdioRig(t, StdioOptions{OnInactive: func(r string) {
-		mu.Lock()
-		inactive = append(inactive, r)
-		mu.Unlock()
-	}}, "echo")
-	rig.srv.mu.Lock()
-	rig.srv.lateInit = true
-	rig.srv.mu.Unlock()
-	initialize := `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n"
-	initialized := `{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n"
-	rig.send(t, initialize+initialized)
-	if l := rig.next(t); !strings.Contains(l, `"serverInfo"`) {
-		t.Fatalf("initialize answered %q", l)
-	}
-	rig.send(t, lineCall("1", "nope"))
-	if got := rig.next(t); !strings.Contains(got, `"id":1,"error":{"code":-32602`) {
-		t.Fatalf("after a pipelined handshake: %s", got)
-	}
-	mu.Lock()
-	if len(inactive) != 0 {
-		t.Errorf("OnInactive told %q after a whole handshake", inactive)
-	}
-	mu.Unlock()
-
-	// A new initialize: until its answer and a new notifications/initialized,
-	// calls are the server's, and OnInactive is told once.
-	rig.send(t, initialize, lineCall("2", "nope"), lineCall("3", "nope"))
-	for _, id := range []string{"2", "3"} {
-		got := rig.next(t)
-		if strings.Contains(got, `"serverInfo"`) {
-			got = rig.next(t)
-		}
-		if !strings.Contains(got, `"id":`+id+`,"jsonrpc":"2.0","result":{"content":[{"text":"Tool nope not found"`) {
-			t.Fatalf("call %s before the new handshake: %s", id, got)
-		}
-	}
-	rig.send(t, initialized, lineCall("4", "nope"))
-	if got := rig.next(t); !strings.Contains(got, `"id":4,"error":{"code":-32602`) {
-		t.Fatalf("after the new handshake: %s", got)
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	if len(inactive) != 1 || !strings.Contains(inactive[0], "before the initialize handshake") {
-		t.Errorf("OnInactive told %q, want once, of the handshake", inactive)
-	}
-}
-
-// TestStdioOnInactiveLost: once the guard stops answering for the rest of
-// the stream, OnInactive is told once, and why.
-func TestStdioOnInactiveLost(t *testing.T) {
-	for _, tc := range []struct {
-		line, why string
-	}{
-		{"not json\n", "not certainly one JSON-RPC message"},
-		{`{"jsonrpc":"2.0","id":9,"method":"ping","pad":"` + strings.Repeat("x", 300) + `"}` + "\n", "longer than MaxLineBytes"},
-		{`{"jsonrpc":"2.0","id":9,"method":"ping","pad":"` + strings.Repeat("x", 100<<10) + `"}` + "\n", "longer than MaxLineBytes"},
-	} {
-		var mu sync.Mutex
-		var inactive []string
-		rig := newStdioRig(t, StdioOptions{MaxLineBytes: 256, OnInactive: func(r string) {
-			mu.Lock()
-			inactive = append(inactive, r)
-			mu.Unlock()
-		}}, "echo")
-		rig.handshake(t)
-		rig.send(t, tc.line, tc.line, lineCall("1", "nope"))
-		if got := rig.next(t); !strings.Contains(got, `"isError":true`) {
-			t.Fatalf("%.20q: after it the server must answer; got %s", tc.line, got)
-		}
-		mu.Lock()
-		if len(inactive) != 1 || !strings.Contains(inactive[0], tc.why) {
-			t.Errorf("%.20q: OnInactive told %q, want once: %s", tc.line, inactive, tc.why)
-		}
-		mu.Unlock()
-	}
-}
-
-func TestStdioListChanged(t *testing.T) {
+// TestStdioPassesEveryOtherAnswerByteForByte: an actionable isError, an
+// error about something else, a not-found answer naming another tool or
+// another id, a result: each reaches the client as the server wrote it.
+func TestStdioPassesEveryOtherAnswerByteForByte(t *testing.T) {
 	rig := newStdioRig(t, StdioOptions{}, "echo")
 	rig.handshake(t)
-	rig.send(t, lineCall("1", "echo"))
-	rig.next(t)
-	rig.send(t, lineCall("2", "added"))
+	rig.send(t, lineCall("1", "needs_elicitation"))
+	if got := rig.next(t); got != `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"Tool \"needs_elicitation\" requires client support for form elicitation."}],"isError":true}}`+"\n" {
+		t.Errorf("actionable isError: %s", got)
+	}
+	// Server lines that look like not-found answers, but not to a call the
+	// guard saw with that id and name.
+	rig.send(t, lineCall("7", "echo"))
+	if got := rig.next(t); !strings.Contains(got, "ran echo") {
+		t.Fatal(got)
+	}
+	for _, l := range []string{
+		`{"jsonrpc":"2.0","id":7,"error":{"code":-32602,"message":"Unknown tool: other"}}`,                                 // another name
+		`{"jsonrpc":"2.0","id":8,"error":{"code":-32602,"message":"Unknown tool: echo"}}`,                                  // an id never sent
+		`{"jsonrpc":"2.0","id":"7","error":{"code":-32602,"message":"Unknown tool: echo"}}`,                                // the string "7"
+		`{"jsonrpc":"2.0","id":7,"error":{"code":-32602,"message":"Invalid arguments for tool echo"}}`,                     // another error
+		`{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"Tool echo not found"}],"isError":true}}`,      // not an SDK's isError shape
+		`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"error","data":"Unknown tool: echo","id":7}}`, // a notification
+	} {
+		rig.send(t, lineCall("7", "echo"))
+		rig.next(t)
+		rig.srv.sendLine(l)
+		if got := rig.next(t); got != l+"\n" {
+			t.Errorf("got  %s\nwant %s", got, l)
+		}
+	}
+	if n := rig.g.Rejections(); n != 0 {
+		t.Errorf("%d answers replaced", n)
+	}
+}
+
+// TestStdioKnownCallDoesNotWaitForAList: the server never answers the
+// guard's tools/list. While the list of an unknown call is still
+// unanswered, a known call sent after it gets its answer, and the
+// server's other lines reach the client; the unknown call gets -32602
+// without data.availableTools once ListTimeout has passed, and OnReject
+// says why.
+func TestStdioKnownCallDoesNotWaitForAList(t *testing.T) {
+	srv := &lineServer{silentList: true, listRead: make(chan struct{}, 1)}
+	rig := newStdioRigWith(t, StdioOptions{ListTimeout: time.Hour}, srv, "echo")
+	rig.handshake(t)
+	rig.send(t, lineCall("1", "nope"))
+	<-srv.listRead // the server has read the guard's request, and will never answer it
+	rig.send(t, lineCall("2", "echo"))
+	if got := rig.next(t); !strings.Contains(got, `"id":2,`) || !strings.Contains(got, "ran echo") {
+		t.Fatalf("the known call, while the list is unanswered: %s", got)
+	}
+	srv.sendLine(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}`)
+	if got := rig.next(t); !strings.Contains(got, "notifications/message") {
+		t.Fatalf("a notification, while the list is unanswered: %s", got)
+	}
+	if len(rig.rejections()) != 0 {
+		t.Fatal("the unknown call was answered before its list")
+	}
+
+	// The bound: a guard with a short ListTimeout answers without data.
+	srv2 := &lineServer{silentList: true}
+	rig2 := newStdioRigWith(t, StdioOptions{ListTimeout: 50 * time.Millisecond}, srv2, "echo")
+	rig2.handshake(t)
+	rig2.send(t, lineCall("1", "nope"))
+	want := `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Unknown tool: nope"}}` + "\n"
+	if got := rig2.next(t); got != want {
+		t.Fatalf("got  %s\nwant %s", got, want)
+	}
+	rej := rig2.rejections()
+	if len(rej) != 1 || rej[0].ListErr == nil || !strings.Contains(rej[0].ListErr.Error(), "ListTimeout") {
+		t.Errorf("OnReject told %+v", rej)
+	}
+	// The late answer to the guard's request never reaches the client.
+	srv2.sendLine(`{"jsonrpc":"2.0","id":"` + string(rig2.g.prefix) + `1","result":{"tools":[]}}`)
+	srv2.sendLine(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"y"}}`)
+	if got := rig2.next(t); !strings.Contains(got, "notifications/message") {
+		t.Fatalf("the late list answer reached the client: %s", got)
+	}
+}
+
+// TestStdioUnreadableLinesAreOnlyUntracked: a line that is not JSON, one
+// outside the strict subset and one longer than MaxLineBytes reach the
+// server byte for byte and are not tracked; the calls after them are.
+func TestStdioUnreadableLinesAreOnlyUntracked(t *testing.T) {
+	rig := newStdioRig(t, StdioOptions{MaxLineBytes: 1 << 10}, "echo")
+	rig.handshake(t)
+	huge := `{"jsonrpc":"2.0","id":99,"method":"tools/call","params":{"name":"nope","arguments":{"t":"` + strings.Repeat("x", 200<<10) + `"}}}` + "\n"
+	lines := []string{
+		"not json at all\n",
+		"{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\",\"params\":{\"name\":\"a\xffb\"}}\n",
+		`{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"nope","NAME":"echo"}}` + "\n",
+		`[{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"nope"}}]` + "\n",
+		`{"jsonrpc":"2.0","method":"tools/call","params":{"name":"nope"}}` + "\n",
+		`{"jsonrpc":"2.0","id":"r1","result":{"action":"accept"}}` + "\n",
+		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3}}` + "\n",
+		"\n",
+		"   \r\n",
+		huge,
+		lineCall("8", "nope"),
+	}
+	rig.send(t, lines...)
+	byID := map[string]string{}
+	for byID["8"] == "" {
+		got := rig.next(t)
+		var m struct{ ID json.RawMessage }
+		json.Unmarshal([]byte(got), &m)
+		byID[string(m.ID)] = got
+	}
+	// The untracked calls get the server's own answers (to a decoder that
+	// ignores case, the call with NAME calls echo); the call after them is
+	// translated.
+	for id, want := range map[string]string{"5": `"isError":true`, "6": "ran echo", "99": `"isError":true`} {
+		if !strings.Contains(byID[id], want) {
+			t.Errorf("untracked call %s: %s", id, byID[id])
+		}
+	}
+	if !strings.Contains(byID["8"], `"error":{"code":-32602,"message":"Unknown tool: nope","data":{"availableTools":["echo"]`) {
+		t.Errorf("the call after them: %s", byID["8"])
+	}
+	got := rig.clientLines()[2:] // after the handshake
+	if !slices.Equal(got, lines) {
+		t.Errorf("the server read %d lines, the client sent %d, or not byte for byte", len(got), len(lines))
+	}
+	reasons := strings.Join(rig.untrackedReasons(), "\n")
+	for _, want := range []string{"longer than MaxLineBytes", "outside the strict subset"} {
+		if !strings.Contains(reasons, want) {
+			t.Errorf("OnUntracked was not told %q: %s", want, reasons)
+		}
+	}
+}
+
+// TestStdioListFollowsCursor: a list in pages is asked page by page; one
+// longer than MaxPages is not used.
+func TestStdioListFollowsCursor(t *testing.T) {
+	tools := []string{"a1", "a2", "a3", "a4", "a5", "a6", "a7"}
+	srv := &lineServer{pageSize: 3}
+	rig := newStdioRigWith(t, StdioOptions{}, srv, tools...)
+	rig.handshake(t)
+	rig.send(t, lineCall("2", "zz"))
+	if got := rig.next(t); !strings.Contains(got, `"availableTools":["a1","a2","a3","a4","a5","a6","a7"]`) {
+		t.Fatalf("got %s", got)
+	}
+	if n := rig.g.Fetches(); n != 3 {
+		t.Errorf("%d requests, want 3 pages", n)
+	}
+
+	srv2 := &lineServer{pageSize: 3}
+	rig2 := newStdioRigWith(t, StdioOptions{MaxPages: 2}, srv2, tools...)
+	rig2.handshake(t)
+	rig2.send(t, lineCall("1", "zz"))
+	if got := rig2.next(t); got != `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Unknown tool: zz"}}`+"\n" {
+		t.Fatalf("a list longer than MaxPages: %s", got)
+	}
+	if rej := rig2.rejections(); len(rej) != 1 || rej[0].ListErr == nil || !strings.Contains(rej[0].ListErr.Error(), "MaxPages") {
+		t.Errorf("OnReject told %+v", rej)
+	}
+}
+
+// TestStdioListKeptUntilListChangedOrInitialize: the list is asked once
+// and kept for data; notifications/tools/list_changed and a new initialize
+// drop it.
+func TestStdioListKeptUntilListChangedOrInitialize(t *testing.T) {
+	rig := newStdioRig(t, StdioOptions{}, "echo")
+	rig.handshake(t)
+	rig.send(t, lineCall("1", "added"))
 	if got := rig.next(t); !strings.Contains(got, `"availableTools":["echo"]`) {
 		t.Fatalf("got %s", got)
+	}
+	rig.send(t, lineCall("2", "other"))
+	if got := rig.next(t); !strings.Contains(got, `"availableTools":["echo"]`) || rig.g.Fetches() != 1 {
+		t.Fatalf("got %s after %d lists", got, rig.g.Fetches())
 	}
 	rig.srv.setTools("echo", "added")
 	rig.srv.send(map[string]any{"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
 	if got := rig.next(t); !strings.Contains(got, "list_changed") {
 		t.Fatalf("the announcement must reach the client; got %s", got)
 	}
+	// The kept list never decides: the added tool runs at once.
 	rig.send(t, lineCall("3", "added"))
 	if got := rig.next(t); !strings.Contains(got, "ran added") {
 		t.Fatalf("a tool added at runtime: %s", got)
 	}
-	// Removed: the cached list lets it through, the server answers.
+	rig.send(t, lineCall("4", "nope"))
+	if got := rig.next(t); !strings.Contains(got, `"availableTools":["added","echo"]`) || rig.g.Fetches() != 2 {
+		t.Fatalf("after list_changed: %s, %d lists", got, rig.g.Fetches())
+	}
 	rig.srv.setTools("echo")
-	rig.send(t, lineCall("4", "added"))
-	if got := rig.next(t); !strings.Contains(got, `"isError":true`) {
-		t.Fatalf("got %s", got)
-	}
-	// After the announcement the cache is dropped, and a fresh list rejects.
-	rig.srv.send(map[string]any{"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+	rig.send(t, initializeLine)
 	rig.next(t)
-	rig.send(t, lineCall("5", "added"))
-	if got := rig.next(t); !strings.Contains(got, `"id":5,"error"`) {
-		t.Fatalf("got %s", got)
+	rig.send(t, lineCall("5", "nope"))
+	if got := rig.next(t); !strings.Contains(got, `"availableTools":["echo"]`) || rig.g.Fetches() != 3 {
+		t.Fatalf("after a new initialize: %s, %d lists", got, rig.g.Fetches())
 	}
 }
 
-func TestStdioPages(t *testing.T) {
-	tools := []string{"a1", "a2", "a3", "a4", "a5", "a6", "a7"}
-	rig := newStdioRig(t, StdioOptions{}, tools...)
-	rig.srv.pageSize = 3
-	rig.handshake(t)
-	rig.send(t, lineCall("1", "a7"))
-	if got := rig.next(t); !strings.Contains(got, "ran a7") {
-		t.Fatalf("a name on the last page: %s", got)
-	}
-	rig.send(t, lineCall("2", "zz"))
-	if got := rig.next(t); !strings.Contains(got, `"availableTools":["a1","a2","a3","a4","a5","a6","a7"]`) {
-		t.Fatalf("got %s", got)
-	}
-	if n := rig.g.Fetches(); n != 6 {
-		t.Errorf("%d requests, want 3 pages twice", n)
-	}
-
-	rig2 := newStdioRig(t, StdioOptions{MaxPages: 2}, tools...)
-	rig2.srv.pageSize = 3
-	rig2.handshake(t)
-	rig2.send(t, lineCall("1", "zz"))
-	if got := rig2.next(t); !strings.Contains(got, `"isError":true`) {
-		t.Fatalf("a list longer than MaxPages is cannot tell: %s", got)
-	}
-}
-
-func TestStdioServerNeverAnswersList(t *testing.T) {
-	rig := newStdioRig(t, StdioOptions{MaxWait: 100 * time.Millisecond}, "echo")
-	rig.srv.silentList = true
-	rig.handshake(t)
-	start := time.Now()
-	rig.send(t, lineCall("1", "nope"), lineCall("2", "echo"))
-	if got := rig.next(t); !strings.Contains(got, `"id":1,`) || !strings.Contains(got, `"isError":true`) {
-		t.Fatalf("the held call must pass through after MaxWait; got %s", got)
-	}
-	if got := rig.next(t); !strings.Contains(got, "ran echo") {
-		t.Fatalf("the next call, in order: %s", got)
-	}
-	if d := time.Since(start); d < 100*time.Millisecond {
-		t.Errorf("released after %v, before MaxWait", d)
-	}
-	// The late answer to the guard's own request never reaches the client.
-	rig.g.Writer().Write([]byte(`{"jsonrpc":"2.0","id":"` + string(rig.g.prefix) + `1","result":{"tools":[]}}` + "\n"))
-	rig.srv.send(map[string]any{"jsonrpc": "2.0", "method": "notifications/message", "params": map[string]any{"level": "info", "data": "x"}})
-	if got := rig.next(t); !strings.Contains(got, "notifications/message") {
-		t.Fatalf("the late list answer reached the client: %s", got)
-	}
-}
-
-func TestStdioModernMeta(t *testing.T) {
+// TestStdioModernListCarriesTheCallsMeta: a 2026-07-28 call's list is
+// asked with the call's own _meta, less its progressToken, and kept per
+// _meta.
+func TestStdioModernListCarriesTheCallsMeta(t *testing.T) {
 	rig := newStdioRig(t, StdioOptions{}, "echo")
-	// No initialize in 2026-07-28: each call carries its caller.
 	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}},"progressToken":"p1","x":1}`
 	rig.send(t, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"nope",`+meta+`}}`+"\n")
-	if got := rig.next(t); !strings.Contains(got, `"id":1,"error":{"code":-32602`) {
+	if got := rig.next(t); !strings.Contains(got, `"id":1,"error":{"code":-32602,"message":"Unknown tool: nope","data":{"availableTools":["echo"]`) {
 		t.Fatalf("got %s", got)
 	}
-	lists := rig.srv.lists
+	lists := rig.srv.listRequests()
 	if len(lists) != 1 {
 		t.Fatalf("lists %q", lists)
 	}
@@ -459,66 +544,89 @@ func TestStdioModernMeta(t *testing.T) {
 	if string(req.Params.Meta["io.modelcontextprotocol/clientCapabilities"]) != `{"elicitation":{}}` || string(req.Params.Meta["x"]) != "1" {
 		t.Errorf("the caller's _meta was not copied: %s", lists[0])
 	}
-	// A version the guard cannot place is the server's.
-	for _, v := range []string{`"2026-07-28x"`, `"2025-11-25"`, `5`} {
-		rig.send(t, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"nope","_meta":{"io.modelcontextprotocol/protocolVersion":`+v+`}}}`+"\n")
-		if got := rig.next(t); !strings.Contains(got, `"isError":true`) {
-			t.Fatalf("version %s: got %s", v, got)
-		}
+	// Another caller (another _meta) gets its own list; the same one, with
+	// another progressToken, the kept one.
+	other := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+	rig.send(t, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"nope",`+other+`}}`+"\n")
+	rig.next(t)
+	rig.send(t, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"nope",`+strings.Replace(meta, `"p1"`, `"p2"`, 1)+`}}`+"\n")
+	rig.next(t)
+	if n := rig.g.Fetches(); n != 2 {
+		t.Errorf("%d lists, want 2 (one per caller)", n)
 	}
 }
 
-// TestStdioForwardsUntouched sends lines the guard must never answer and
-// checks the server reads each byte for byte and in order.
-func TestStdioForwardsUntouched(t *testing.T) {
-	rig := newStdioRig(t, StdioOptions{MaxLineBytes: 1 << 16}, "echo")
+// TestStdioAsksNothingInsideAnUnfinishedValue: after a client line that
+// leaves the stream inside a JSON value (a server decoding values, as
+// go-sdk does, reads the next lines as its rest), the guard's request
+// waits until the value ends; the calls are still tracked.
+func TestStdioAsksNothingInsideAnUnfinishedValue(t *testing.T) {
+	rig := newStdioRig(t, StdioOptions{ListTimeout: time.Hour}, "echo")
 	rig.handshake(t)
-	huge := `{"jsonrpc":"2.0","id":99,"method":"tools/call","params":{"name":"nope","arguments":{"t":"` + strings.Repeat("x", 10<<20) + `"}}}` + "\n"
-	lines := []string{
-		"not json at all\n",
-		"{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\",\"params\":{\"name\":\"a\xffb\"}}\n",
-		`{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"nope","name":"echo"}}` + "\n",
-		`[{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"nope"}}]` + "\n",
-		`{"jsonrpc":"2.0","method":"tools/call","params":{"name":"nope"}}` + "\n",
-		`{"jsonrpc":"2.0","id":"r1","result":{"action":"accept"}}` + "\n",
-		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3}}` + "\n",
-		"\n",
-		"   \r\n",
-		huge,
-		lineCall("8", "echo"),
+	open := `{"jsonrpc":"2.0","id":50,"method":"ping","params":{"a":["x",` + "\n"
+	rig.send(t, open, lineCall("1", "nope"))
+	// The line server answers the call not found; the guard's request
+	// waits for the value to end.
+	waitFor(t, func() bool { return rig.g.Fetches() == 1 })
+	if n := len(rig.srv.listRequests()); n != 0 {
+		t.Fatalf("%d lists read by the server, %d asked, inside an unfinished value", n, rig.g.Fetches())
 	}
-	start := time.Now()
-	rig.send(t, lines...)
-	for {
-		got := rig.next(t)
-		if strings.Contains(got, `"id":8,`) {
-			break
-		}
+	closeValue := `"y"]}}` + "\n"
+	rig.send(t, closeValue)
+	got := rig.next(t)
+	if !strings.Contains(got, `"id":1,"error":{"code":-32602,"message":"Unknown tool: nope","data":{"availableTools":["echo"]`) {
+		t.Fatalf("got %s", got)
 	}
-	t.Logf("%v", time.Since(start))
-	// After a line that is not one JSON value the guard answers nothing
-	// more: it does not even ask.
+	read := rig.srv.received()
+	i := slices.Index(read, closeValue)
+	if i < 0 || i+1 >= len(read) || !strings.Contains(read[i+1], `"method":"tools/list"`) {
+		t.Errorf("the server read %q", read)
+	}
+	if r := strings.Join(rig.untrackedReasons(), "\n"); !strings.Contains(r, "unfinished JSON value") {
+		t.Errorf("OnUntracked told %q", r)
+	}
+}
+
+// TestStdioOwnAnswersNeverReachTheClient: a list answer longer than
+// MaxServerLineBytes is dropped (the answer goes out without data), and
+// a server line that only mentions the guard's prefix passes.
+func TestStdioOwnAnswersNeverReachTheClient(t *testing.T) {
+	var tools []string
+	for i := range 200 {
+		tools = append(tools, fmt.Sprintf("tool_with_a_long_name_%03d", i))
+	}
+	rig := newStdioRig(t, StdioOptions{MaxServerLineBytes: 2 << 10}, tools...)
+	rig.handshake(t)
+	rig.send(t, lineCall("1", "nope"))
+	if got := rig.next(t); got != `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Unknown tool: nope"}}`+"\n" {
+		t.Fatalf("got %s", got)
+	}
+	if rej := rig.rejections(); len(rej) != 1 || rej[0].ListErr == nil || !strings.Contains(rej[0].ListErr.Error(), "MaxServerLineBytes") {
+		t.Errorf("OnReject told %+v", rej)
+	}
+	mention := `{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"saw ` + string(rig.g.prefix) + `1"}}`
+	rig.srv.sendLine(mention)
+	if got := rig.next(t); got != mention+"\n" {
+		t.Errorf("got %s", got)
+	}
+}
+
+// TestStdioHideBothAsksNoList: with HideToolList and HideSuggestions the
+// answer needs no list, and none is asked.
+func TestStdioHideBothAsksNoList(t *testing.T) {
+	rig := newStdioRig(t, StdioOptions{HideToolList: true, HideSuggestions: true}, "echo")
+	rig.handshake(t)
+	rig.send(t, lineCall("1", "ech"))
+	if got := rig.next(t); got != `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Unknown tool: ech"}}`+"\n" {
+		t.Fatalf("got %s", got)
+	}
 	if rig.g.Fetches() != 0 {
-		t.Errorf("%d tools/list requests after a non-JSON line", rig.g.Fetches())
-	}
-	var got []string
-	for _, l := range rig.srv.received()[2:] { // after initialize and notifications/initialized
-		if !strings.Contains(l, `"id":"toolguard-`) {
-			got = append(got, l)
-		}
-	}
-	if len(got) != len(lines) {
-		t.Fatalf("the server read %d lines, want %d", len(got), len(lines))
-	}
-	for i := range lines {
-		if got[i] != lines[i] {
-			t.Errorf("line %d: the server read %.80q, the client sent %.80q", i, got[i], lines[i])
-		}
+		t.Errorf("%d lists asked", rig.g.Fetches())
 	}
 }
 
 // TestStdioUnfinishedLastLine: a last line without its newline is read by
-// no server as a message, so the guard hands it on and never answers it.
+// no server as a message; the guard hands it on.
 func TestStdioUnfinishedLastLine(t *testing.T) {
 	rig := newStdioRig(t, StdioOptions{}, "echo")
 	rig.handshake(t)
@@ -530,27 +638,22 @@ func TestStdioUnfinishedLastLine(t *testing.T) {
 	if got[len(got)-1] != last {
 		t.Errorf("the server read %q last", got[len(got)-1])
 	}
-	if rig.g.Rejections() != 0 || rig.g.Fetches() != 0 {
-		t.Errorf("the guard acted on an unfinished line")
-	}
 }
 
-// TestStdioNoInterleaving writes long server lines in small pieces while
-// the guard answers unknown calls: every line the client reads is whole.
-func TestStdioNoInterleaving(t *testing.T) {
+// TestStdioWritesNeverInterleave writes long server lines in small pieces
+// from several goroutines while the guard translates not-found answers:
+// every line the client reads is whole.
+func TestStdioWritesNeverInterleave(t *testing.T) {
 	inR, inW := io.Pipe()
 	var out safeBuffer
-	g, err := NewStdio(inR, &out, StdioOptions{MaxListBytes: 1 << 10})
+	g, err := NewStdio(inR, &out, StdioOptions{MaxServerLineBytes: 1 << 10})
 	if err != nil {
 		t.Fatal(err)
 	}
-	g.opts.Tools = StaticTools("echo")
-	srv := &fakeStdioServer{tools: []string{"echo"}, done: make(chan struct{})}
+	srv := &lineServer{tools: []string{"echo"}, done: make(chan struct{})}
 	go srv.serve(g.Reader(), g.Writer())
 	go func() {
-		inW.Write([]byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}` + "\n"))
-		time.Sleep(50 * time.Millisecond)
-		inW.Write([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n"))
+		inW.Write([]byte(initializeLine))
 		for i := range 200 {
 			inW.Write([]byte(lineCall(fmt.Sprint(1000+i), "nope")))
 		}
@@ -561,7 +664,7 @@ func TestStdioNoInterleaving(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := range 50 {
-				// a short line, and a long one (over MaxListBytes) in pieces
+				// a short line, and a long one (over MaxServerLineBytes) in pieces
 				line := fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"%d-%d-%s"}}`+"\n", w, i, strings.Repeat("y", (i%3)*700))
 				srv.wmu.Lock()
 				for len(line) > 0 {
@@ -574,26 +677,27 @@ func TestStdioNoInterleaving(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(20 * time.Second)
 	for g.Rejections() < 200 && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	inW.Close()
 	<-srv.done
+	g.Writer().Close()
 	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
-	var notes, rejections int
+	var notes, answers int
 	for _, l := range lines {
 		if !json.Valid([]byte(l)) {
 			t.Fatalf("a line the client read is not whole JSON: %.100q", l)
 		}
 		if strings.Contains(l, `"error":{"code":-32602`) {
-			rejections++
+			answers++
 		} else if strings.Contains(l, "notifications/message") {
 			notes++
 		}
 	}
-	if notes != 200 || rejections != 200 {
-		t.Errorf("%d notifications and %d rejections, want 200 of each", notes, rejections)
+	if notes != 200 || answers != 200 {
+		t.Errorf("%d notifications and %d answers, want 200 of each", notes, answers)
 	}
 }
 
@@ -614,38 +718,34 @@ func (s *safeBuffer) String() string {
 	return s.b.String()
 }
 
-// TestStdioCloseReleasesHold: when the server's output closes while a call
-// waits for the list, the call is handed on and nothing is left waiting.
-func TestStdioCloseReleasesHold(t *testing.T) {
+// TestStdioCloseWritesWaitingAnswers: when the server's output ends while
+// an answer waits for its list, the answer is written, without data,
+// before out is closed, and the guard leaves no goroutine behind.
+func TestStdioCloseWritesWaitingAnswers(t *testing.T) {
 	before := runtime.NumGoroutine()
 	inR, inW := io.Pipe()
-	g, err := NewStdio(inR, io.Discard, StdioOptions{MaxWait: time.Minute})
+	outR, outW := io.Pipe()
+	g, err := NewStdio(inR, outW, StdioOptions{ListTimeout: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
-	g.mu.Lock()
-	g.hs = hsReady
-	g.mu.Unlock()
 	go inW.Write([]byte(lineCall("1", "nope")))
 	br := bufio.NewReader(g.Reader())
-	req, err := br.ReadString('\n')
-	if err != nil || !strings.Contains(req, `"method":"tools/list"`) {
-		t.Fatalf("read %q, %v", req, err)
+	if l, err := br.ReadString('\n'); err != nil || l != lineCall("1", "nope") {
+		t.Fatalf("read %q, %v", l, err)
 	}
-	done := make(chan string)
+	g.Writer().Write([]byte(`{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"unknown tool \"nope\""}}` + "\n"))
+	if l, err := br.ReadString('\n'); err != nil || !strings.Contains(l, `"method":"tools/list"`) {
+		t.Fatalf("read %q, %v", l, err)
+	}
+	got := make(chan []byte)
 	go func() {
-		l, _ := br.ReadString('\n')
-		done <- l
+		b, _ := io.ReadAll(outR)
+		got <- b
 	}()
-	time.Sleep(20 * time.Millisecond)
 	g.Writer().Close()
-	select {
-	case l := <-done:
-		if l != lineCall("1", "nope") {
-			t.Errorf("released %q", l)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("the held call was not released when the server's output closed")
+	if b := <-got; string(b) != `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Unknown tool: nope"}}`+"\n" {
+		t.Errorf("the client read %q", b)
 	}
 	inW.Close()
 	if _, err := br.ReadString('\n'); err != io.EOF {
@@ -656,125 +756,12 @@ func TestStdioCloseReleasesHold(t *testing.T) {
 
 func waitGoroutines(t *testing.T, before int) {
 	t.Helper()
-	deadline := time.Now().Add(2 * time.Second)
+	deadline := time.Now().Add(5 * time.Second)
 	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	if n := runtime.NumGoroutine(); n > before {
 		t.Errorf("%d goroutines left behind", n-before)
-	}
-}
-
-func TestNewStdioOptions(t *testing.T) {
-	for _, o := range []StdioOptions{{MaxLineBytes: -1}, {MaxWait: -1}, {ToolListLimit: -1}, {MaxPages: -1}, {MaxListBytes: -1}} {
-		if _, err := NewStdio(strings.NewReader(""), io.Discard, o); err == nil {
-			t.Errorf("%+v: no error", o)
-		}
-	}
-	if _, err := NewStdio(nil, io.Discard, StdioOptions{}); err == nil {
-		t.Error("nil reader: no error")
-	}
-}
-
-// TestStdioStopsAfterBrokenLine: go-sdk decodes the stream, not lines: after
-// a line that is not one whole JSON value it has closed the session or
-// reads the next line as part of a value. The guard then answers nothing.
-func TestStdioStopsAfterBrokenLine(t *testing.T) {
-	for _, broken := range []string{
-		"not json\n",
-		`{"jsonrpc":"2.0","id":1,"method":"ping"} ` + "\n", // a space after the value
-		`{"jsonrpc":"2.0","id":1,"method":"ping"}x` + "\n",
-		`{"jsonrpc":"2.0","id":1,` + "\n", // the value goes on in the next line
-		`{"a":1}{"b":2}` + "\n",
-		`[{"jsonrpc":"2.0","id":9,"method":"ping"}]` + "\n", // go-sdk refuses batches after 2025-06-18
-		"42\n",
-		`{"a":1}` + "\n",
-		`{"jsonrpc":"1.0","id":1,"method":"ping"}` + "\n",
-		`{"jsonrpc":"2.0","id":null,"method":"ping"}` + "\n",
-		`{"jsonrpc":"2.0","id":1.5,"method":"ping"}` + "\n",
-		`{"jsonrpc":"2.0","id":"r","result":{},"extra":1}` + "\n",
-		`{"jsonrpc":"2.0","id":"r","id":"s","result":{}}` + "\n",
-		`{"jsonrpc":"2.0","id":"r"}` + "\n",
-	} {
-		rig := newStdioRig(t, StdioOptions{}, "echo")
-		rig.handshake(t)
-		rig.send(t, lineCall("1", "nope"))
-		if got := rig.next(t); !strings.Contains(got, `"id":1,"error":{"code":-32602`) {
-			t.Fatalf("before: %s", got)
-		}
-		rig.send(t, broken, lineCall("2", "nope"), lineCall("3", "echo"))
-		for {
-			got := rig.next(t)
-			if strings.Contains(got, `"id":2,`) {
-				if !strings.Contains(got, `"isError":true`) {
-					t.Errorf("after %q the guard answered %s", broken, got)
-				}
-				break
-			}
-		}
-		if rig.g.Rejections() != 1 {
-			t.Errorf("after %q: %d rejections", broken, rig.g.Rejections())
-		}
-	}
-	// Blank lines, other requests and notifications, and the client's
-	// answers to server requests keep the stream readable.
-	rig := newStdioRig(t, StdioOptions{}, "echo")
-	rig.handshake(t)
-	rig.send(t, "\n", "  \r\n", `{"jsonrpc":"2.0","id":9,"method":"ping"}`+"\n",
-		`{"jsonrpc":"2.0","id":"r","result":{"action":"accept","content":{"name":"A\u00e9"}}}`+"\r\n",
-		`{"jsonrpc":"2.0","id":7,"error":{"code":-1,"message":"no"}}`+"\n",
-		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3}}`+"\n", lineCall("4", "nope"))
-	for {
-		if got := rig.next(t); strings.Contains(got, `"id":4,`) {
-			if !strings.Contains(got, `"error":{"code":-32602`) {
-				t.Errorf("got %s", got)
-			}
-			break
-		}
-	}
-	// A call with a space after it is the server's, and so is everything after.
-	rig.send(t, `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"nope"}} `+"\n", lineCall("6", "nope"))
-	for _, id := range []string{`"id":5,`, `"id":6,`} {
-		if got := rig.next(t); !strings.Contains(got, id) || !strings.Contains(got, `"isError":true`) {
-			t.Errorf("got %s", got)
-		}
-	}
-}
-
-// waitFor polls cond for up to 5s.
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met within 5s")
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
-
-// TestStdioToolsHint: a ToolSet over stdio lets known names through
-// without asking, and never rejects on its own: the stream confirms.
-func TestStdioToolsHint(t *testing.T) {
-	rig := newStdioRig(t, StdioOptions{Tools: StaticTools("echo", "gone")}, "echo", "fresh")
-	rig.handshake(t)
-	rig.send(t, lineCall("1", "echo"))
-	if got := rig.next(t); !strings.Contains(got, "ran echo") || rig.g.Fetches() != 0 {
-		t.Fatalf("a name the tool set has: %s, %d lists asked", got, rig.g.Fetches())
-	}
-	// The tool set does not have it, the server does: the stream decides.
-	rig.send(t, lineCall("2", "fresh"))
-	if got := rig.next(t); !strings.Contains(got, "ran fresh") || rig.g.Fetches() != 1 {
-		t.Fatalf("a name only the server has: %s, %d lists asked", got, rig.g.Fetches())
-	}
-	// The tool set has it, the server does not: passed through at once.
-	rig.send(t, lineCall("3", "gone"))
-	if got := rig.next(t); !strings.Contains(got, `"isError":true`) {
-		t.Fatalf("got %s", got)
-	}
-	rig.send(t, lineCall("4", "nope"))
-	if got := rig.next(t); !strings.Contains(got, `"availableTools":["echo","fresh"]`) {
-		t.Fatalf("got %s", got)
 	}
 }
 
@@ -785,13 +772,48 @@ func TestStdioOptionErrors(t *testing.T) {
 		field string
 	}{
 		{StdioOptions{MaxLineBytes: -1}, "StdioOptions.MaxLineBytes"},
-		{StdioOptions{MaxListBytes: -1}, "StdioOptions.MaxListBytes"},
-		{StdioOptions{MaxWait: -1}, "StdioOptions.MaxWait"},
+		{StdioOptions{MaxServerLineBytes: -1}, "StdioOptions.MaxServerLineBytes"},
+		{StdioOptions{ListTimeout: -1}, "StdioOptions.ListTimeout"},
 		{StdioOptions{MaxPages: -1}, "StdioOptions.MaxPages"},
-		{StdioOptions{ToolListLimit: -1}, "StdioOptions.ToolListLimit"},
 	} {
 		if _, err := NewStdio(strings.NewReader(""), io.Discard, tc.opts); err == nil || !strings.Contains(err.Error(), tc.field+" must not be negative") {
 			t.Errorf("%s: %v", tc.field, err)
 		}
 	}
+	if _, err := NewStdio(strings.NewReader(""), io.Discard, StdioOptions{ToolListLimit: -1}); err == nil {
+		t.Error("ToolListLimit -1: no error")
+	}
+	if _, err := NewStdio(nil, io.Discard, StdioOptions{}); err == nil {
+		t.Error("nil reader: no error")
+	}
 }
+
+// TestStdioReaderErrorReachesTheServer: an input error other than EOF is
+// the server's to see, after the lines before it.
+func TestStdioReaderErrorReachesTheServer(t *testing.T) {
+	boom := errors.New("boom")
+	g, err := NewStdio(io.MultiReader(strings.NewReader("a\n"), errReader{boom}), io.Discard, StdioOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(g.Reader())
+	if string(b) != "a\n" || err != boom {
+		t.Errorf("read %q, %v", b, err)
+	}
+}
+
+type errReader struct{ err error }
+
+// waitFor polls cond for up to 10s.
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met within 10s")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func (e errReader) Read([]byte) (int, error) { return 0, e.err }

@@ -54,13 +54,12 @@ func run(args []string, stdin io.Reader, stdout io.WriteCloser, stderr io.Writer
 	fs := flag.NewFlagSet("toolguard-stdio", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var opts toolguard.StdioOptions
-	fs.DurationVar(&opts.MaxWait, "max-wait", 2*time.Second, "longest a call waits for the server's tools/list before it is passed through; more than 0 (a rejection needs that list)")
+	fs.DurationVar(&opts.ListTimeout, "list-timeout", toolguard.DefaultListTimeout, "longest a translated answer waits for the caller's tools/list; past it the answer goes out without data.availableTools (no call ever waits for it); more than 0")
 	fs.IntVar(&opts.ToolListLimit, "tool-list-limit", toolguard.DefaultToolListLimit, "cap on the names listed in data.availableTools; 0 leaves the list out, as -hide-tool-list")
-	fs.BoolVar(&opts.HideToolList, "hide-tool-list", false, "leave data.availableTools out of rejections")
-	fs.BoolVar(&opts.HideSuggestions, "hide-suggestions", false, "leave data.suggestions out of rejections")
-	fs.BoolVar(&opts.SafeIntegerIDs, "safe-integer-ids", true, "pass through integer ids beyond ±(2^53−1), which JavaScript servers refuse")
-	fs.IntVar(&opts.MaxLineBytes, "max-line-bytes", toolguard.DefaultMaxBodyBytes, "longer client lines pass through unread, and the guard answers nothing more on the stream; more than 0")
-	logRejections := fs.Bool("log", false, "write one line per rejection to standard error, and say so once when the guard leaves calls to the server (before the handshake, or after a line it cannot read)")
+	fs.BoolVar(&opts.HideToolList, "hide-tool-list", false, "leave data.availableTools out of translated answers")
+	fs.BoolVar(&opts.HideSuggestions, "hide-suggestions", false, "leave data.suggestions out of translated answers")
+	fs.IntVar(&opts.MaxLineBytes, "max-line-bytes", toolguard.DefaultMaxBodyBytes, "longer client lines pass through unread and untracked (their answers are not translated); more than 0")
+	logAnswers := fs.Bool("log", false, "write one line to standard error per translated not-found answer, saying why when it went out without data.availableTools, and per line the guard left untracked")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, "usage: toolguard-stdio [flags] -- COMMAND [ARG...]\n\n"+
 			"Exit status: the server's (128+N when signal N ended it), 0 for -h, 64 on a usage error,\n"+
@@ -83,13 +82,17 @@ func run(args []string, stdin io.Reader, stdout io.WriteCloser, stderr io.Writer
 		fs.Usage()
 		return exitUsage
 	}
-	if *logRejections {
+	if *logAnswers {
 		logger := log.New(stderr, "toolguard-stdio: ", log.LstdFlags)
 		opts.OnReject = func(rej *toolguard.Rejection) {
-			logger.Printf("rejected unknown tool %q", rej.Name)
+			if rej.ListErr != nil {
+				logger.Printf("translated the server's not-found answer for tool %q without data.availableTools: %v", rej.Name, rej.ListErr)
+				return
+			}
+			logger.Printf("translated the server's not-found answer for tool %q", rej.Name)
 		}
-		opts.OnInactive = func(reason string) {
-			logger.Printf("not answering: %s", reason)
+		opts.OnUntracked = func(reason string) {
+			logger.Printf("untracked: %s", reason)
 		}
 	}
 
@@ -164,8 +167,8 @@ func run(args []string, stdin io.Reader, stdout io.WriteCloser, stderr io.Writer
 // what it says where the library would read it as "the default".
 func checkFlags(opts *toolguard.StdioOptions) error {
 	switch {
-	case opts.MaxWait <= 0:
-		return fmt.Errorf("-max-wait must be more than 0, not %v (how long a call may wait for the server's tool list: a rejection needs that list)", opts.MaxWait)
+	case opts.ListTimeout <= 0:
+		return fmt.Errorf("-list-timeout must be more than 0, not %v (how long a translated answer may wait for the caller's tool list)", opts.ListTimeout)
 	case opts.ToolListLimit < 0:
 		return fmt.Errorf("-tool-list-limit must not be negative, not %d (0 leaves the list out)", opts.ToolListLimit)
 	case opts.MaxLineBytes <= 0:

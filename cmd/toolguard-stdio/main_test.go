@@ -55,7 +55,7 @@ func TestUsage(t *testing.T) {
 	// A bad value is a usage error that names the flag, checked before
 	// anything starts.
 	for _, args := range [][]string{
-		{"-max-wait", "-1s"}, {"-max-wait", "0"},
+		{"-list-timeout", "-1s"}, {"-list-timeout", "0"},
 		{"-tool-list-limit", "-1"},
 		{"-max-line-bytes", "0"}, {"-max-line-bytes", "-5"},
 	} {
@@ -94,23 +94,37 @@ func TestPipes(t *testing.T) {
 	}
 }
 
-// TestLogInactive: with -log, the guard says once why it leaves calls to
-// the server.
-func TestLogInactive(t *testing.T) {
-	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"nope"}}` + "\n"
-	for _, tc := range []struct{ in, why string }{
-		{call + call, "before the initialize handshake"},
-		{"not json\n" + "not json\n", "not certainly one JSON-RPC message"},
-	} {
-		code, _, errOut := runWith(t, tc.in, "-log", "--", "cat")
-		if code != 0 || strings.Count(errOut, "not answering") != 1 || !strings.Contains(errOut, tc.why) {
-			t.Errorf("%q: exit %d, log %q, want one line: %s", tc.in, code, errOut, tc.why)
-		}
+// TestLogUntracked: with -log, a client line the guard cannot read is
+// logged as untracked, and still reaches the server.
+func TestLogUntracked(t *testing.T) {
+	in := "not json, but it mentions tools/call\n"
+	code, out, errOut := runWith(t, in, "-log", "--", "cat")
+	if code != 0 || out != in || strings.Count(errOut, "untracked:") != 1 || !strings.Contains(errOut, "outside the strict subset") {
+		t.Errorf("exit %d, out %q, log %q", code, out, errOut)
+	}
+}
+
+// TestLogTranslations: with -log, each translated answer is logged, and one
+// that went out without data.availableTools says why.
+func TestLogTranslations(t *testing.T) {
+	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ech0"}}` + "\n"
+	var log lockedBuffer
+	got := sessionLog(t, call, &log, "-log")
+	if !strings.Contains(got, `"availableTools":["echo"]`) || !strings.Contains(log.b.String(), `translated the server's not-found answer for tool "ech0"`+"\n") {
+		t.Errorf("answer %s, log %q", got, log.b.String())
+	}
+	t.Setenv("TOOLGUARD_FAKE_SILENT_LIST", "1")
+	var log2 lockedBuffer
+	got = sessionLog(t, call, &log2, "-log", "-list-timeout", "50ms")
+	if got != `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Unknown tool: ech0"}}`+"\n" ||
+		!strings.Contains(log2.b.String(), `for tool "ech0" without data.availableTools: toolguard: no tool list within ListTimeout (50ms)`) {
+		t.Errorf("a list that never comes: answer %s, log %q", got, log2.b.String())
 	}
 }
 
 // TestMain makes the test binary a stdio MCP server with one tool, echo,
-// when TOOLGUARD_FAKE_SERVER is set.
+// when TOOLGUARD_FAKE_SERVER is set (with TOOLGUARD_FAKE_SILENT_LIST, one
+// that never answers tools/list).
 func TestMain(m *testing.M) {
 	if os.Getenv("TOOLGUARD_FAKE_SERVER") != "" {
 		fakeServer()
@@ -125,6 +139,9 @@ func fakeServer() {
 		var m struct {
 			ID     json.RawMessage `json:"id"`
 			Method string          `json:"method"`
+			Params struct {
+				Name string `json:"name"`
+			} `json:"params"`
 		}
 		if json.Unmarshal(sc.Bytes(), &m) != nil || m.ID == nil {
 			continue
@@ -134,9 +151,18 @@ func fakeServer() {
 		case "initialize":
 			fmt.Printf(`{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"fake","version":"1"}}}`+"\n", id)
 		case "tools/list":
+			if os.Getenv("TOOLGUARD_FAKE_SILENT_LIST") != "" {
+				continue
+			}
 			fmt.Printf(`{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"echo","inputSchema":{"type":"object"}}]}}`+"\n", id)
 		case "tools/call":
-			fmt.Printf(`{"jsonrpc":"2.0","id":%s,"result":{"content":[],"isError":true}}`+"\n", id)
+			if m.Params.Name == "echo" {
+				fmt.Printf(`{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"echo"}]}}`+"\n", id)
+				continue
+			}
+			// As the TypeScript SDK v1 answers an unknown tool.
+			text, _ := json.Marshal("MCP error -32602: Tool " + m.Params.Name + " not found")
+			fmt.Printf(`{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":%s}],"isError":true}}`+"\n", id, text)
 		}
 	}
 }
@@ -145,12 +171,18 @@ func fakeServer() {
 // handshake, sends line and returns the answer.
 func session(t *testing.T, line string, flags ...string) string {
 	t.Helper()
+	return sessionLog(t, line, io.Discard, flags...)
+}
+
+// sessionLog is session with the command's standard error on stderr.
+func sessionLog(t *testing.T, line string, stderr io.Writer, flags ...string) string {
+	t.Helper()
 	t.Setenv("TOOLGUARD_FAKE_SERVER", "1")
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	done := make(chan int, 1)
 	go func() {
-		done <- run(append(flags, "--", os.Args[0]), inR, outW, io.Discard)
+		done <- run(append(flags, "--", os.Args[0]), inR, outW, stderr)
 	}()
 	br := bufio.NewReader(outR)
 	io.WriteString(inW, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`+"\n")
