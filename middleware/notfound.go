@@ -57,6 +57,69 @@ func IsNotFound(msg []byte, id []byte, name string) bool {
 	if !bytes.Contains(msg, []byte(`"error"`)) && !bytes.Contains(msg, []byte(`"isError"`)) {
 		return false
 	}
+	// The usual answer, an error reply in the strict subset, is read by
+	// the strict scanner; anything else by encoding/json, and the two
+	// agree wherever the scanner answers (FuzzIsNotFound).
+	if replyID, message, ok := readErrorReply(msg); ok {
+		return sameID(replyID, id) && namesUnknown(message, name)
+	}
+	return notFoundJSON(msg, id, name)
+}
+
+var (
+	errorReplyKeys = []string{"jsonrpc", "id", "error", "result"}
+	errorKeys      = []string{"code", "message"}
+)
+
+// readErrorReply reads an error reply in the strict subset: jsonrpc
+// "2.0", an id, and an error with an integer code and a string message.
+// ok is false for anything else (a result, a reply outside the subset).
+func readErrorReply(b []byte) (id []byte, message string, ok bool) {
+	s := scanner{b: b}
+	s.ws()
+	if s.i >= len(b) || b[s.i] != '{' {
+		return nil, "", false
+	}
+	var jsonrpc, idSp, code, msg span
+	var hasError bool
+	ok = s.members(errorReplyKeys, func(k int) bool {
+		switch k {
+		case 0:
+			return s.capture(&jsonrpc)
+		case 1:
+			return s.capture(&idSp)
+		case 2:
+			if s.i >= len(b) || b[s.i] != '{' {
+				return false
+			}
+			hasError = true
+			return s.members(errorKeys, func(k int) bool {
+				switch k {
+				case 0:
+					return s.capture(&code) && code.kind == kInt
+				case 1:
+					return s.capture(&msg) && msg.kind == kString
+				}
+				return s.value()
+			})
+		case 3:
+			return false // a result: read by encoding/json
+		}
+		return s.value()
+	})
+	if !ok || !hasError || code.kind != kInt || msg.kind != kString || jsonrpc.kind != kString || !strEquals(b, jsonrpc, "2.0") || idSp.kind == absent {
+		return nil, "", false
+	}
+	s.ws()
+	if s.i != len(b) {
+		return nil, "", false
+	}
+	var scratch [256]byte
+	return idSp.raw(b), string(decoded(scratch[:0], b, msg)), true
+}
+
+// notFoundJSON is IsNotFound read by encoding/json.
+func notFoundJSON(msg []byte, id []byte, name string) bool {
 	var m struct {
 		JSONRPC string          `json:"jsonrpc"`
 		ID      json.RawMessage `json:"id"`

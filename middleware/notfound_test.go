@@ -101,8 +101,17 @@ func FuzzIsNotFound(f *testing.F) {
 		f.Add(errorReply("1", s.Code, shapeText(s.Text, "nope")), "1", "nope")
 		f.Add(isErrorReply(`"x"`, shapeText(s.Text, "nope")), `"x"`, "nope")
 	}
+	f.Add(`{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Unknown tool: nope"},"ERROR":{"code":1,"message":"x"}}`, "1", "nope")
+	f.Add(`{"jsonrpc":"2.0","id":1,"error":{"code":-32602.0,"message":"Unknown tool: nope"}}`, "1", "nope")
+	f.Add(`{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Unknown tool: \u006eope"}}`, "1", "nope")
 	f.Fuzz(func(t *testing.T, reply, id, name string) {
-		if !IsNotFound([]byte(reply), []byte(id), name) {
+		got := IsNotFound([]byte(reply), []byte(id), name)
+		if len(reply) <= maxNotFoundBytes(name) {
+			if want := notFoundJSON([]byte(reply), []byte(id), name); got != want {
+				t.Fatalf("IsNotFound(%q, %q, %q) = %v, encoding/json says %v", reply, id, name, got, want)
+			}
+		}
+		if !got {
 			return
 		}
 		// A recognised answer is a reply to that id that names the tool.
