@@ -3,18 +3,38 @@
 //
 // Usage:
 //
-//	toolguard-stdio [flags] -- COMMAND [ARG...]
+//	toolguard-stdio [flags] [--] COMMAND [ARG...]
 //
 // It starts COMMAND, pipes the client's standard input to it and its
 // standard output back through the guard, and passes its standard error
 // through. A tools/call for a tool the server does not have is answered with
 // JSON-RPC error -32602 listing the tools the caller can call; every other
 // line reaches the server, and every line of the server reaches the client,
-// byte for byte and in order. SIGINT, SIGTERM, SIGHUP and SIGQUIT are
-// forwarded to the server. When standard input ends, the server's standard
-// input is closed. toolguard-stdio exits with the server's status (128 plus
-// the signal number when a signal ended it), or 0 after -h, 64 on a usage
-// error and 127 when the command cannot be started.
+// byte for byte and in order. The -- is optional (flags end at the first
+// argument that is not one); some clients' own argument parsing removes it.
+//
+// The server runs in a process group of its own. SIGINT, SIGTERM, SIGHUP
+// and SIGQUIT are forwarded to that group, so they reach everything the
+// server started (npx -y: npm exec, sh and node).
+//
+// When the client goes away — its standard input ends, or a write to its
+// standard output fails (it closed its end: EPIPE; SIGPIPE never ends
+// toolguard-stdio) — the server's standard input is closed and the server
+// has -grace (1s) to exit. If it has not, its process group gets SIGTERM,
+// and SIGKILL -grace later. Once the server has exited, what is left of
+// its group is ended the same way, so no process of the session outlives
+// toolguard-stdio.
+//
+// Exit status:
+//
+//	the server's   when it exits, by itself or by a signal (128+N for
+//	               signal N: 143 when the SIGTERM above ended it, 137 for
+//	               the SIGKILL)
+//	74             the client stopped reading: a write to standard output
+//	               failed (the server was ended as above)
+//	0              -h
+//	64             usage error
+//	127            the command cannot be started
 //
 // In a JSON MCP client configuration:
 //
@@ -31,6 +51,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"sync"
 	"syscall"
 	"time"
 
@@ -38,17 +59,34 @@ import (
 )
 
 const (
-	exitUsage    = 64
-	exitNotFound = 127
+	exitClientGone = 74 // EX_IOERR: the client stopped reading
+	exitUsage      = 64
+	exitNotFound   = 127
 )
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
-// drainGrace is how long the server's output is still read after it
-// exited: a child it started may hold the pipe open.
-const drainGrace = 2 * time.Second
+// usageText is the start of -h, with every exit status.
+const usageText = `usage: toolguard-stdio [flags] [--] COMMAND [ARG...]
+
+The server runs in a process group of its own; SIGINT, SIGTERM, SIGHUP and
+SIGQUIT are forwarded to the group. When the client goes away (standard input
+ends, or a write to standard output fails), the server's input is closed; a
+server still running -grace later gets SIGTERM, then SIGKILL -grace after
+that, its whole process group with it.
+
+Exit status:
+  the server's  when it exits (128+N when signal N ended it: 143 for the
+                SIGTERM above, 137 for the SIGKILL)
+  74            the client stopped reading (a write to standard output failed)
+  0             -h
+  64            usage error
+  127           the command cannot be started
+
+flags:
+`
 
 func run(args []string, stdin io.Reader, stdout io.WriteCloser, stderr io.Writer) int {
 	fs := flag.NewFlagSet("toolguard-stdio", flag.ContinueOnError)
@@ -61,10 +99,9 @@ func run(args []string, stdin io.Reader, stdout io.WriteCloser, stderr io.Writer
 	fs.BoolVar(&opts.SafeIntegerIDs, "safe-integer-ids", true, "pass through integer ids beyond ±(2^53−1), which JavaScript servers refuse")
 	fs.IntVar(&opts.MaxLineBytes, "max-line-bytes", toolguard.DefaultMaxBodyBytes, "longer client lines pass through unread, and the guard answers nothing more on the stream; more than 0")
 	logRejections := fs.Bool("log", false, "write one line per rejection to standard error, and say so once when the guard leaves calls to the server (before the handshake, or after a line it cannot read)")
+	grace := fs.Duration("grace", time.Second, "after the client went away, how long the server has to exit before its process group gets SIGTERM, and then SIGKILL; more than 0")
 	fs.Usage = func() {
-		fmt.Fprint(stderr, "usage: toolguard-stdio [flags] -- COMMAND [ARG...]\n\n"+
-			"Exit status: the server's (128+N when signal N ended it), 0 for -h, 64 on a usage error,\n"+
-			"127 when the command cannot be started.\n\nflags:\n")
+		fmt.Fprint(stderr, usageText)
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -77,14 +114,18 @@ func run(args []string, stdin io.Reader, stdout io.WriteCloser, stderr io.Writer
 		fmt.Fprintln(stderr, "toolguard-stdio:", err)
 		return exitUsage
 	}
+	if *grace <= 0 {
+		fmt.Fprintf(stderr, "toolguard-stdio: -grace must be more than 0, not %v\n", *grace)
+		return exitUsage
+	}
 	argv := fs.Args()
 	if len(argv) == 0 {
-		fmt.Fprintln(stderr, "toolguard-stdio: no server command (put it after --)")
+		fmt.Fprintln(stderr, "toolguard-stdio: no server command")
 		fs.Usage()
 		return exitUsage
 	}
+	logger := log.New(stderr, "toolguard-stdio: ", log.LstdFlags)
 	if *logRejections {
-		logger := log.New(stderr, "toolguard-stdio: ", log.LstdFlags)
 		opts.OnReject = func(rej *toolguard.Rejection) {
 			logger.Printf("rejected unknown tool %q", rej.Name)
 		}
@@ -93,7 +134,9 @@ func run(args []string, stdin io.Reader, stdout io.WriteCloser, stderr io.Writer
 		}
 	}
 
-	guard, err := toolguard.NewStdio(stdin, stdout, opts)
+	in := &clientIn{r: stdin, ended: make(chan struct{})}
+	out := &clientOut{w: stdout, broke: make(chan struct{})}
+	guard, err := toolguard.NewStdio(in, out, opts)
 	if err != nil {
 		fmt.Fprintln(stderr, "toolguard-stdio:", err)
 		return exitUsage
@@ -101,6 +144,11 @@ func run(args []string, stdin io.Reader, stdout io.WriteCloser, stderr io.Writer
 
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stderr = stderr
+	// When stderr is not a file, Wait copies the server's standard error
+	// until every process holding it is gone: a child the server left
+	// would hold Wait, so that copy gets grace once the server exited.
+	cmd.WaitDelay = *grace
+	inOwnGroup(cmd)
 	serverIn, err := cmd.StdinPipe()
 	if err != nil {
 		fmt.Fprintln(stderr, "toolguard-stdio:", err)
@@ -118,6 +166,12 @@ func run(args []string, stdin io.Reader, stdout io.WriteCloser, stderr io.Writer
 	signals := make(chan os.Signal, 4)
 	signal.Notify(signals, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
 	defer signal.Stop(signals)
+	// A write to a closed standard output returns EPIPE instead of ending
+	// toolguard-stdio (Go's default for fds 1 and 2). Notify rather than
+	// Ignore: an ignored signal would be inherited by the server.
+	pipeSignals := make(chan os.Signal, 1)
+	signal.Notify(pipeSignals, syscall.SIGPIPE)
+	defer signal.Stop(pipeSignals)
 
 	if err := cmd.Start(); err != nil {
 		outR.Close()
@@ -127,12 +181,13 @@ func run(args []string, stdin io.Reader, stdout io.WriteCloser, stderr io.Writer
 	}
 	outW.Close()
 
-	// Client to server. When the client closes its end, so do we.
+	// Client to server. When the client's input ends, the lines the guard
+	// still holds are forwarded, then the server's input is closed.
 	go func() {
 		io.Copy(serverIn, guard.Reader())
 		serverIn.Close()
 	}()
-	// Server to client.
+	// Server to client. Once the client stopped reading, out discards.
 	drained := make(chan struct{})
 	go func() {
 		io.Copy(guard.Writer(), outR)
@@ -142,22 +197,144 @@ func run(args []string, stdin io.Reader, stdout io.WriteCloser, stderr io.Writer
 
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
-	var waitErr error
+	var (
+		waitErr error
+		stop    *time.Timer // runs once the client went away
+		stopC   <-chan time.Time
+		termed  bool
+		ended   = in.ended
+		broke   = out.broke
+	)
+	goneAway := func() {
+		if stop == nil {
+			stop = time.NewTimer(*grace)
+			stopC = stop.C
+		}
+	}
 	for done := false; !done; {
 		select {
 		case sig := <-signals:
-			cmd.Process.Signal(sig)
+			signalGroup(cmd.Process, sig)
+		case <-ended:
+			ended = nil
+			goneAway()
+		case <-broke:
+			broke = nil
+			logger.Printf("the client stopped reading (%v); closing the server's input", out.error())
+			serverIn.Close()
+			goneAway()
+		case <-stopC:
+			serverIn.Close()
+			if !termed {
+				termed = true
+				logger.Printf("the server is still running %v after the client went away; SIGTERM to its process group", *grace)
+				signalGroup(cmd.Process, syscall.SIGTERM)
+				stop.Reset(*grace)
+			} else {
+				logger.Printf("the server is still running %v after SIGTERM; SIGKILL to its process group", *grace)
+				signalGroup(cmd.Process, syscall.SIGKILL)
+				stopC = nil
+			}
 		case waitErr = <-exited:
 			done = true
 		}
 	}
+	if stop != nil {
+		stop.Stop()
+	}
+	endLeftovers(cmd.Process, *grace, drained, logger)
 	select {
 	case <-drained:
-	case <-time.After(drainGrace):
+	case <-time.After(*grace):
+		// A process outside the group (one that called setsid) still
+		// holds the server's output.
 		outR.Close()
 		<-drained
 	}
+	if out.error() != nil {
+		return exitClientGone
+	}
 	return exitStatus(cmd.ProcessState, waitErr, stderr)
+}
+
+// endLeftovers ends what is left of the server's process group once the
+// server itself has exited: what is still there grace later (a child
+// holding the server's output, say) gets SIGTERM, and SIGKILL if any of
+// it is still there grace after that. It returns once the group is gone or
+// after the SIGKILL.
+func endLeftovers(p *os.Process, grace time.Duration, drained <-chan struct{}, logger *log.Logger) {
+	if !groupLeft(p.Pid) {
+		return
+	}
+	deadline := time.Now().Add(grace)
+	select {
+	case <-drained:
+	case <-time.After(grace):
+	}
+	for groupLeft(p.Pid) && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond) // children ending as the server did
+	}
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
+		if !groupLeft(p.Pid) {
+			return
+		}
+		logger.Printf("the server has exited, processes it started have not; %v to its process group", sig)
+		signalGroup(p, sig)
+		for deadline := time.Now().Add(grace); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+			if !groupLeft(p.Pid) {
+				return
+			}
+		}
+	}
+}
+
+// clientIn is the client's standard input; ended is closed once a read
+// of it fails (its end, or any error).
+type clientIn struct {
+	r     io.Reader
+	once  sync.Once
+	ended chan struct{}
+}
+
+func (c *clientIn) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	if err != nil {
+		c.once.Do(func() { close(c.ended) })
+	}
+	return n, err
+}
+
+// clientOut is the client's standard output. After a write fails (the
+// client closed its end: EPIPE), broke is closed and later writes are
+// discarded, so the server's output is still read until it exits.
+type clientOut struct {
+	w     io.WriteCloser
+	once  sync.Once
+	broke chan struct{}
+	mu    sync.Mutex
+	err   error
+}
+
+func (c *clientOut) Write(p []byte) (int, error) {
+	if c.error() != nil {
+		return len(p), nil
+	}
+	if _, err := c.w.Write(p); err != nil {
+		c.mu.Lock()
+		c.err = err
+		c.mu.Unlock()
+		c.once.Do(func() { close(c.broke) })
+	}
+	return len(p), nil
+}
+
+func (c *clientOut) Close() error { return c.w.Close() }
+
+// error is the first write error, or nil.
+func (c *clientOut) error() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
 }
 
 // checkFlags checks the flags' values, naming the flag, and makes 0 mean

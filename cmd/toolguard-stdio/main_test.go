@@ -45,7 +45,7 @@ func TestUsage(t *testing.T) {
 		}
 	}
 	for _, args := range [][]string{{"-h"}, {"-help"}} {
-		if code, _, errOut := runWith(t, "", args...); code != 0 || !strings.Contains(errOut, "usage:") || !strings.Contains(errOut, "Exit status") {
+		if code, _, errOut := runWith(t, "", args...); code != 0 || !strings.Contains(errOut, "usage:") || !strings.Contains(errOut, "Exit status") || !strings.Contains(errOut, "74  ") {
 			t.Errorf("%q: exit %d, %q; want 0 and the usage with the exit statuses", args, code, errOut)
 		}
 	}
@@ -58,6 +58,7 @@ func TestUsage(t *testing.T) {
 		{"-max-wait", "-1s"}, {"-max-wait", "0"},
 		{"-tool-list-limit", "-1"},
 		{"-max-line-bytes", "0"}, {"-max-line-bytes", "-5"},
+		{"-grace", "0"}, {"-grace", "-1s"},
 	} {
 		code, _, errOut := runWith(t, "", append(args, "--", "true")...)
 		if code != exitUsage || !strings.Contains(errOut, args[0]+" must") || strings.Contains(errOut, "Options") {
@@ -78,6 +79,10 @@ func TestExitStatus(t *testing.T) {
 	}
 	if code, _, _ := runWith(t, "", "--", "sh", "-c", "kill -TERM $$"); code != 128+15 {
 		t.Errorf("exit %d, want 143 for a server ended by SIGTERM", code)
+	}
+	// -- is optional: flags end at the command.
+	if code, _, _ := runWith(t, "", "-log", "sh", "-c", "exit 3"); code != 3 {
+		t.Errorf("without --: exit %d, want the server's 3", code)
 	}
 }
 
@@ -110,11 +115,15 @@ func TestLogInactive(t *testing.T) {
 }
 
 // TestMain makes the test binary a stdio MCP server with one tool, echo,
-// when TOOLGUARD_FAKE_SERVER is set.
+// when TOOLGUARD_FAKE_SERVER is set, and toolguard-stdio itself when
+// TOOLGUARD_STDIO_MAIN is.
 func TestMain(m *testing.M) {
 	if os.Getenv("TOOLGUARD_FAKE_SERVER") != "" {
 		fakeServer()
 		os.Exit(0)
+	}
+	if os.Getenv("TOOLGUARD_STDIO_MAIN") != "" {
+		main() // the test binary is toolguard-stdio
 	}
 	os.Exit(m.Run())
 }
@@ -146,6 +155,8 @@ func fakeServer() {
 func session(t *testing.T, line string, flags ...string) string {
 	t.Helper()
 	t.Setenv("TOOLGUARD_FAKE_SERVER", "1")
+	// A -race binary sleeps 1s on exit by default, as long as -grace.
+	t.Setenv("GORACE", os.Getenv("GORACE")+" atexit_sleep_ms=0")
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	done := make(chan int, 1)
