@@ -20,7 +20,7 @@
 // When the client goes away — its standard input ends, or a write to its
 // standard output fails (it closed its end: EPIPE; SIGPIPE never ends
 // toolguard-stdio) — the server's standard input is closed and the server
-// has -grace (1s) to exit. If it has not, its process group gets SIGTERM,
+// has -grace (500ms) to exit. If it has not, its process group gets SIGTERM,
 // and SIGKILL -grace later. Once the server has exited, what is left of
 // its group is ended the same way, so no process of the session outlives
 // toolguard-stdio.
@@ -99,7 +99,7 @@ func run(args []string, stdin io.Reader, stdout io.WriteCloser, stderr io.Writer
 	fs.BoolVar(&opts.SafeIntegerIDs, "safe-integer-ids", true, "pass through integer ids beyond ±(2^53−1), which JavaScript servers refuse")
 	fs.IntVar(&opts.MaxLineBytes, "max-line-bytes", toolguard.DefaultMaxBodyBytes, "longer client lines pass through unread, and the guard answers nothing more on the stream; more than 0")
 	logRejections := fs.Bool("log", false, "write one line per rejection to standard error, and say so once when the guard leaves calls to the server (before the handshake, or after a line it cannot read)")
-	grace := fs.Duration("grace", time.Second, "after the client went away, how long the server has to exit before its process group gets SIGTERM, and then SIGKILL; more than 0")
+	grace := fs.Duration("grace", 500*time.Millisecond, "after the client went away, how long the server has to exit before its process group gets SIGTERM, and then SIGKILL; more than 0")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, usageText)
 		fs.PrintDefaults()
