@@ -239,3 +239,27 @@ func TestBrokenStdoutIsNotSIGPIPE(t *testing.T) {
 	}
 	assertGone(t, pgid, child)
 }
+
+// TestClientStoppedReadingShortensGrace: once the client stopped reading,
+// a server that ignores the end of its input gets 500ms, not -grace, after
+// the client closed its input first (-grace 1m here; the test waits 20s).
+func TestClientStoppedReadingShortensGrace(t *testing.T) {
+	inR, inW := io.Pipe()
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var errOut lockedBuffer
+	done := runAsync([]string{"-grace", "1m", "sh", "-c", `sleep 300 & echo $$ $! >&2; while :; do echo tick; sleep 0.02; done`}, inR, outW, &errOut)
+	pgid, child := serverPIDs(t, &errOut)
+	if line, err := bufio.NewReader(outR).ReadString('\n'); line != "tick\n" {
+		t.Fatalf("the client read %q, %v", line, err)
+	}
+	inW.Close()
+	time.Sleep(100 * time.Millisecond) // the end of input first, as a client closing stdin then stdout
+	outR.Close()
+	if code := waitExit(t, done); code != exitClientGone {
+		t.Errorf("exit %d, want %d; stderr:\n%s", code, exitClientGone, errOut.b.String())
+	}
+	assertGone(t, pgid, child)
+}

@@ -20,9 +20,12 @@
 // When the client goes away — its standard input ends, or a write to its
 // standard output fails (it closed its end: EPIPE; SIGPIPE never ends
 // toolguard-stdio) — the server's standard input is closed and the server
-// has -grace (500ms) to exit. If it has not, its process group gets SIGTERM,
-// and SIGKILL -grace later. Once the server has exited, what is left of
-// its group is ended the same way, so no process of the session outlives
+// has -grace (2s, what the TypeScript and Python SDK clients give a server
+// after closing its input) to exit; once the client stopped reading, no
+// one waits for the answers, and the grace is 500ms at most. If the server
+// has not exited by then, its process group gets SIGTERM, and SIGKILL as
+// long again later. Once the server has exited, what is left of its group
+// is ended the same way, so no process of the session outlives
 // toolguard-stdio.
 //
 // Exit status:
@@ -58,6 +61,10 @@ import (
 	toolguard "github.com/toolguard/toolguard/middleware"
 )
 
+// brokenGrace is the most the server has to exit once the client stopped
+// reading: no one waits for its answers.
+const brokenGrace = 500 * time.Millisecond
+
 const (
 	exitClientGone = 74 // EX_IOERR: the client stopped reading
 	exitUsage      = 64
@@ -74,8 +81,9 @@ const usageText = `usage: toolguard-stdio [flags] [--] COMMAND [ARG...]
 The server runs in a process group of its own; SIGINT, SIGTERM, SIGHUP and
 SIGQUIT are forwarded to the group. When the client goes away (standard input
 ends, or a write to standard output fails), the server's input is closed; a
-server still running -grace later gets SIGTERM, then SIGKILL -grace after
-that, its whole process group with it.
+server still running -grace later (500ms at most once the client stopped
+reading) gets SIGTERM, then SIGKILL as long after that, its whole process
+group with it.
 
 Exit status:
   the server's  when it exits (128+N when signal N ended it: 143 for the
@@ -99,7 +107,7 @@ func run(args []string, stdin io.Reader, stdout io.WriteCloser, stderr io.Writer
 	fs.BoolVar(&opts.SafeIntegerIDs, "safe-integer-ids", true, "pass through integer ids beyond ±(2^53−1), which JavaScript servers refuse")
 	fs.IntVar(&opts.MaxLineBytes, "max-line-bytes", toolguard.DefaultMaxBodyBytes, "longer client lines pass through unread, and the guard answers nothing more on the stream; more than 0")
 	logRejections := fs.Bool("log", false, "write one line per rejection to standard error, and say so once when the guard leaves calls to the server (before the handshake, or after a line it cannot read)")
-	grace := fs.Duration("grace", 500*time.Millisecond, "after the client went away, how long the server has to exit before its process group gets SIGTERM, and then SIGKILL; more than 0")
+	grace := fs.Duration("grace", 2*time.Second, "after the client went away, how long the server has to exit before its process group gets SIGTERM, and then SIGKILL (at most 500ms once the client stopped reading); more than 0")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, usageText)
 		fs.PrintDefaults()
@@ -198,18 +206,28 @@ func run(args []string, stdin io.Reader, stdout io.WriteCloser, stderr io.Writer
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
 	var (
-		waitErr error
-		stop    *time.Timer // runs once the client went away
-		stopC   <-chan time.Time
-		termed  bool
-		ended   = in.ended
-		broke   = out.broke
+		waitErr  error
+		wait     = *grace    // for the server, once the client went away
+		stop     *time.Timer // runs once the client went away
+		stopC    <-chan time.Time
+		deadline time.Time // when stop fires
+		termed   bool
+		ended    = in.ended
+		broke    = out.broke
 	)
+	// goneAway gives the server wait from now, or less if it had less.
 	goneAway := func() {
-		if stop == nil {
-			stop = time.NewTimer(*grace)
+		at := time.Now().Add(wait)
+		switch {
+		case stop == nil:
+			stop = time.NewTimer(wait)
 			stopC = stop.C
+		case stopC != nil && at.Before(deadline):
+			stop.Reset(wait)
+		default:
+			return
 		}
+		deadline = at
 	}
 	for done := false; !done; {
 		select {
@@ -222,16 +240,18 @@ func run(args []string, stdin io.Reader, stdout io.WriteCloser, stderr io.Writer
 			broke = nil
 			logger.Printf("the client stopped reading (%v); closing the server's input", out.error())
 			serverIn.Close()
+			wait = min(wait, brokenGrace)
 			goneAway()
 		case <-stopC:
 			serverIn.Close()
 			if !termed {
 				termed = true
-				logger.Printf("the server is still running %v after the client went away; SIGTERM to its process group", *grace)
+				logger.Printf("the server is still running %v after the client went away; SIGTERM to its process group", wait)
 				signalGroup(cmd.Process, syscall.SIGTERM)
-				stop.Reset(*grace)
+				stop.Reset(wait)
+				deadline = time.Now().Add(wait)
 			} else {
-				logger.Printf("the server is still running %v after SIGTERM; SIGKILL to its process group", *grace)
+				logger.Printf("the server is still running %v after SIGTERM; SIGKILL to its process group", wait)
 				signalGroup(cmd.Process, syscall.SIGKILL)
 				stopC = nil
 			}
@@ -242,10 +262,10 @@ func run(args []string, stdin io.Reader, stdout io.WriteCloser, stderr io.Writer
 	if stop != nil {
 		stop.Stop()
 	}
-	endLeftovers(cmd.Process, *grace, drained, logger)
+	endLeftovers(cmd.Process, wait, drained, logger)
 	select {
 	case <-drained:
-	case <-time.After(*grace):
+	case <-time.After(wait):
 		// A process outside the group (one that called setsid) still
 		// holds the server's output.
 		outR.Close()
