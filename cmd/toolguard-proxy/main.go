@@ -253,7 +253,9 @@ func handler(c *config, logger *log.Logger) (http.Handler, error) {
 			logger.Printf("rejected unknown tool %q from %s (HTTP %d)", rej.Name, r.RemoteAddr, rej.Status)
 		}
 	}
-	opts.OnPass = rp.onPass
+	if c.logPass {
+		opts.OnPass = rp.onPass
+	}
 	guard, err := toolguard.New(opts)
 	if err != nil {
 		return nil, err
