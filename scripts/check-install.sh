@@ -4,7 +4,8 @@
 # file-based module proxy, and a fresh consumer module outside the repository
 # (no replace, no go.work) go-gets the root module and every adapter from it,
 # builds each copyable example program against them, and go-installs the
-# commands at that version.
+# commands at that version; then the commands are installed from the
+# working tree as from a clone, with the README's one line.
 #
 #   scripts/check-install.sh            (test.sh runs it)
 #   VERSION=v0.2.0 scripts/check-install.sh
@@ -66,3 +67,14 @@ for cmd in $(cd "$root" && go list -f '{{if eq .Name "main"}}{{.ImportPath}}{{en
 	[ -x "$bin" ] || { echo "check-install: go install $cmd@$version made no binary" >&2; exit 1; }
 	echo "check-install: go install $cmd@$version"
 done
+
+# From a clone, before the modules are published: the one line the README
+# gives installs every command.
+clonebin="$work/clonebin"
+(cd "$root" && GOBIN="$clonebin" go install ./cmd/... ./conformance/cmd/toolguard-check)
+for cmd in $(cd "$root" && go list -f '{{if eq .Name "main"}}{{.ImportPath}}{{end}}' ./... | grep -v -e /scripts/ -e /internal/); do
+	bin="$clonebin/$(basename "$cmd")"
+	[ -x "$bin" ] || { echo "check-install: go install ./cmd/... ./conformance/cmd/toolguard-check in a clone made no $(basename "$cmd")" >&2; exit 1; }
+	"$bin" -h >/dev/null 2>&1 || { echo "check-install: $(basename "$cmd") -h (installed from a clone) failed" >&2; exit 1; }
+done
+echo "check-install: go install ./cmd/... ./conformance/cmd/toolguard-check in a clone"

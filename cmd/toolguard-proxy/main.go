@@ -22,6 +22,17 @@
 // to finish). Exit status: 0 after a graceful shutdown or -h, 1 on a
 // server error, 64 on a usage error.
 //
+// An upstream that cannot be reached (connection refused, a host name that
+// does not resolve, a failed TLS handshake) gets the caller 502, and one
+// that does not begin its answer within -upstream-timeout 504, each with a
+// short text body naming the cause, and one log line naming the upstream
+// and the cause (a failure of the guard's own tools/list on the upstream
+// is logged the same way). With -log-pass, every request the guard passes
+// through gets one log line: the reason (toolguard.Reason), the tool, the
+// tool set's error, the status the upstream answered and the Host the
+// request came with. In front of a server with a Host allow-list, that
+// shows its 403 and the Host it judged.
+//
 // It serves exactly one path, -path or the upstream URL's, taken literally
 // ({x} is not a wildcard) and compared with the request's decoded path.
 package main
@@ -60,6 +71,8 @@ type config struct {
 	upstream, listen, path, host string
 	shutdown                     time.Duration
 	quiet                        bool
+	logPass                      bool
+	upstreamTimeout              time.Duration
 	guard                        toolguard.Options
 	discover                     toolguard.DiscoverOptions
 }
@@ -74,6 +87,8 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.host, "host", "keep", "the Host sent upstream: keep (the caller's, so the server's DNS-rebinding protection judges the caller) or upstream (the upstream URL's host)")
 	fs.DurationVar(&c.shutdown, "shutdown-timeout", 10*time.Second, "how long in-flight requests may finish after SIGINT or SIGTERM; 0 does not wait")
 	fs.BoolVar(&c.quiet, "quiet", false, "no log line per rejection")
+	fs.BoolVar(&c.logPass, "log-pass", false, "one log line per request the guard passes through: the reason, the tool, the tool set's error, the status the upstream answered and the Host the request came with")
+	fs.DurationVar(&c.upstreamTimeout, "upstream-timeout", time.Minute, "how long the upstream has to begin its answer (its status line; an event stream begins at once) before the caller gets 504; 0 waits as long as the caller does")
 	fs.Int64Var(&c.guard.MaxBodyBytes, "max-body-bytes", toolguard.DefaultMaxBodyBytes, "larger bodies pass through unread; more than 0")
 	fs.IntVar(&c.guard.ToolListLimit, "tool-list-limit", toolguard.DefaultToolListLimit, "cap on the names in data.availableTools; more than 0 (-hide-tool-list leaves the list out)")
 	fs.BoolVar(&c.guard.HideToolList, "hide-tool-list", false, "leave data.availableTools out of rejections")
@@ -110,6 +125,9 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 	}
 	if err := checkFlags(c); err != nil {
 		return nil, err
+	}
+	if c.upstreamTimeout < 0 {
+		return nil, fmt.Errorf("-upstream-timeout must not be negative")
 	}
 	if c.host != "keep" && c.host != "upstream" {
 		return nil, fmt.Errorf("-host must be keep or upstream, not %q", c.host)
@@ -197,6 +215,9 @@ func servedPath(p string) (string, error) {
 // handler returns the guarded reverse proxy.
 func handler(c *config, logger *log.Logger) (http.Handler, error) {
 	u, _ := url.Parse(c.upstream)
+	rp := &reporter{upstream: c.upstream, logger: logger, logPass: c.logPass, upstreamTimeout: c.upstreamTimeout}
+	transport := http.DefaultTransport.(*http.Transport).Clone()
+	transport.ResponseHeaderTimeout = c.upstreamTimeout
 	proxy := &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.SetURL(u)
@@ -209,27 +230,34 @@ func handler(c *config, logger *log.Logger) (http.Handler, error) {
 		},
 		FlushInterval: -1, // event streams as they come
 		ErrorLog:      logger,
+		ErrorHandler:  rp.proxyError,
+		Transport:     transport,
 	}
-	tools, err := toolguard.Discover(proxy, c.discover)
+	tools, err := toolguard.Discover(guardsOwn(proxy), c.discover)
 	if err != nil {
 		return nil, err
 	}
 	opts := c.guard
 	opts.Tools = tools
-	if !c.quiet {
-		opts.OnReject = func(r *http.Request, rej *toolguard.Rejection) {
-			if rej.ListErr != nil {
-				logger.Printf("rejected unknown tool %q from %s (HTTP %d, the upstream's not-found answer) without the tool list: %v", rej.Name, r.RemoteAddr, rej.Status, rej.ListErr)
-				return
-			}
-			logger.Printf("rejected unknown tool %q from %s (HTTP %d, the upstream's not-found answer)", rej.Name, r.RemoteAddr, rej.Status)
+	opts.OnReject = func(r *http.Request, rej *toolguard.Rejection) {
+		rp.onReject(r) // a translated answer is not a pass-through
+		if c.quiet {
+			return
 		}
+		if rej.ListErr != nil {
+			logger.Printf("rejected unknown tool %q from %s (HTTP %d, the upstream's not-found answer) without the tool list: %v", rej.Name, r.RemoteAddr, rej.Status, rej.ListErr)
+			return
+		}
+		logger.Printf("rejected unknown tool %q from %s (HTTP %d, the upstream's not-found answer)", rej.Name, r.RemoteAddr, rej.Status)
+	}
+	if c.logPass {
+		opts.OnPass = rp.onPass
 	}
 	guard, err := toolguard.New(opts)
 	if err != nil {
 		return nil, err
 	}
-	return onePath(c.path, guard.Handler(proxy)), nil
+	return onePath(c.path, rp.wrap(guard.Handler(proxy))), nil
 }
 
 // onePath serves h at exactly path (decoded, compared with the request's

@@ -3,18 +3,43 @@
 //
 // Usage:
 //
-//	toolguard-stdio [flags] -- COMMAND [ARG...]
+//	toolguard-stdio [flags] [--] COMMAND [ARG...]
 //
 // It starts COMMAND, pipes the client's standard input to it and its
 // standard output back through the guard, and passes its standard error
-// through. A tools/call for a tool the server does not have is answered with
-// JSON-RPC error -32602 listing the tools the caller can call; every other
-// line reaches the server, and every line of the server reaches the client,
-// byte for byte and in order. SIGINT, SIGTERM, SIGHUP and SIGQUIT are
-// forwarded to the server. When standard input ends, the server's standard
-// input is closed. toolguard-stdio exits with the server's status (128 plus
-// the signal number when a signal ended it), or 0 after -h, 64 on a usage
-// error and 127 when the command cannot be started.
+// through. Every client line reaches the server at once, byte for byte and
+// in order, and every line of the server reaches the client, except the
+// server's own answer to a tools/call for a tool it does not have (an
+// isError result, or an error of its SDK's shape), which is replaced by
+// JSON-RPC error -32602 listing the tools the caller can call (asked of the
+// server on the same stream, within -list-timeout). The -- is optional (flags end at the first
+// argument that is not one); some clients' own argument parsing removes it.
+//
+// The server runs in a process group of its own. SIGINT, SIGTERM, SIGHUP
+// and SIGQUIT are forwarded to that group, so they reach everything the
+// server started (npx -y: npm exec, sh and node).
+//
+// When the client goes away — its standard input ends, or a write to its
+// standard output fails (it closed its end: EPIPE; SIGPIPE never ends
+// toolguard-stdio) — the server's standard input is closed and the server
+// has -grace (2s, what the TypeScript and Python SDK clients give a server
+// after closing its input) to exit; once the client stopped reading, no
+// one waits for the answers, and the grace is 500ms at most. If the server
+// has not exited by then, its process group gets SIGTERM, and SIGKILL as
+// long again later. Once the server has exited, what is left of its group
+// is ended the same way, so no process of the session outlives
+// toolguard-stdio.
+//
+// Exit status:
+//
+//	the server's   when it exits, by itself or by a signal (128+N for
+//	               signal N: 143 when the SIGTERM above ended it, 137 for
+//	               the SIGKILL)
+//	74             the client stopped reading: a write to standard output
+//	               failed (the server was ended as above)
+//	0              -h
+//	64             usage error
+//	127            the command cannot be started
 //
 // In a JSON MCP client configuration:
 //
@@ -31,39 +56,61 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"sync"
 	"syscall"
 	"time"
 
 	toolguard "github.com/toolguard/toolguard/middleware"
 )
 
+// brokenGrace is the most the server has to exit once the client stopped
+// reading: no one waits for its answers.
+const brokenGrace = 500 * time.Millisecond
+
 const (
-	exitUsage    = 64
-	exitNotFound = 127
+	exitClientGone = 74 // EX_IOERR: the client stopped reading
+	exitUsage      = 64
+	exitNotFound   = 127
 )
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
-// drainGrace is how long the server's output is still read after it
-// exited: a child it started may hold the pipe open.
-const drainGrace = 2 * time.Second
+// usageText is the start of -h, with every exit status.
+const usageText = `usage: toolguard-stdio [flags] [--] COMMAND [ARG...]
+
+The server runs in a process group of its own; SIGINT, SIGTERM, SIGHUP and
+SIGQUIT are forwarded to the group. When the client goes away (standard input
+ends, or a write to standard output fails), the server's input is closed; a
+server still running -grace later (500ms at most once the client stopped
+reading) gets SIGTERM, then SIGKILL as long after that, its whole process
+group with it.
+
+Exit status:
+  the server's  when it exits (128+N when signal N ended it: 143 for the
+                SIGTERM above, 137 for the SIGKILL)
+  74            the client stopped reading (a write to standard output failed)
+  0             -h
+  64            usage error
+  127           the command cannot be started
+
+flags:
+`
 
 func run(args []string, stdin io.Reader, stdout io.WriteCloser, stderr io.Writer) int {
 	fs := flag.NewFlagSet("toolguard-stdio", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var opts toolguard.StdioOptions
 	fs.DurationVar(&opts.ListTimeout, "list-timeout", toolguard.DefaultListTimeout, "longest a translated answer waits for the caller's tools/list; past it the answer goes out without data.availableTools (no call ever waits for it); more than 0")
-	fs.IntVar(&opts.ToolListLimit, "tool-list-limit", toolguard.DefaultToolListLimit, "cap on the names listed in data.availableTools; 0 leaves the list out, as -hide-tool-list")
+	fs.IntVar(&opts.ToolListLimit, "tool-list-limit", toolguard.DefaultToolListLimit, "cap on the names listed in data.availableTools; more than 0 (-hide-tool-list leaves the list out)")
 	fs.BoolVar(&opts.HideToolList, "hide-tool-list", false, "leave data.availableTools out of translated answers")
 	fs.BoolVar(&opts.HideSuggestions, "hide-suggestions", false, "leave data.suggestions out of translated answers")
 	fs.IntVar(&opts.MaxLineBytes, "max-line-bytes", toolguard.DefaultMaxBodyBytes, "longer client lines pass through unread and untracked (their answers are not translated); more than 0")
 	logAnswers := fs.Bool("log", false, "write one line to standard error per translated not-found answer, saying why when it went out without data.availableTools, and per line the guard left untracked")
+	grace := fs.Duration("grace", 2*time.Second, "after the client went away, how long the server has to exit before its process group gets SIGTERM, and then SIGKILL (at most 500ms once the client stopped reading); more than 0")
 	fs.Usage = func() {
-		fmt.Fprint(stderr, "usage: toolguard-stdio [flags] -- COMMAND [ARG...]\n\n"+
-			"Exit status: the server's (128+N when signal N ended it), 0 for -h, 64 on a usage error,\n"+
-			"127 when the command cannot be started.\n\nflags:\n")
+		fmt.Fprint(stderr, usageText)
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -76,14 +123,18 @@ func run(args []string, stdin io.Reader, stdout io.WriteCloser, stderr io.Writer
 		fmt.Fprintln(stderr, "toolguard-stdio:", err)
 		return exitUsage
 	}
+	if *grace <= 0 {
+		fmt.Fprintf(stderr, "toolguard-stdio: -grace must be more than 0, not %v\n", *grace)
+		return exitUsage
+	}
 	argv := fs.Args()
 	if len(argv) == 0 {
-		fmt.Fprintln(stderr, "toolguard-stdio: no server command (put it after --)")
+		fmt.Fprintln(stderr, "toolguard-stdio: no server command")
 		fs.Usage()
 		return exitUsage
 	}
+	logger := log.New(stderr, "toolguard-stdio: ", log.LstdFlags)
 	if *logAnswers {
-		logger := log.New(stderr, "toolguard-stdio: ", log.LstdFlags)
 		opts.OnReject = func(rej *toolguard.Rejection) {
 			if rej.ListErr != nil {
 				logger.Printf("translated the server's not-found answer for tool %q without data.availableTools: %v", rej.Name, rej.ListErr)
@@ -96,7 +147,9 @@ func run(args []string, stdin io.Reader, stdout io.WriteCloser, stderr io.Writer
 		}
 	}
 
-	guard, err := toolguard.NewStdio(stdin, stdout, opts)
+	in := &clientIn{r: stdin, ended: make(chan struct{})}
+	out := &clientOut{w: stdout, broke: make(chan struct{})}
+	guard, err := toolguard.NewStdio(in, out, opts)
 	if err != nil {
 		fmt.Fprintln(stderr, "toolguard-stdio:", err)
 		return exitUsage
@@ -104,6 +157,11 @@ func run(args []string, stdin io.Reader, stdout io.WriteCloser, stderr io.Writer
 
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stderr = stderr
+	// When stderr is not a file, Wait copies the server's standard error
+	// until every process holding it is gone: a child the server left
+	// would hold Wait, so that copy gets grace once the server exited.
+	cmd.WaitDelay = *grace
+	inOwnGroup(cmd)
 	serverIn, err := cmd.StdinPipe()
 	if err != nil {
 		fmt.Fprintln(stderr, "toolguard-stdio:", err)
@@ -121,6 +179,12 @@ func run(args []string, stdin io.Reader, stdout io.WriteCloser, stderr io.Writer
 	signals := make(chan os.Signal, 4)
 	signal.Notify(signals, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
 	defer signal.Stop(signals)
+	// A write to a closed standard output returns EPIPE instead of ending
+	// toolguard-stdio (Go's default for fds 1 and 2). Notify rather than
+	// Ignore: an ignored signal would be inherited by the server.
+	pipeSignals := make(chan os.Signal, 1)
+	signal.Notify(pipeSignals, syscall.SIGPIPE)
+	defer signal.Stop(pipeSignals)
 
 	if err := cmd.Start(); err != nil {
 		outR.Close()
@@ -130,12 +194,13 @@ func run(args []string, stdin io.Reader, stdout io.WriteCloser, stderr io.Writer
 	}
 	outW.Close()
 
-	// Client to server. When the client closes its end, so do we.
+	// Client to server. When the client's input ends, the lines the guard
+	// still holds are forwarded, then the server's input is closed.
 	go func() {
 		io.Copy(serverIn, guard.Reader())
 		serverIn.Close()
 	}()
-	// Server to client.
+	// Server to client. Once the client stopped reading, out discards.
 	drained := make(chan struct{})
 	go func() {
 		io.Copy(guard.Writer(), outR)
@@ -145,37 +210,167 @@ func run(args []string, stdin io.Reader, stdout io.WriteCloser, stderr io.Writer
 
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
-	var waitErr error
+	var (
+		waitErr  error
+		wait     = *grace    // for the server, once the client went away
+		stop     *time.Timer // runs once the client went away
+		stopC    <-chan time.Time
+		deadline time.Time // when stop fires
+		termed   bool
+		ended    = in.ended
+		broke    = out.broke
+	)
+	// goneAway gives the server wait from now, or less if it had less.
+	goneAway := func() {
+		at := time.Now().Add(wait)
+		switch {
+		case stop == nil:
+			stop = time.NewTimer(wait)
+			stopC = stop.C
+		case stopC != nil && at.Before(deadline):
+			stop.Reset(wait)
+		default:
+			return
+		}
+		deadline = at
+	}
 	for done := false; !done; {
 		select {
 		case sig := <-signals:
-			cmd.Process.Signal(sig)
+			signalGroup(cmd.Process, sig)
+		case <-ended:
+			ended = nil
+			goneAway()
+		case <-broke:
+			broke = nil
+			logger.Printf("the client stopped reading (%v); closing the server's input", out.error())
+			serverIn.Close()
+			wait = min(wait, brokenGrace)
+			goneAway()
+		case <-stopC:
+			serverIn.Close()
+			if !termed {
+				termed = true
+				logger.Printf("the server is still running %v after the client went away; SIGTERM to its process group", wait)
+				signalGroup(cmd.Process, syscall.SIGTERM)
+				stop.Reset(wait)
+				deadline = time.Now().Add(wait)
+			} else {
+				logger.Printf("the server is still running %v after SIGTERM; SIGKILL to its process group", wait)
+				signalGroup(cmd.Process, syscall.SIGKILL)
+				stopC = nil
+			}
 		case waitErr = <-exited:
 			done = true
 		}
 	}
+	if stop != nil {
+		stop.Stop()
+	}
+	endLeftovers(cmd.Process, wait, drained, logger)
 	select {
 	case <-drained:
-	case <-time.After(drainGrace):
+	case <-time.After(wait):
+		// A process outside the group (one that called setsid) still
+		// holds the server's output.
 		outR.Close()
 		<-drained
+	}
+	if out.error() != nil {
+		return exitClientGone
 	}
 	return exitStatus(cmd.ProcessState, waitErr, stderr)
 }
 
-// checkFlags checks the flags' values, naming the flag, and makes 0 mean
-// what it says where the library would read it as "the default".
+// endLeftovers ends what is left of the server's process group once the
+// server itself has exited: what is still there grace later (a child
+// holding the server's output, say) gets SIGTERM, and SIGKILL if any of
+// it is still there grace after that. It returns once the group is gone or
+// after the SIGKILL.
+func endLeftovers(p *os.Process, grace time.Duration, drained <-chan struct{}, logger *log.Logger) {
+	if !groupLeft(p.Pid) {
+		return
+	}
+	deadline := time.Now().Add(grace)
+	select {
+	case <-drained:
+	case <-time.After(grace):
+	}
+	for groupLeft(p.Pid) && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond) // children ending as the server did
+	}
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
+		if !groupLeft(p.Pid) {
+			return
+		}
+		logger.Printf("the server has exited, processes it started have not; %v to its process group", sig)
+		signalGroup(p, sig)
+		for deadline := time.Now().Add(grace); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+			if !groupLeft(p.Pid) {
+				return
+			}
+		}
+	}
+}
+
+// clientIn is the client's standard input; ended is closed once a read
+// of it fails (its end, or any error).
+type clientIn struct {
+	r     io.Reader
+	once  sync.Once
+	ended chan struct{}
+}
+
+func (c *clientIn) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	if err != nil {
+		c.once.Do(func() { close(c.ended) })
+	}
+	return n, err
+}
+
+// clientOut is the client's standard output. After a write fails (the
+// client closed its end: EPIPE), broke is closed and later writes are
+// discarded, so the server's output is still read until it exits.
+type clientOut struct {
+	w     io.WriteCloser
+	once  sync.Once
+	broke chan struct{}
+	mu    sync.Mutex
+	err   error
+}
+
+func (c *clientOut) Write(p []byte) (int, error) {
+	if c.error() != nil {
+		return len(p), nil
+	}
+	if _, err := c.w.Write(p); err != nil {
+		c.mu.Lock()
+		c.err = err
+		c.mu.Unlock()
+		c.once.Do(func() { close(c.broke) })
+	}
+	return len(p), nil
+}
+
+func (c *clientOut) Close() error { return c.w.Close() }
+
+// error is the first write error, or nil.
+func (c *clientOut) error() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
+}
+
+// checkFlags checks the flags' values, naming the flag.
 func checkFlags(opts *toolguard.StdioOptions) error {
 	switch {
 	case opts.ListTimeout <= 0:
 		return fmt.Errorf("-list-timeout must be more than 0, not %v (how long a translated answer may wait for the caller's tool list)", opts.ListTimeout)
-	case opts.ToolListLimit < 0:
-		return fmt.Errorf("-tool-list-limit must not be negative, not %d (0 leaves the list out)", opts.ToolListLimit)
+	case opts.ToolListLimit <= 0:
+		return fmt.Errorf("-tool-list-limit must be more than 0, not %d (-hide-tool-list leaves the list out)", opts.ToolListLimit)
 	case opts.MaxLineBytes <= 0:
 		return fmt.Errorf("-max-line-bytes must be more than 0, not %d", opts.MaxLineBytes)
-	}
-	if opts.ToolListLimit == 0 {
-		opts.HideToolList = true // no names, not the library's default of 100
 	}
 	return nil
 }

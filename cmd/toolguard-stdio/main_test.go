@@ -45,7 +45,7 @@ func TestUsage(t *testing.T) {
 		}
 	}
 	for _, args := range [][]string{{"-h"}, {"-help"}} {
-		if code, _, errOut := runWith(t, "", args...); code != 0 || !strings.Contains(errOut, "usage:") || !strings.Contains(errOut, "Exit status") {
+		if code, _, errOut := runWith(t, "", args...); code != 0 || !strings.Contains(errOut, "usage:") || !strings.Contains(errOut, "Exit status") || !strings.Contains(errOut, "74  ") {
 			t.Errorf("%q: exit %d, %q; want 0 and the usage with the exit statuses", args, code, errOut)
 		}
 	}
@@ -56,8 +56,9 @@ func TestUsage(t *testing.T) {
 	// anything starts.
 	for _, args := range [][]string{
 		{"-list-timeout", "-1s"}, {"-list-timeout", "0"},
-		{"-tool-list-limit", "-1"},
+		{"-tool-list-limit", "-1"}, {"-tool-list-limit", "0"},
 		{"-max-line-bytes", "0"}, {"-max-line-bytes", "-5"},
+		{"-grace", "0"}, {"-grace", "-1s"},
 	} {
 		code, _, errOut := runWith(t, "", append(args, "--", "true")...)
 		if code != exitUsage || !strings.Contains(errOut, args[0]+" must") || strings.Contains(errOut, "Options") {
@@ -78,6 +79,10 @@ func TestExitStatus(t *testing.T) {
 	}
 	if code, _, _ := runWith(t, "", "--", "sh", "-c", "kill -TERM $$"); code != 128+15 {
 		t.Errorf("exit %d, want 143 for a server ended by SIGTERM", code)
+	}
+	// -- is optional: flags end at the command.
+	if code, _, _ := runWith(t, "", "-log", "sh", "-c", "exit 3"); code != 3 {
+		t.Errorf("without --: exit %d, want the server's 3", code)
 	}
 }
 
@@ -124,11 +129,15 @@ func TestLogTranslations(t *testing.T) {
 
 // TestMain makes the test binary a stdio MCP server with one tool, echo,
 // when TOOLGUARD_FAKE_SERVER is set (with TOOLGUARD_FAKE_SILENT_LIST, one
-// that never answers tools/list).
+// that never answers tools/list), and toolguard-stdio itself when
+// TOOLGUARD_STDIO_MAIN is.
 func TestMain(m *testing.M) {
 	if os.Getenv("TOOLGUARD_FAKE_SERVER") != "" {
 		fakeServer()
 		os.Exit(0)
+	}
+	if os.Getenv("TOOLGUARD_STDIO_MAIN") != "" {
+		main() // the test binary is toolguard-stdio
 	}
 	os.Exit(m.Run())
 }
@@ -178,6 +187,8 @@ func session(t *testing.T, line string, flags ...string) string {
 func sessionLog(t *testing.T, line string, stderr io.Writer, flags ...string) string {
 	t.Helper()
 	t.Setenv("TOOLGUARD_FAKE_SERVER", "1")
+	// A -race binary sleeps 1s on exit by default, as long as -grace.
+	t.Setenv("GORACE", os.Getenv("GORACE")+" atexit_sleep_ms=0")
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	done := make(chan int, 1)
@@ -202,14 +213,14 @@ func sessionLog(t *testing.T, line string, stderr io.Writer, flags ...string) st
 	return answer
 }
 
-// TestFlagValues: an explicit value means what it says: -tool-list-limit 0
-// lists no names (not the library's default of 100).
+// TestFlagValues: -tool-list-limit caps the list; -hide-tool-list leaves
+// it out.
 func TestFlagValues(t *testing.T) {
 	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ech0"}}` + "\n"
 	for _, tc := range []struct {
 		flags    []string
 		withList bool
-	}{{nil, true}, {[]string{"-tool-list-limit", "1"}, true}, {[]string{"-tool-list-limit", "0"}, false}} {
+	}{{nil, true}, {[]string{"-tool-list-limit", "1"}, true}, {[]string{"-hide-tool-list"}, false}} {
 		got := session(t, call, tc.flags...)
 		if !strings.Contains(got, `"code":-32602`) || strings.Contains(got, `"availableTools"`) != tc.withList {
 			t.Errorf("%q: answered %s, want a list: %v", tc.flags, got, tc.withList)

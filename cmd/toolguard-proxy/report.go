@@ -1,0 +1,230 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	toolguard "github.com/toolguard/toolguard/middleware"
+)
+
+// What the proxy says about each request: at most one log line, written
+// when the answer starts. It names the upstream and the cause when the
+// upstream could not be reached or did not answer in time (for the
+// caller's own request or the guard's requests made for it), and with
+// -log-pass why the guard passed the request through, with the tool set's
+// error, the status the caller got (the upstream's, for a request that
+// reached it) and the Host the request came with.
+
+// reporter writes those lines, and the answers of requests that did not
+// reach the upstream.
+type reporter struct {
+	upstream        string
+	logger          *log.Logger
+	logPass         bool
+	upstreamTimeout time.Duration // the transport's ResponseHeaderTimeout
+}
+
+// exchange is what is learnt of one caller's request on its way.
+type exchange struct {
+	mu     sync.Mutex
+	pass   *toolguard.Pass
+	failed *failure // the caller's request did not reach the upstream
+	own    *failure // a request the guard made for it did not
+	done   bool     // the line is written
+}
+
+// failure is an upstream that could not be reached or did not answer.
+type failure struct {
+	status int
+	cause  string
+	err    error
+}
+
+type exchangeKey struct{}
+
+// guardsOwnKey marks the requests the guard sends itself (Discover's).
+type guardsOwnKey struct{}
+
+// wrap reports on every request h serves.
+func (rp *reporter) wrap(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		x := &exchange{}
+		r = r.WithContext(context.WithValue(r.Context(), exchangeKey{}, x))
+		sw := &statusWriter{ResponseWriter: w, start: func(status int) { rp.report(r, x, status) }}
+		h.ServeHTTP(sw, r)
+		sw.started(http.StatusOK) // nothing written: net/http sends 200
+	})
+}
+
+// guardsOwn marks the requests h is given as the guard's own.
+func guardsOwn(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), guardsOwnKey{}, true)))
+	})
+}
+
+// onPass records the guard's pass-through for the line.
+func (rp *reporter) onPass(r *http.Request, p toolguard.Pass) {
+	if x, ok := r.Context().Value(exchangeKey{}).(*exchange); ok {
+		x.mu.Lock()
+		x.pass = &p
+		x.mu.Unlock()
+	}
+}
+
+// onReject forgets the pass-through recorded for r: the guard answered it
+// (its server's not-found answer translated).
+func (rp *reporter) onReject(r *http.Request) {
+	if x, ok := r.Context().Value(exchangeKey{}).(*exchange); ok {
+		x.mu.Lock()
+		x.pass = nil
+		x.mu.Unlock()
+	}
+}
+
+// report writes the line for r, whose answer starts with status.
+func (rp *reporter) report(r *http.Request, x *exchange, status int) {
+	x.mu.Lock()
+	x.done = true
+	pass, failed, own := x.pass, x.failed, x.own
+	x.mu.Unlock()
+	var parts []string
+	if failed != nil {
+		parts = append(parts, fmt.Sprintf("upstream %s %s (%v): answered %d to %s %s from %s", rp.upstream, failed.cause, failed.err, failed.status, r.Method, r.URL.Path, r.RemoteAddr))
+	}
+	if pass != nil && rp.logPass {
+		s := "passed through"
+		if failed == nil {
+			s += fmt.Sprintf(" %s %s from %s", r.Method, r.URL.Path, r.RemoteAddr)
+		}
+		s += fmt.Sprintf(": reason=%s", pass.Reason)
+		if pass.Tool != "" {
+			s += fmt.Sprintf(" tool=%q", pass.Tool)
+		}
+		if pass.Err != nil {
+			s += fmt.Sprintf(" err=%q", pass.Err.Error())
+		}
+		if failed == nil {
+			s += fmt.Sprintf(" status=%d (the upstream's)", status)
+		}
+		parts = append(parts, s+fmt.Sprintf(" host=%q", r.Host))
+	}
+	switch {
+	case own == nil:
+	case failed != nil && own.cause == failed.cause:
+		parts = append(parts, "the guard's own request to it too")
+	case failed != nil:
+		parts = append(parts, fmt.Sprintf("the guard's own request to it: %s (%v)", own.cause, own.err))
+	default:
+		parts = append(parts, fmt.Sprintf("upstream %s %s on the guard's own request (%v)", rp.upstream, own.cause, own.err))
+	}
+	if len(parts) > 0 {
+		rp.logger.Print(strings.Join(parts, "; "))
+	}
+}
+
+// proxyError is the reverse proxy's ErrorHandler: the upstream could not
+// be reached or did not answer. The caller gets 502 or 504 with a short
+// body naming the cause (never the upstream's address); the log line
+// names both.
+func (rp *reporter) proxyError(w http.ResponseWriter, r *http.Request, err error) {
+	own := r.Context().Value(guardsOwnKey{}) != nil
+	f := rp.classify(r, err, own)
+	recorded := false
+	if x, ok := r.Context().Value(exchangeKey{}).(*exchange); ok {
+		x.mu.Lock()
+		if !x.done {
+			if own {
+				x.own = f
+			} else {
+				x.failed = f
+			}
+			recorded = true
+		}
+		x.mu.Unlock()
+	}
+	if !recorded { // a request of the guard's own that outlived its caller's
+		rp.logger.Printf("upstream %s %s on the guard's own request (%v)", rp.upstream, f.cause, err)
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/plain; charset=utf-8")
+	h.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(f.status)
+	io.WriteString(w, "toolguard-proxy: the upstream "+f.cause+"\n")
+}
+
+// classify names why err kept the request from the upstream, and the
+// status it gets: 504 when the upstream did not answer in time, else 502.
+func (rp *reporter) classify(r *http.Request, err error, own bool) *failure {
+	f := &failure{status: http.StatusBadGateway, err: err}
+	var (
+		dnsErr  *net.DNSError
+		opErr   *net.OpError
+		netErr  net.Error
+		certErr *tls.CertificateVerificationError
+		recErr  tls.RecordHeaderError
+	)
+	switch {
+	case errors.Is(err, context.Canceled) && r.Context().Err() != nil:
+		f.cause = "had not answered when the caller went away"
+	case errors.Is(r.Context().Err(), context.DeadlineExceeded): // the guard's own deadline
+		f.status = http.StatusGatewayTimeout
+		f.cause = "did not answer in time"
+	case errors.As(err, &dnsErr):
+		f.cause = fmt.Sprintf("cannot be reached: its host name %q does not resolve", dnsErr.Name)
+	case errors.Is(err, syscall.ECONNREFUSED):
+		f.cause = "cannot be reached: connection refused"
+	case errors.As(err, &opErr) && opErr.Op == "dial":
+		f.cause = "cannot be reached: " + opErr.Err.Error()
+	case errors.As(err, &netErr) && netErr.Timeout(), errors.Is(err, context.DeadlineExceeded):
+		f.status = http.StatusGatewayTimeout
+		f.cause = fmt.Sprintf("did not answer within %v (-upstream-timeout)", rp.upstreamTimeout)
+	case errors.As(err, &certErr), errors.As(err, &recErr):
+		f.cause = "failed the TLS handshake"
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, syscall.ECONNRESET):
+		f.cause = "closed the connection without answering"
+	default:
+		f.cause = "could not be asked"
+	}
+	return f
+}
+
+// statusWriter calls start once, with the status of the answer, when it
+// starts. Flush and the rest of http.ResponseController reach the
+// ResponseWriter it wraps, so event streams and upgrades work as without it.
+type statusWriter struct {
+	http.ResponseWriter
+	start func(status int)
+	once  sync.Once
+}
+
+func (w *statusWriter) started(status int) { w.once.Do(func() { w.start(status) }) }
+
+func (w *statusWriter) WriteHeader(status int) {
+	if status >= 200 || status == http.StatusSwitchingProtocols {
+		w.started(status)
+	}
+	w.ResponseWriter.WriteHeader(status)
+}
+
+func (w *statusWriter) Write(p []byte) (int, error) {
+	w.started(http.StatusOK)
+	return w.ResponseWriter.Write(p)
+}
+
+func (w *statusWriter) Flush() {
+	w.started(http.StatusOK)
+	http.NewResponseController(w.ResponseWriter).Flush()
+}
+
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

@@ -1,0 +1,265 @@
+//go:build unix
+
+package main
+
+import (
+	"bufio"
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The servers below start a child, then print their pid, which is their
+// process group's id, and the child's on the first line of standard error.
+
+// serverPIDs waits for the pids the server printed first on standard
+// error: its own (its group's) and its child's.
+func serverPIDs(t *testing.T, errOut *lockedBuffer) (pgid, child int) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		errOut.mu.Lock()
+		first, _, ok := strings.Cut(errOut.b.String(), "\n")
+		errOut.mu.Unlock()
+		if ok {
+			a, b, _ := strings.Cut(first, " ")
+			pgid, err1 := strconv.Atoi(a)
+			child, err2 := strconv.Atoi(b)
+			if err1 != nil || err2 != nil {
+				t.Fatalf("the server's first line on standard error: %q", first)
+			}
+			return pgid, child
+		}
+	}
+	t.Fatal("the server printed no pids")
+	return 0, 0
+}
+
+// assertGone fails t if the server's child or any process of its group is
+// still running (a zombie waiting for init to reap it is not).
+func assertGone(t *testing.T, pgid, child int) {
+	t.Helper()
+	if groupLeft(pgid) {
+		t.Errorf("process group %d is still running after toolguard-stdio exited", pgid)
+		syscall.Kill(-pgid, syscall.SIGKILL)
+	}
+	if running(child) {
+		t.Errorf("the server's child %d is still running after toolguard-stdio exited", child)
+		syscall.Kill(child, syscall.SIGKILL)
+	}
+}
+
+// running reports whether pid is a process that is not a zombie.
+func running(pid int) bool {
+	if syscall.Kill(pid, 0) != nil {
+		return false
+	}
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return !errors.Is(err, fs.ErrNotExist) || !procMounted()
+	}
+	_, after, _ := strings.Cut(string(stat), ") ")
+	return !strings.HasPrefix(after, "Z") && !strings.HasPrefix(after, "X")
+}
+
+func procMounted() bool {
+	_, err := os.Stat("/proc/self/stat")
+	return err == nil
+}
+
+// runAsync runs toolguard-stdio in process with the given ends.
+func runAsync(args []string, in io.Reader, out io.WriteCloser, errOut io.Writer) <-chan int {
+	done := make(chan int, 1)
+	go func() { done <- run(args, in, out, errOut) }()
+	return done
+}
+
+func waitExit(t *testing.T, done <-chan int) int {
+	t.Helper()
+	select {
+	case code := <-done:
+		return code
+	case <-time.After(20 * time.Second):
+		t.Fatal("toolguard-stdio did not exit within 20s")
+		return 0
+	}
+}
+
+// TestClientGoneEndsTheServersGroup: the client closes both pipes while
+// the server writes and ignores the end of its input. toolguard-stdio
+// exits 74, having ended the server and the child it started; whether the
+// client's input stays open does not matter.
+func TestClientGoneEndsTheServersGroup(t *testing.T) {
+	const server = `sleep 300 & echo $$ $! >&2; while :; do echo tick; sleep 0.02; done`
+	for _, closeInput := range []bool{true, false} {
+		inR, inW := io.Pipe()
+		outR, outW, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var errOut lockedBuffer
+		done := runAsync([]string{"-grace", "200ms", "--", "sh", "-c", server}, inR, outW, &errOut)
+		pgid, child := serverPIDs(t, &errOut)
+		if line, err := bufio.NewReader(outR).ReadString('\n'); line != "tick\n" {
+			t.Fatalf("the client read %q, %v", line, err)
+		}
+		if closeInput {
+			inW.Close()
+		}
+		outR.Close()
+		if code := waitExit(t, done); code != exitClientGone {
+			t.Errorf("input closed too: %v: exit %d, want %d; stderr:\n%s", closeInput, code, exitClientGone, errOut.b.String())
+		}
+		assertGone(t, pgid, child)
+		if !strings.Contains(errOut.b.String(), "the client stopped reading") || !strings.Contains(errOut.b.String(), "SIGTERM to its process group") {
+			t.Errorf("stderr says %q, want why and what was done", errOut.b.String())
+		}
+		inW.Close()
+	}
+}
+
+// TestInputEndsServerOutlivesGrace: the client closes its input and keeps
+// reading; a server that ignores the end of its input gets SIGTERM after
+// -grace, and one that ignores SIGTERM too gets SIGKILL. The status is the
+// server's, as a shell reports it.
+func TestInputEndsServerOutlivesGrace(t *testing.T) {
+	for _, tc := range []struct {
+		server string
+		want   int
+	}{
+		{`sleep 300 & echo $$ $! >&2; while :; do sleep 0.02; done`, 128 + int(syscall.SIGTERM)},
+		{`trap "" TERM; sleep 300 & echo $$ $! >&2; while :; do sleep 0.02; done`, 128 + int(syscall.SIGKILL)},
+	} {
+		var errOut lockedBuffer
+		done := runAsync([]string{"-grace", "200ms", "sh", "-c", tc.server}, strings.NewReader(""), nopCloser{io.Discard}, &errOut)
+		pgid, child := serverPIDs(t, &errOut)
+		if code := waitExit(t, done); code != tc.want {
+			t.Errorf("%s: exit %d, want %d; stderr:\n%s", tc.server, code, tc.want, errOut.b.String())
+		}
+		assertGone(t, pgid, child)
+	}
+}
+
+// TestServerExitsLeavingChild: the server exits by itself while a child
+// it started still holds its output. The child is ended, and the status
+// is the server's.
+func TestServerExitsLeavingChild(t *testing.T) {
+	inR, inW := io.Pipe()
+	defer inW.Close()
+	var errOut lockedBuffer
+	done := runAsync([]string{"-grace", "200ms", "--", "sh", "-c", `sleep 300 & echo $$ $! >&2; exit 5`}, inR, nopCloser{io.Discard}, &errOut)
+	pgid, child := serverPIDs(t, &errOut)
+	if code := waitExit(t, done); code != 5 {
+		t.Errorf("exit %d, want the server's 5; stderr:\n%s", code, errOut.b.String())
+	}
+	assertGone(t, pgid, child)
+}
+
+// TestForwardedSignalReachesTheGroup: SIGTERM to toolguard-stdio reaches
+// every process of the server's group, not only the server.
+func TestForwardedSignalReachesTheGroup(t *testing.T) {
+	// The server survives SIGTERM and exits 7 once its child has been
+	// ended by SIGTERM (waiting for it forever otherwise).
+	wrapper, errOut := startWrapper(t, "sh", "-c", `trap : TERM; sleep 300 & c=$!; echo $$ $c >&2; wait; wait $c; [ $? = 143 ] && exit 7; exit 8`)
+	pgid, child := serverPIDs(t, errOut)
+	wrapper.cmd.Process.Signal(syscall.SIGTERM)
+	if code := wrapper.wait(t); code != 7 {
+		t.Errorf("exit %d, want 7: the server's child got the SIGTERM and the server exited; stderr:\n%s", code, errOut.b.String())
+	}
+	assertGone(t, pgid, child)
+}
+
+// wrapperProcess is toolguard-stdio as a process of its own: the test
+// binary, with the client's pipes in the test's hands.
+type wrapperProcess struct {
+	cmd *exec.Cmd
+	in  io.WriteCloser
+	out io.ReadCloser
+}
+
+func startWrapper(t *testing.T, args ...string) (*wrapperProcess, *lockedBuffer) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), "TOOLGUARD_STDIO_MAIN=1", "GORACE="+os.Getenv("GORACE")+" atexit_sleep_ms=0")
+	errOut := &lockedBuffer{}
+	cmd.Stderr = errOut
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Wait must not wait for what the server left holding stderr.
+	cmd.WaitDelay = 2 * time.Second
+	t.Cleanup(func() { cmd.Process.Kill() })
+	return &wrapperProcess{cmd, in, out}, errOut
+}
+
+// wait returns the exit status as a shell reports it.
+func (w *wrapperProcess) wait(t *testing.T) int {
+	t.Helper()
+	exited := make(chan struct{})
+	go func() { w.cmd.Wait(); close(exited) }()
+	select {
+	case <-exited:
+	case <-time.After(20 * time.Second):
+		w.cmd.Process.Kill()
+		t.Fatal("toolguard-stdio did not exit within 20s")
+	}
+	if ws := w.cmd.ProcessState.Sys().(syscall.WaitStatus); ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return w.cmd.ProcessState.ExitCode()
+}
+
+// TestBrokenStdoutIsNotSIGPIPE: with its real standard output (fd 1) a
+// pipe the client closed, toolguard-stdio is not killed by SIGPIPE (141):
+// it exits 74 and leaves no process of the server's group.
+func TestBrokenStdoutIsNotSIGPIPE(t *testing.T) {
+	w, errOut := startWrapper(t, "-grace", "200ms", "sh", "-c", `sleep 300 & echo $$ $! >&2; while :; do echo tick; sleep 0.02; done`)
+	pgid, child := serverPIDs(t, errOut)
+	if line, err := bufio.NewReader(w.out).ReadString('\n'); line != "tick\n" {
+		t.Fatalf("the client read %q, %v", line, err)
+	}
+	w.in.Close()
+	w.out.Close()
+	if code := w.wait(t); code != exitClientGone {
+		t.Errorf("exit %d, want %d; stderr:\n%s", code, exitClientGone, errOut.b.String())
+	}
+	assertGone(t, pgid, child)
+}
+
+// TestClientStoppedReadingShortensGrace: once the client stopped reading,
+// a server that ignores the end of its input gets 500ms, not -grace, after
+// the client closed its input first (-grace 1m here; the test waits 20s).
+func TestClientStoppedReadingShortensGrace(t *testing.T) {
+	inR, inW := io.Pipe()
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var errOut lockedBuffer
+	done := runAsync([]string{"-grace", "1m", "sh", "-c", `sleep 300 & echo $$ $! >&2; while :; do echo tick; sleep 0.02; done`}, inR, outW, &errOut)
+	pgid, child := serverPIDs(t, &errOut)
+	if line, err := bufio.NewReader(outR).ReadString('\n'); line != "tick\n" {
+		t.Fatalf("the client read %q, %v", line, err)
+	}
+	inW.Close()
+	time.Sleep(100 * time.Millisecond) // the end of input first, as a client closing stdin then stdout
+	outR.Close()
+	if code := waitExit(t, done); code != exitClientGone {
+		t.Errorf("exit %d, want %d; stderr:\n%s", code, exitClientGone, errOut.b.String())
+	}
+	assertGone(t, pgid, child)
+}

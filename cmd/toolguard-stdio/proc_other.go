@@ -1,0 +1,24 @@
+//go:build !unix
+
+package main
+
+import (
+	"os"
+	"os/exec"
+	"syscall"
+)
+
+// inOwnGroup does nothing where there are no process groups.
+func inOwnGroup(cmd *exec.Cmd) {}
+
+// signalGroup signals the server alone; SIGTERM and SIGKILL kill it.
+func signalGroup(p *os.Process, sig os.Signal) {
+	if sig == syscall.SIGTERM || sig == syscall.SIGKILL {
+		p.Kill()
+		return
+	}
+	p.Signal(sig)
+}
+
+// groupLeft reports false: there is no group to wait for.
+func groupLeft(pgid int) bool { return false }
