@@ -40,7 +40,7 @@ import (
 // Every answer is checked: mcp-go alone must answer with its own -32602
 // ("tool '<name>' not found"), the guard with its -32602 and
 // data.availableTools drawn from the server's list, or, past the list
-// budget (DiscoverOptions.Budget, 10 lists a second by default), without
+// budget (DiscoverOptions.Budget, 20ms of list fetching a second by default), without
 // data (counted and reported). mcp-go's own answer through the guard (not
 // translated) is counted and fails the run.
 //

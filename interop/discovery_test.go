@@ -134,7 +134,7 @@ func TestDiscoveryOnRealServers(t *testing.T) {
 		tg := mk(t)
 		t.Run(tg.name, func(t *testing.T) {
 			lists := &listCounter{next: tg.handler}
-			d, err := toolguard.Discover(lists, toolguard.DiscoverOptions{TTL: time.Millisecond, Budget: 1 << 20})
+			d, err := toolguard.Discover(lists, toolguard.DiscoverOptions{TTL: time.Millisecond, Budget: time.Hour})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -184,7 +184,7 @@ func TestDiscoveryOnRealServers(t *testing.T) {
 // a call the server would run.
 func TestDifferentialTypeScript(t *testing.T) {
 	tg := tsTarget(t)
-	d, err := toolguard.Discover(tg.handler, toolguard.DiscoverOptions{Budget: 1 << 20})
+	d, err := toolguard.Discover(tg.handler, toolguard.DiscoverOptions{Budget: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}

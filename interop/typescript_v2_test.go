@@ -63,7 +63,7 @@ func v2Server(t *testing.T) *httputil.ReverseProxy {
 // in both eras: no disagreement of any kind.
 func TestDifferentialTypeScriptV2(t *testing.T) {
 	proxy := v2Server(t)
-	d, err := toolguard.Discover(proxy, toolguard.DiscoverOptions{Budget: 1 << 20})
+	d, err := toolguard.Discover(proxy, toolguard.DiscoverOptions{Budget: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -114,7 +114,7 @@ func TestWireIdenticalAcrossHosts(t *testing.T) {
 	s := newMCPGo("echo", "add")
 	tap := &bodyTap{next: server.NewStreamableHTTPServer(s, server.WithStateLess(true))}
 	// A budget for every list of the table, so each host's answer has it.
-	tools, err := toolguardmcpgo.Tools(s, tap, toolguardmcpgo.Options{Discover: toolguard.DiscoverOptions{Budget: 1000}})
+	tools, err := toolguardmcpgo.Tools(s, tap, toolguardmcpgo.Options{Discover: toolguard.DiscoverOptions{Budget: time.Hour}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,11 +28,16 @@ type DiscoverOptions struct {
 	// Default 10s.
 	TTL time.Duration
 
-	// Budget is the most tools/list fetches per second, across all
-	// callers, with bursts of up to Budget: a flood of unknown calls must
-	// not become a flood of lists. Past it List fails at once, and the
-	// guard's answer goes out without data.availableTools. Default 10.
-	Budget int
+	// Budget is how much time a second the server may spend on the
+	// guard's tools/list fetches, across all callers, measured as the time
+	// each fetch takes: a flood of unknown calls must not become a flood of
+	// lists, however costly a list is (a list of 1,000 tools with schemas
+	// can cost the server as much as hundreds of its not-found answers).
+	// A fetch starts only while the time spent stays within Budget a
+	// second (and a second's worth at once); past it List fails at once
+	// (ErrBudget), and the guard's answer goes out without
+	// data.availableTools. Default DefaultListBudget (20ms a second: 2%).
+	Budget time.Duration
 
 	// Timeout bounds one fetch (every page). Default 5s.
 	Timeout time.Duration
@@ -68,7 +73,7 @@ type DiscoverOptions struct {
 // 2026-07-28 replies, JSON and SSE, following nextCursor. Messages the
 // server sends the caller on that request go out with the guard's answer.
 // A list is reused for the same caller (Key) for TTL; concurrent calls of
-// one caller share one fetch; fetches across callers are held to Budget.
+// one caller share one fetch; the time fetches take is held to Budget.
 // Any failure (a refusal, an error reply, a timeout, the budget) is the
 // List error, and the answer goes out without the list.
 func Discover(h http.Handler, opts DiscoverOptions) (*Discovery, error) {
@@ -91,7 +96,7 @@ func Discover(h http.Handler, opts DiscoverOptions) (*Discovery, error) {
 		opts.TTL = 10 * time.Second
 	}
 	if opts.Budget == 0 {
-		opts.Budget = 10
+		opts.Budget = DefaultListBudget
 	}
 	if opts.Timeout == 0 {
 		opts.Timeout = 5 * time.Second
@@ -109,7 +114,7 @@ func Discover(h http.Handler, opts DiscoverOptions) (*Discovery, error) {
 		opts.Key = CallerKey
 	}
 	d := &Discovery{h: h, opts: opts, entries: map[string]*entry{}}
-	d.tokens, d.refilled = float64(opts.Budget), time.Now()
+	d.allowance, d.refilled = opts.Budget, time.Now()
 	return d, nil
 }
 
@@ -118,11 +123,19 @@ type Discovery struct {
 	h    http.Handler
 	opts DiscoverOptions
 
-	mu       sync.Mutex
-	entries  map[string]*entry
-	tokens   float64 // the budget left: fetches that may start now
-	refilled time.Time
+	mu      sync.Mutex
+	entries map[string]*entry
+	// The budget: fetch time that may still be spent now (it grows by
+	// Budget a second, up to Budget, and each fetch takes what it took),
+	// and what the last fetch took, charged when one starts.
+	allowance time.Duration
+	refilled  time.Time
+	lastCost  time.Duration
+	fetching  int // fetches under way
 }
+
+// DefaultListBudget is DiscoverOptions.Budget's default.
+const DefaultListBudget = 20 * time.Millisecond
 
 // entry is the cached state for one caller key.
 type entry struct {
@@ -168,18 +181,42 @@ func (d *Discovery) evict() {
 	}
 }
 
-// spend takes one fetch from the budget, and reports whether there was one.
-func (d *Discovery) spend() bool {
+// spend reserves a fetch from the budget, charging what the last one
+// took, and reports whether the budget allows one now.
+func (d *Discovery) spend() (time.Duration, bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	now := time.Now()
-	d.tokens = min(float64(d.opts.Budget), d.tokens+now.Sub(d.refilled).Seconds()*float64(d.opts.Budget))
+	d.allowance = min(d.opts.Budget, d.allowance+time.Duration(float64(now.Sub(d.refilled))*d.opts.Budget.Seconds()))
 	d.refilled = now
-	if d.tokens < 1 {
-		return false
+	// Until a fetch has shown what one costs, one at a time.
+	if d.allowance <= 0 || d.lastCost == 0 && d.fetching > 0 {
+		return 0, false
 	}
-	d.tokens--
-	return true
+	d.allowance -= d.lastCost
+	d.fetching++
+	return d.lastCost, true
+}
+
+// spent settles a fetch that was charged reserved and took took.
+func (d *Discovery) spent(reserved, took time.Duration) {
+	d.mu.Lock()
+	d.allowance += reserved - took
+	d.lastCost = max(took, time.Nanosecond)
+	d.fetching--
+	d.mu.Unlock()
+}
+
+// fetchCharged is fetch, within the budget.
+func (d *Discovery) fetchCharged(r *http.Request) ([]string, time.Duration, error) {
+	reserved, ok := d.spend()
+	if !ok {
+		return nil, 0, ErrBudget
+	}
+	start := time.Now()
+	list, ttl, err := d.fetch(r)
+	d.spent(reserved, time.Since(start))
+	return list, ttl, err
 }
 
 // ErrBudget is the List error past DiscoverOptions.Budget.
@@ -193,10 +230,7 @@ func (d *Discovery) Lookup(*http.Request, string) Presence { return Unsure }
 func (d *Discovery) List(r *http.Request) ([]string, error) {
 	key := d.opts.Key(r)
 	if key == "" {
-		if !d.spend() {
-			return nil, ErrBudget
-		}
-		list, _, err := d.fetch(r)
+		list, _, err := d.fetchCharged(r)
 		return list, err
 	}
 	e := d.entry(key)
@@ -215,15 +249,11 @@ func (d *Discovery) List(r *http.Request) ([]string, error) {
 			return nil, r.Context().Err()
 		}
 	}
-	if !d.spend() {
-		e.mu.Unlock()
-		return nil, ErrBudget
-	}
 	f := &fetch{done: make(chan struct{})}
 	e.inflight = f
 	e.mu.Unlock()
 
-	list, ttl, err := d.fetch(r)
+	list, ttl, err := d.fetchCharged(r)
 	f.list, f.err = list, err
 	e.mu.Lock()
 	e.inflight = nil

@@ -283,10 +283,11 @@ func TestDiscoverValidates(t *testing.T) {
 }
 
 // Amplification: unknown calls from callers who differ in anything
-// forwarded cost at most Budget tools/list a second (and a burst of as
-// many); past it the answers go out without the list.
+// forwarded cost the server at most Budget of list fetching a second (and
+// a second's worth at once); past it the answers go out without the list.
 func TestDiscoveryBudget(t *testing.T) {
-	const calls, budget = 2000, 5
+	const calls, workers = 2000, 8
+	const budget, cost = 20 * time.Millisecond, 5 * time.Millisecond
 	for _, tc := range []struct {
 		name   string
 		header func(i int) http.Header
@@ -295,13 +296,13 @@ func TestDiscoveryBudget(t *testing.T) {
 		{"distinct Authorization", func(i int) http.Header { return http.Header{"Authorization": {"Bearer t" + strconv.Itoa(i)}} }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := &listServer{tools: []string{"a"}}
+			s := &listServer{tools: []string{"a"}, delay: cost}
 			_, _, h := discoveryGuard(t, s, DiscoverOptions{Budget: budget})
 			var answered, listed atomic.Int32
 			var wg sync.WaitGroup
 			work := make(chan int)
 			start := time.Now()
-			for range 8 {
+			for range workers {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
@@ -321,13 +322,18 @@ func TestDiscoveryBudget(t *testing.T) {
 			}
 			close(work)
 			wg.Wait()
+			elapsed := time.Since(start)
 			lists := s.lists.Load()
-			bound := budget + int32(time.Since(start).Seconds()*budget) + 1
-			t.Logf("%s: %d unknown calls, %d answered, %d with the list, %d upstream tools/list (bound %d)", tc.name, calls, answered.Load(), listed.Load(), lists, bound)
-			if lists > bound {
-				t.Errorf("%d tools/list for %d unknown calls, over the budget's %d", lists, calls, bound)
+			// Each fetch takes at least cost; the budget allows a
+			// second's worth at once, Budget a second after that, and a
+			// fetch under way when it ran out (at most one a worker).
+			bound := time.Duration(float64(budget)*(1+elapsed.Seconds())) + workers*cost
+			t.Logf("%s: %d unknown calls in %v, %d answered, %d with the list, %d upstream tools/list (at least %v of fetching, bound %v)",
+				tc.name, calls, elapsed, answered.Load(), listed.Load(), lists, time.Duration(lists)*cost, bound)
+			if time.Duration(lists)*cost > bound {
+				t.Errorf("%d tools/list of %v each for %d unknown calls, over the budget's %v", lists, cost, calls, bound)
 			}
-			if answered.Load() != calls || listed.Load() != lists {
+			if answered.Load() != calls || listed.Load() != lists || lists == 0 {
 				t.Errorf("%d of %d answered, %d with the list from %d fetches", answered.Load(), calls, listed.Load(), lists)
 			}
 		})

@@ -95,7 +95,7 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 	fs.BoolVar(&c.guard.HideSuggestions, "hide-suggestions", false, "leave data.suggestions out of rejections")
 	fs.BoolVar(&c.guard.AnswerHeaderMismatch, "answer-header-mismatch", false, "answer a 2026-07-28 Mcp-Method/Mcp-Name mismatch with 400 and -32020 instead of passing it on")
 	fs.DurationVar(&c.discover.TTL, "list-ttl", 10*time.Second, "how long a caller's tool list is reused for data.availableTools; 0 keeps none")
-	fs.IntVar(&c.discover.Budget, "list-budget", 10, "most tools/list fetches per second, across callers; past it an answer goes out without data.availableTools; more than 0")
+	fs.DurationVar(&c.discover.Budget, "list-budget", toolguard.DefaultListBudget, "how much time a second the upstream may spend on the guard's tools/list fetches, across callers; past it an answer goes out without data.availableTools; more than 0")
 	fs.DurationVar(&c.guard.ListTimeout, "list-timeout", toolguard.DefaultListTimeout, "longest the server's not-found answer waits for the caller's tool list; past it the answer goes out without data.availableTools; more than 0. Known calls never wait")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, "usage: toolguard-proxy -upstream URL [-listen ADDRESS] [flags]\n\n"+

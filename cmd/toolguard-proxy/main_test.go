@@ -29,7 +29,7 @@ func TestParse(t *testing.T) {
 		}
 	}
 	c, err := parse([]string{"-upstream", "http://127.0.0.1:3000/mcp"}, io.Discard)
-	if err != nil || c.path != "/mcp" || c.host != "keep" || c.listen != "127.0.0.1:8080" || c.guard.ListTimeout != 2*time.Second || c.discover.Budget != 10 {
+	if err != nil || c.path != "/mcp" || c.host != "keep" || c.listen != "127.0.0.1:8080" || c.guard.ListTimeout != 2*time.Second || c.discover.Budget != 20*time.Millisecond {
 		t.Errorf("defaults: %+v, %v", c, err)
 	}
 	c, _ = parse([]string{"-upstream", "http://127.0.0.1:3000"}, io.Discard)
