@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The one test command: every module of the repository (each go.mod), with
-# gofmt, go vet, go test -race and a short run of every fuzz target, then the
-# installability check (scripts/check-install.sh). .ci/run runs it.
+# gofmt, go vet, staticcheck (a pinned version), go test -race and a short
+# run of every fuzz target, then the installability check
+# (scripts/check-install.sh). .ci/run runs it.
 #
 #   ./test.sh                 everything
 #   FUZZTIME=200000x ./test.sh   longer fuzz runs (default 5000 inputs each)
@@ -30,6 +31,21 @@ die() {
 
 command -v go >/dev/null || die "go is not on PATH"
 command -v gofmt >/dev/null || die "gofmt is not on PATH"
+
+# staticcheck, pinned, built once into the Go build cache's directory
+# (outside the repository). TOOLGUARD_STATICCHECK names another binary
+# (scripts/check-test-sh.sh gives a stand-in).
+staticcheck_version=v0.8.2
+staticcheck=${TOOLGUARD_STATICCHECK:-"$(go env GOCACHE)/toolguard-bin/staticcheck-$staticcheck_version"}
+if [ ! -x "$staticcheck" ]; then
+	echo "== go install honnef.co/go/tools/cmd/staticcheck@$staticcheck_version"
+	mkdir -p "$(dirname "$staticcheck")" || die "cannot make $(dirname "$staticcheck")"
+	tmpbin=$(mktemp -d) || die "mktemp failed"
+	GOBIN="$tmpbin" go install "honnef.co/go/tools/cmd/staticcheck@$staticcheck_version" ||
+		die "cannot install staticcheck $staticcheck_version"
+	mv "$tmpbin/staticcheck" "$staticcheck" || die "cannot keep staticcheck"
+	rm -rf "$tmpbin"
+fi
 
 # Tests that run a real TypeScript SDK server or client, or a published MCP
 # server from npm, find their packages through TOOLGUARD_NODE_MODULES:
@@ -70,6 +86,7 @@ test_module() {
 		return 1
 	fi
 	go vet ./... || { echo "step failed: go vet" >&2; return 1; }
+	"$staticcheck" ./... || { echo "step failed: staticcheck" >&2; return 1; }
 	go test -race -count=1 -timeout 10m ./... || { echo "step failed: go test" >&2; return 1; }
 	# Each fuzz target, briefly (its seed corpus already ran above).
 	pkgs=$(go list -f '{{if or .TestGoFiles .XTestGoFiles}}{{.Dir}}{{end}}' ./...) ||

@@ -112,6 +112,7 @@ func TestMCPGoClientThroughGuard(t *testing.T) {
 			rec := &recorder{}
 			var opts []mcpgoclient.ClientOption
 			if era == "2025-11-25" {
+				//lint:ignore SA1019 the 2025 era is one of the two this test covers
 				opts = append(opts, mcpgoclient.WithLegacyProtocolOnly())
 			}
 			tr, err := transport.NewStreamableHTTP(srv.URL+"/mcp", transport.WithHTTPBasicClient(&http.Client{Transport: rec}))

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/toolguard/toolguard/internal/fixture"
 	toolguard "github.com/toolguard/toolguard/middleware"

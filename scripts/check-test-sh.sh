@@ -40,9 +40,14 @@ cat >"$stub/gofmt" <<'STUB'
 if [ "${FAKE_FAIL:-}" = gofmt ] && [ "$PWD" = "${FAKE_FAIL_DIR:-}" ]; then echo unformatted.go; fi
 exit 0
 STUB
-chmod +x "$stub/go" "$stub/gofmt"
+cat >"$stub/staticcheck" <<'STUB'
+#!/bin/sh
+if [ "${FAKE_FAIL:-}" = staticcheck ] && [ "$PWD" = "${FAKE_FAIL_DIR:-}" ]; then echo "stand-in staticcheck: fails in $PWD" >&2; exit 1; fi
+exit 0
+STUB
+chmod +x "$stub/go" "$stub/gofmt" "$stub/staticcheck"
 
-export PATH="$stub:$PATH" TOOLGUARD_NO_NPM=1 TOOLGUARD_NO_INSTALL_CHECK=1
+export PATH="$stub:$PATH" TOOLGUARD_NO_NPM=1 TOOLGUARD_NO_INSTALL_CHECK=1 TOOLGUARD_STATICCHECK="$stub/staticcheck"
 nmod=$(find . -name go.mod -not -path '*/node_modules/*' -not -path './testdata/*' -not -path '*/.git/*' | wc -l)
 [ "$nmod" -gt 1 ] || { echo "check-test-sh: expected several modules, found $nmod" >&2; exit 1; }
 
@@ -73,6 +78,7 @@ for mod in $(find . -name go.mod -not -path '*/node_modules/*' -not -path './tes
 	grep -qx "$((nmod - 1)) passed, 1 failed" <<<"$LAST_OUT" || { echo "check-test-sh: FAIL: wrong count line for $mod" >&2; fails=$((fails + 1)); }
 done
 expect nonzero "go vet fails in the root module" ./test.sh FAKE_FAIL=vet FAKE_FAIL_DIR="$root"
+expect nonzero "staticcheck fails in adapters/gin" ./test.sh FAKE_FAIL=staticcheck FAKE_FAIL_DIR="$root/adapters/gin"
 expect nonzero "gofmt finds a file in adapters/echo" ./test.sh FAKE_FAIL=gofmt FAKE_FAIL_DIR="$root/adapters/echo"
 expect nonzero "a fuzz target fails in the root module" ./test.sh FAKE_FAIL=fuzz FAKE_FAIL_DIR="$root"
 

@@ -98,12 +98,6 @@ func (p *peer) call(name string) (status int, ctype, body string) {
 	return w.Code, w.Header().Get("Content-Type"), w.Body.String()
 }
 
-// callType is call without the status.
-func (p *peer) callType(name string) (ctype, body string) {
-	_, ctype, body = p.call(name)
-	return ctype, body
-}
-
 // ping sends a ping as a client of p does: in a session, mcp-go hands it
 // the notifications queued for the session (tools/list_changed after a
 // tool was added), so that the next call's answer carries none.

@@ -53,6 +53,7 @@ func Exercise(t *testing.T, url, tool string, args map[string]any, want string) 
 	if err != nil {
 		t.Fatal(err)
 	}
+	//lint:ignore SA1019 the 2025 era, which every SDK here speaks, on purpose
 	c := client.NewClient(tr, client.WithLegacyProtocolOnly())
 	defer c.Close()
 	if err := c.Start(ctx); err != nil {
