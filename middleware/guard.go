@@ -309,35 +309,26 @@ type decision struct {
 // Reason constants:
 //
 //  1. Not a tools/call the guard can read with certainty: pass, unwatched.
-//  2. The tool set knows the tool: pass, unwatched.
-//  3. The tool set cannot prove before the server that the server will
+//  2. With AnswerHeaderMismatch, a 2026-07-28 header mismatch: answer
+//     -32020, the spec's answer whatever the tool.
+//  3. The tool set knows the tool: pass, unwatched.
+//  4. The tool set cannot prove before the server that the server will
 //     not find it: pass, and watch for the server's own not-found answer.
-//  4. It can, but the server may refuse the request before it looks the
-//     tool up (a protocol version, a header, an Accept header, an id or a
-//     _meta a server may refuse): pass, and watch.
-//  5. Otherwise answer now.
+//  5. It can, but the server may refuse the request before it looks the
+//     tool up (an id, a protocol version, a header or a _meta a server may
+//     refuse): pass, and watch.
+//  6. Otherwise answer now (answerBefore).
 func (g *Guard) decide(r *http.Request, body []byte) decision {
 	m := readMessage(body)
-	if !m.strict {
-		return decision{reason: ReasonNotStrict}
-	}
-	if m.jsonrpc.kind != kString || !strEquals(body, m.jsonrpc, "2.0") || (m.id.kind != kString && m.id.kind != kInt) {
-		return decision{reason: ReasonNotRequest}
-	}
-	if m.method.kind != kString || !strEquals(body, m.method, "tools/call") || !m.paramsObject || m.name.kind != kString {
-		return decision{reason: ReasonNotToolsCall}
+	if reason := notACall(body, m); reason != 0 {
+		return decision{reason: reason}
 	}
 	var scratch [128]byte
 	nameBytes := decoded(scratch[:0], body, m.name)
 	name := string(nameBytes)
 	modern, eraOK := era(r.Header, body, m)
-	if g.opts.AnswerHeaderMismatch && modern && eraOK {
-		// The spec's own answer to a mismatch, whatever the tool.
-		if hdr, single := mismatchedHeader(r.Header, nameBytes); hdr != "" && single && len(r.Header["Accept"]) > 0 {
-			if json, stream := mcpwire.Accepts(r.Header["Accept"]); json || stream {
-				return decision{rej: newHeaderMismatch(m.id.raw(body), name, hdr, stream && !json)}
-			}
-		}
+	if rej := g.headerMismatch(r.Header, m.id.raw(body), nameBytes, modern && eraOK); rej != nil {
+		return decision{rej: rej}
 	}
 	p := g.opts.Tools.Lookup(r, name)
 	if p == Present {
@@ -348,57 +339,101 @@ func (g *Guard) decide(r *http.Request, body []byte) decision {
 		meta = m.meta.raw(body)
 	}
 	c := &watched{g: g, r: r, id: bytes.Clone(m.id.raw(body)), name: name, meta: forwardedMeta(meta), modern: modern}
-	toServer := func(reason Reason) decision { return decision{reason: reason, tool: name, call: c} }
 	if p != Absent {
-		return toServer(ReasonToServer)
+		return decision{reason: ReasonToServer, tool: name, call: c}
 	}
-	if m.id.kind == kInt && !jsSafeInteger(m.id.raw(body)) {
-		return toServer(ReasonUnsafeID)
+	if reason := mayRefuse(r.Header, body, m, nameBytes, c, eraOK); reason != 0 {
+		return decision{reason: reason, tool: name, call: c}
 	}
-	if !eraOK {
-		return toServer(ReasonProtocolVersion)
+	return g.answerBefore(r, c)
+}
+
+// notACall returns why m is not a tools/call the guard reads with
+// certainty, or zero.
+func notACall(body []byte, m message) Reason {
+	switch {
+	case !m.strict:
+		return ReasonNotStrict
+	case m.jsonrpc.kind != kString || !strEquals(body, m.jsonrpc, "2.0") || (m.id.kind != kString && m.id.kind != kInt):
+		return ReasonNotRequest
+	case m.method.kind != kString || !strEquals(body, m.method, "tools/call") || !m.paramsObject || m.name.kind != kString:
+		return ReasonNotToolsCall
 	}
-	if len(r.Header[mcpwire.HeaderLastEventID]) > 0 {
-		return toServer(ReasonLastEventID)
+	return 0
+}
+
+// headerMismatch returns the -32020 answer to a 2026-07-28 call (modern)
+// whose Mcp-Method or Mcp-Name header does not match, with
+// AnswerHeaderMismatch; nil otherwise, and for a repeated header or an
+// Accept header the answer cannot satisfy.
+func (g *Guard) headerMismatch(h http.Header, id, name []byte, modern bool) *Rejection {
+	if !g.opts.AnswerHeaderMismatch || !modern || len(h["Accept"]) == 0 {
+		return nil
 	}
-	// A request without Accept: go-sdk (400) and the TypeScript SDKs (406)
-	// refuse it before the lookup.
-	if len(r.Header["Accept"]) == 0 {
-		return toServer(ReasonAccept)
+	hdr, single := mismatchedHeader(h, name)
+	if hdr == "" || !single {
+		return nil
 	}
-	json, stream := mcpwire.Accepts(r.Header["Accept"])
+	json, stream := mcpwire.Accepts(h["Accept"])
 	if !json && !stream {
-		return toServer(ReasonAccept)
+		return nil
 	}
-	if modern {
-		if hdr, _ := mismatchedHeader(r.Header, nameBytes); hdr != "" {
-			return toServer(ReasonHeaderMismatch)
-		}
-		if c.meta == nil || !acceptableClientMeta(c.meta) {
-			return toServer(ReasonClientMeta)
-		}
+	return newHeaderMismatch(id, string(name), hdr, stream && !json)
+}
+
+// mayRefuse returns why a server may refuse the call c before it looks
+// the tool up, or zero: the guard then leaves the call to the server.
+func mayRefuse(h http.Header, body []byte, m message, name []byte, c *watched, eraOK bool) Reason {
+	switch {
+	case m.id.kind == kInt && !jsSafeInteger(m.id.raw(body)):
+		return ReasonUnsafeID
+	case !eraOK:
+		return ReasonProtocolVersion
+	case len(h[mcpwire.HeaderLastEventID]) > 0:
+		return ReasonLastEventID
+	case len(h["Accept"]) == 0:
+		// go-sdk (400) and the TypeScript SDKs (406) refuse it before the lookup.
+		return ReasonAccept
 	}
-	lr, call := withCall(r, Call{Name: name, Meta: c.meta, Modern: modern})
+	if json, stream := mcpwire.Accepts(h["Accept"]); !json && !stream {
+		return ReasonAccept
+	}
+	if !c.modern {
+		return 0
+	}
+	if hdr, _ := mismatchedHeader(h, name); hdr != "" {
+		return ReasonHeaderMismatch
+	}
+	if c.meta == nil || !acceptableClientMeta(c.meta) {
+		return ReasonClientMeta
+	}
+	return 0
+}
+
+// answerBefore answers c before the server, from the tool set's list;
+// a list that fails or has the name after all leaves the call to the
+// server.
+func (g *Guard) answerBefore(r *http.Request, c *watched) decision {
+	lr, call := withCall(r, Call{Name: c.name, Meta: c.meta, Modern: c.modern})
 	names, err := g.opts.Tools.List(lr)
 	if err != nil {
-		d := toServer(ReasonListFailed)
-		d.err = err
-		return d
+		return decision{reason: ReasonListFailed, tool: c.name, err: err, call: c}
 	}
 	la := g.cachedAnswer(names)
 	if la == nil {
-		if slices.Contains(names, name) {
-			return toServer(ReasonListed)
+		if slices.Contains(names, c.name) {
+			return decision{reason: ReasonListed, tool: c.name, call: c}
 		}
 		la = g.addAnswer(names)
-	} else if _, found := slices.BinarySearch(la.sorted, name); found {
-		return toServer(ReasonListed)
+	} else if _, found := slices.BinarySearch(la.sorted, c.name); found {
+		return decision{reason: ReasonListed, tool: c.name, call: c}
 	}
 	status := http.StatusOK
-	if modern {
+	if c.modern {
 		status = http.StatusBadRequest // as mcp-go and go-sdk answer -32602 in 2026-07-28
 	}
-	rej := g.unknownTool(c.id, name, la, status, stream && !json)
+	json, stream := mcpwire.Accepts(r.Header["Accept"])
+	rej := g.unknownTool(c.id, c.name, la, status, stream && !json)
 	rej.relayed = call.settle()
 	if len(rej.relayed) > 0 {
 		rej.SSE = stream

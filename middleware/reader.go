@@ -688,36 +688,27 @@ func scanNumber(b []byte, i int) (end int, isInt, ok bool) {
 	case i < len(b) && b[i] == '0':
 		i++
 	case i < len(b) && b[i] >= '1' && b[i] <= '9':
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
+		i = digits(b, i)
 	default:
 		return i, false, false
 	}
 	isInt = true
 	if i < len(b) && b[i] == '.' {
 		isInt = false
-		i++
-		d := i
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
-		if i == d {
+		d := i + 1
+		if i = digits(b, d); i == d {
 			return i, false, false
 		}
 	}
-	exp := false
-	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
-		isInt, exp = false, true
+	exp := i < len(b) && (b[i] == 'e' || b[i] == 'E')
+	if exp {
+		isInt = false
 		i++
 		if i < len(b) && (b[i] == '+' || b[i] == '-') {
 			i++
 		}
 		d := i
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
-		if i == d {
+		if i = digits(b, d); i == d {
 			return i, false, false
 		}
 	}
@@ -728,6 +719,14 @@ func scanNumber(b []byte, i int) (end int, isInt, ok bool) {
 		}
 	}
 	return i, isInt, true
+}
+
+// digits returns the index after the run of decimal digits at i.
+func digits(b []byte, i int) int {
+	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+		i++
+	}
+	return i
 }
 
 func fitsInt64(b []byte) bool {

@@ -99,53 +99,11 @@ flags:
 `
 
 func run(args []string, stdin io.Reader, stdout io.WriteCloser, stderr io.Writer) int {
-	fs := flag.NewFlagSet("toolguard-stdio", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var opts toolguard.StdioOptions
-	fs.DurationVar(&opts.ListTimeout, "list-timeout", toolguard.DefaultListTimeout, "longest a translated answer waits for the caller's tools/list; past it the answer goes out without data.availableTools (no call ever waits for it); more than 0")
-	fs.IntVar(&opts.ToolListLimit, "tool-list-limit", toolguard.DefaultToolListLimit, "cap on the names listed in data.availableTools; more than 0 (-hide-tool-list leaves the list out)")
-	fs.BoolVar(&opts.HideToolList, "hide-tool-list", false, "leave data.availableTools out of translated answers")
-	fs.BoolVar(&opts.HideSuggestions, "hide-suggestions", false, "leave data.suggestions out of translated answers")
-	fs.IntVar(&opts.MaxLineBytes, "max-line-bytes", toolguard.DefaultMaxBodyBytes, "longer client lines pass through unread and untracked (their answers are not translated); more than 0")
-	logAnswers := fs.Bool("log", false, "write one line to standard error per translated not-found answer, saying why when it went out without data.availableTools, and per line the guard left untracked")
-	grace := fs.Duration("grace", 2*time.Second, "after the client went away, how long the server has to exit before its process group gets SIGTERM, and then SIGKILL (at most 500ms once the client stopped reading); more than 0")
-	fs.Usage = func() {
-		fmt.Fprint(stderr, usageText)
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return exitUsage
-	}
-	if err := checkFlags(&opts); err != nil {
-		fmt.Fprintln(stderr, "toolguard-stdio:", err)
-		return exitUsage
-	}
-	if *grace <= 0 {
-		fmt.Fprintf(stderr, "toolguard-stdio: -grace must be more than 0, not %v\n", *grace)
-		return exitUsage
-	}
-	argv := fs.Args()
-	if len(argv) == 0 {
-		fmt.Fprintln(stderr, "toolguard-stdio: no server command")
-		fs.Usage()
-		return exitUsage
+	opts, grace, argv, code := parse(args, stderr)
+	if argv == nil {
+		return code
 	}
 	logger := log.New(stderr, "toolguard-stdio: ", log.LstdFlags)
-	if *logAnswers {
-		opts.OnReject = func(rej *toolguard.Rejection) {
-			if rej.ListErr != nil {
-				logger.Printf("translated the server's not-found answer for tool %q without data.availableTools: %v", rej.Name, rej.ListErr)
-				return
-			}
-			logger.Printf("translated the server's not-found answer for tool %q", rej.Name)
-		}
-		opts.OnUntracked = func(reason string) {
-			logger.Printf("untracked: %s", reason)
-		}
-	}
 
 	in := &clientIn{r: stdin, ended: make(chan struct{})}
 	out := &clientOut{w: stdout, broke: make(chan struct{})}
@@ -160,7 +118,7 @@ func run(args []string, stdin io.Reader, stdout io.WriteCloser, stderr io.Writer
 	// When stderr is not a file, Wait copies the server's standard error
 	// until every process holding it is gone: a child the server left
 	// would hold Wait, so that copy gets grace once the server exited.
-	cmd.WaitDelay = *grace
+	cmd.WaitDelay = grace
 	inOwnGroup(cmd)
 	serverIn, err := cmd.StdinPipe()
 	if err != nil {
@@ -212,7 +170,7 @@ func run(args []string, stdin io.Reader, stdout io.WriteCloser, stderr io.Writer
 	go func() { exited <- cmd.Wait() }()
 	var (
 		waitErr  error
-		wait     = *grace    // for the server, once the client went away
+		wait     = grace     // for the server, once the client went away
 		stop     *time.Timer // runs once the client went away
 		stopC    <-chan time.Time
 		deadline time.Time // when stop fires
@@ -360,6 +318,57 @@ func (c *clientOut) error() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.err
+}
+
+// parse reads the flags and the server's command line. argv is nil when
+// run must return code at once (-h, or a usage error, already reported).
+func parse(args []string, stderr io.Writer) (opts toolguard.StdioOptions, grace time.Duration, argv []string, code int) {
+	fs := flag.NewFlagSet("toolguard-stdio", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.DurationVar(&opts.ListTimeout, "list-timeout", toolguard.DefaultListTimeout, "longest a translated answer waits for the caller's tools/list; past it the answer goes out without data.availableTools (no call ever waits for it); more than 0")
+	fs.IntVar(&opts.ToolListLimit, "tool-list-limit", toolguard.DefaultToolListLimit, "cap on the names listed in data.availableTools; more than 0 (-hide-tool-list leaves the list out)")
+	fs.BoolVar(&opts.HideToolList, "hide-tool-list", false, "leave data.availableTools out of translated answers")
+	fs.BoolVar(&opts.HideSuggestions, "hide-suggestions", false, "leave data.suggestions out of translated answers")
+	fs.IntVar(&opts.MaxLineBytes, "max-line-bytes", toolguard.DefaultMaxBodyBytes, "longer client lines pass through unread and untracked (their answers are not translated); more than 0")
+	logAnswers := fs.Bool("log", false, "write one line to standard error per translated not-found answer, saying why when it went out without data.availableTools, and per line the guard left untracked")
+	fs.DurationVar(&grace, "grace", 2*time.Second, "after the client went away, how long the server has to exit before its process group gets SIGTERM, and then SIGKILL (at most 500ms once the client stopped reading); more than 0")
+	fs.Usage = func() {
+		fmt.Fprint(stderr, usageText)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return opts, 0, nil, 0
+		}
+		return opts, 0, nil, exitUsage
+	}
+	if err := checkFlags(&opts); err != nil {
+		fmt.Fprintln(stderr, "toolguard-stdio:", err)
+		return opts, 0, nil, exitUsage
+	}
+	if grace <= 0 {
+		fmt.Fprintf(stderr, "toolguard-stdio: -grace must be more than 0, not %v\n", grace)
+		return opts, 0, nil, exitUsage
+	}
+	if fs.NArg() == 0 {
+		fmt.Fprintln(stderr, "toolguard-stdio: no server command")
+		fs.Usage()
+		return opts, 0, nil, exitUsage
+	}
+	if *logAnswers {
+		logger := log.New(stderr, "toolguard-stdio: ", log.LstdFlags)
+		opts.OnReject = func(rej *toolguard.Rejection) {
+			if rej.ListErr != nil {
+				logger.Printf("translated the server's not-found answer for tool %q without data.availableTools: %v", rej.Name, rej.ListErr)
+				return
+			}
+			logger.Printf("translated the server's not-found answer for tool %q", rej.Name)
+		}
+		opts.OnUntracked = func(reason string) {
+			logger.Printf("untracked: %s", reason)
+		}
+	}
+	return opts, grace, fs.Args(), 0
 }
 
 // checkFlags checks the flags' values, naming the flag.
