@@ -198,12 +198,17 @@ func (d *Discovery) spend() (time.Duration, bool) {
 	return d.lastCost, true
 }
 
-// spent settles a fetch that was charged reserved and took took.
+// spent settles a fetch that was charged reserved and took took; a
+// negative took gives back a reservation no fetch used.
 func (d *Discovery) spent(reserved, took time.Duration) {
 	d.mu.Lock()
-	d.allowance += reserved - took
-	d.lastCost = max(took, time.Nanosecond)
 	d.fetching--
+	if took < 0 {
+		d.allowance += reserved
+	} else {
+		d.allowance += reserved - took
+		d.lastCost = max(took, time.Nanosecond)
+	}
 	d.mu.Unlock()
 }
 
@@ -233,39 +238,72 @@ func (d *Discovery) List(r *http.Request) ([]string, error) {
 		list, _, err := d.fetchCharged(r)
 		return list, err
 	}
-	e := d.entry(key)
-	e.mu.Lock()
-	if e.list != nil && time.Now().Before(e.expires) {
-		list := e.list
-		e.mu.Unlock()
-		return list, nil
-	}
-	if f := e.inflight; f != nil {
-		e.mu.Unlock()
-		select {
-		case <-f.done:
-			return f.list, f.err
-		case <-r.Context().Done():
-			return nil, r.Context().Err()
+	for {
+		// A caller seen before: its list, or the fetch under way for it.
+		d.mu.Lock()
+		e := d.entries[key]
+		d.mu.Unlock()
+		if e != nil {
+			if list, f, ok := e.current(); ok {
+				return list, nil
+			} else if f != nil {
+				return f.wait(r.Context())
+			}
 		}
-	}
-	f := &fetch{done: make(chan struct{})}
-	e.inflight = f
-	e.mu.Unlock()
+		// A new fetch, if the budget allows one: a caller refused by the
+		// budget leaves nothing behind.
+		reserved, ok := d.spend()
+		if !ok {
+			return nil, ErrBudget
+		}
+		e = d.entry(key)
+		e.mu.Lock()
+		if e.inflight != nil || e.list != nil && time.Now().Before(e.expires) {
+			// Another call of this caller got there first.
+			e.mu.Unlock()
+			d.spent(reserved, -1)
+			continue
+		}
+		f := &fetch{done: make(chan struct{})}
+		e.inflight = f
+		e.mu.Unlock()
 
-	list, ttl, err := d.fetchCharged(r)
-	f.list, f.err = list, err
-	e.mu.Lock()
-	e.inflight = nil
-	if err == nil {
-		if ttl <= 0 {
-			ttl = d.opts.TTL
+		start := time.Now()
+		list, ttl, err := d.fetch(r)
+		d.spent(reserved, time.Since(start))
+		f.list, f.err = list, err
+		e.mu.Lock()
+		e.inflight = nil
+		if err == nil {
+			if ttl <= 0 {
+				ttl = d.opts.TTL
+			}
+			e.list, e.expires = list, time.Now().Add(ttl)
 		}
-		e.list, e.expires = list, time.Now().Add(ttl)
+		e.mu.Unlock()
+		close(f.done)
+		return list, err
 	}
-	e.mu.Unlock()
-	close(f.done)
-	return list, err
+}
+
+// current returns e's list when it is fresh, or the fetch under way.
+func (e *entry) current() (list []string, f *fetch, ok bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.list != nil && time.Now().Before(e.expires) {
+		return e.list, nil, true
+	}
+	return nil, e.inflight, false
+}
+
+// wait waits for the fetch, or for ctx.
+func (f *fetch) wait(ctx context.Context) ([]string, error) {
+	select {
+	case <-f.done:
+		return f.list, f.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 // Headers the fetch does not copy from the call: they describe the call's

@@ -1,7 +1,6 @@
 package toolguard
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -338,7 +337,7 @@ func (g *Guard) decide(r *http.Request, body []byte) decision {
 	if m.meta.kind != absent {
 		meta = m.meta.raw(body)
 	}
-	c := &watched{g: g, r: r, id: bytes.Clone(m.id.raw(body)), name: name, meta: forwardedMeta(meta), modern: modern}
+	c := newWatched(g, r, m.id.raw(body), name, forwardedMeta(meta), modern)
 	if p != Absent {
 		return decision{reason: ReasonToServer, tool: name, call: c}
 	}

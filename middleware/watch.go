@@ -11,8 +11,10 @@ import (
 	"github.com/toolguard/toolguard/internal/mcpwire"
 )
 
-// A call is a tools/call the guard handed to the server: what it needs to
-// recognise the server's not-found answer to it, and to write its own.
+// A watched call is a tools/call the guard handed to the server: what it
+// needs to recognise the server's not-found answer to it, and to write its
+// own. It is allocated once, with its writer and room for a short id and
+// a short answer.
 type watched struct {
 	g      *Guard
 	r      *http.Request // as the caller sent it, for the list
@@ -20,6 +22,18 @@ type watched struct {
 	name   string
 	meta   []byte // the call's params._meta, for a 2026-07-28 caller's list
 	modern bool
+
+	ww     watchWriter
+	idBuf  [24]byte
+	ansBuf [512]byte
+}
+
+// newWatched returns the watched call of id (copied: it lies in the
+// request's pooled body) and name.
+func newWatched(g *Guard, r *http.Request, id []byte, name string, meta []byte, modern bool) *watched {
+	c := &watched{g: g, r: r, name: name, meta: meta, modern: modern}
+	c.id = append(c.idBuf[:0], id...)
+	return c
 }
 
 // Writer modes.
@@ -49,8 +63,10 @@ type watchWriter struct {
 	limit  int
 }
 
+// newWatchWriter returns the writer of c, which passes through to w.
 func newWatchWriter(w http.ResponseWriter, c *watched) *watchWriter {
-	return &watchWriter{w: w, c: c, limit: maxNotFoundBytes(c.name)}
+	c.ww = watchWriter{w: w, c: c, limit: maxNotFoundBytes(c.name), buf: c.ansBuf[:0]}
+	return &c.ww
 }
 
 func (ww *watchWriter) Header() http.Header { return ww.w.Header() }
