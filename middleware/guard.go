@@ -440,6 +440,9 @@ func (g *Guard) answerBefore(r *http.Request, c *watched) decision {
 	return decision{rej: rej}
 }
 
+// noList is the answer parts of an answer without the caller's list.
+var noList = &listAnswer{hideSuggestions: true}
+
 // translate makes the guard's answer to c, whose server answered not
 // found with the given status: the caller's list is asked as the caller,
 // within ListTimeout; past it, or when the list fails, the answer has no
@@ -472,7 +475,7 @@ func (g *Guard) translate(c *watched, status int, sse bool) *Rejection {
 	}
 	var rej *Rejection
 	if res.err != nil {
-		rej = g.unknownTool(c.id, c.name, &listAnswer{hideSuggestions: true}, status, sse)
+		rej = g.unknownTool(c.id, c.name, noList, status, sse)
 		rej.ListErr = res.err
 		g.logNoList(c.r, c.name, res.err)
 	} else {
