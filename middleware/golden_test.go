@@ -1,0 +1,275 @@
+package toolguard
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// The guard's wire answers, one golden transcript per answer shape and
+// transport, in testdata/golden/*.txtar: what the client sent, what the
+// server answered (for answers after the server), and what the client
+// got. Regenerate with
+//
+//	go test -run Golden -update .
+var update = flag.Bool("update", false, "rewrite the golden transcripts in testdata/golden")
+
+// A transcript is a txtar archive: a comment, then files, each introduced
+// by a line "-- name --".
+type transcript struct {
+	comment string
+	files   []txtarFile
+}
+
+type txtarFile struct {
+	name string
+	data string
+}
+
+func (tr transcript) format() []byte {
+	var b bytes.Buffer
+	b.WriteString(tr.comment)
+	for _, f := range tr.files {
+		fmt.Fprintf(&b, "-- %s --\n%s", f.name, f.data)
+		if !strings.HasSuffix(f.data, "\n") {
+			b.WriteByte('\n')
+		}
+	}
+	return b.Bytes()
+}
+
+func parseTranscript(data []byte) transcript {
+	var tr transcript
+	lines := strings.SplitAfter(string(data), "\n")
+	cur := -1
+	for _, l := range lines {
+		if name, ok := strings.CutPrefix(strings.TrimRight(l, "\n"), "-- "); ok && strings.HasSuffix(name, " --") {
+			tr.files = append(tr.files, txtarFile{name: strings.TrimSuffix(name, " --")})
+			cur = len(tr.files) - 1
+			continue
+		}
+		if cur < 0 {
+			tr.comment += l
+		} else {
+			tr.files[cur].data += l
+		}
+	}
+	return tr
+}
+
+// httpExchange renders a request or an answer: the first line, the
+// headers that matter, a blank line, the body.
+func httpText(first string, h http.Header, body string) string {
+	var b strings.Builder
+	b.WriteString(first + "\n")
+	keys := make([]string, 0, len(h))
+	for k := range h {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		for _, v := range h[k] {
+			fmt.Fprintf(&b, "%s: %s\n", k, v)
+		}
+	}
+	b.WriteString("\n" + body)
+	return b.String()
+}
+
+// goldenServer answers a tools/call with a fixed answer and tools/list
+// with two tools, as mcp-go would.
+func goldenServer(status int, ct, answer string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if strings.Contains(string(body), `"tools/list"`) {
+			w.Header().Set("Content-Type", "application/json")
+			id := between(string(body), `"id":`, `,`)
+			io.WriteString(w, `{"jsonrpc":"2.0","id":`+id+`,"result":{"tools":[{"name":"get_forecast"},{"name":"get_weather"}]}}`+"\n")
+			return
+		}
+		w.Header().Set("Content-Type", ct)
+		w.WriteHeader(status)
+		io.WriteString(w, answer)
+	})
+}
+
+func between(s, from, to string) string {
+	_, rest, _ := strings.Cut(s, from)
+	v, _, _ := strings.Cut(rest, to)
+	return v
+}
+
+const (
+	goldenCall       = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_wether","arguments":{}}}`
+	goldenModernCall = `{"jsonrpc":"2.0","id":"m-1","method":"tools/call","params":{"name":"get_wether","arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
+)
+
+var (
+	jsonAccept   = http.Header{"Accept": {"application/json, text/event-stream"}}
+	streamAccept = http.Header{"Accept": {"text/event-stream"}}
+	modernHdr    = http.Header{"Accept": {"application/json, text/event-stream"}, "Mcp-Protocol-Version": {"2026-07-28"}, "Mcp-Method": {"tools/call"}, "Mcp-Name": {"get_wether"}}
+)
+
+type goldenHTTP struct {
+	name, comment string
+	opts          Options
+	body          string
+	header        http.Header
+	server        http.Handler // nil: answered before the server
+	serverText    string       // what the server answered, for the transcript
+}
+
+func goldenHTTPCases() []goldenHTTP {
+	mcpgoNotFound := `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"tool 'get_wether' not found: tool not found"}}` + "\n"
+	modernNotFound := `{"jsonrpc":"2.0","id":"m-1","error":{"code":-32602,"message":"unknown tool \"get_wether\""}}` + "\n"
+	tsV1 := `{"result":{"content":[{"type":"text","text":"MCP error -32602: Tool get_wether not found"}],"isError":true},"jsonrpc":"2.0","id":1}`
+	stream := "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":1,\"progress\":1}}\n\n" +
+		"id: ev-7\nevent: message\ndata: " + strings.TrimSpace(mcpgoNotFound) + "\n\n"
+	unsureTools := unsure{names: []string{"get_weather", "get_forecast"}}
+	failing := unsure{err: errors.New("toolguard: tools/list: HTTP 403: \"forbidden\"")}
+	mismatch := modernHdr.Clone()
+	mismatch["Mcp-Name"] = []string{"other"}
+	return []goldenHTTP{
+		{name: "before-json-2025", comment: "Answered before the server (StaticTools), 2025 era, JSON.\n",
+			opts: Options{Tools: weatherTools}, body: goldenCall, header: jsonAccept},
+		{name: "before-sse-2025", comment: "Answered before the server, to a client that accepts only an event stream.\n",
+			opts: Options{Tools: weatherTools}, body: goldenCall, header: streamAccept},
+		{name: "before-sse-2026", comment: "Answered before the server, 2026-07-28, to a client that accepts only an event stream.\n",
+			opts: Options{Tools: weatherTools}, body: goldenModernCall, header: func() http.Header {
+				h := modernHdr.Clone()
+				h["Accept"] = []string{"text/event-stream"}
+				return h
+			}()},
+		{name: "before-json-2026", comment: "Answered before the server, 2026-07-28: HTTP 400, as mcp-go and go-sdk.\n",
+			opts: Options{Tools: weatherTools}, body: goldenModernCall, header: modernHdr},
+		{name: "before-header-mismatch-2026", comment: "AnswerHeaderMismatch: the spec's -32020 to an Mcp-Name that does not match the body.\n",
+			opts: Options{Tools: weatherTools, AnswerHeaderMismatch: true}, body: goldenModernCall, header: mismatch},
+		{name: "before-capped", comment: "ToolListLimit cuts the list and says so.\n",
+			opts: Options{Tools: weatherTools, ToolListLimit: 2}, body: goldenCall, header: jsonAccept},
+		{name: "after-json-2025", comment: "mcp-go's own not-found answer, translated (HTTP 200 kept).\n",
+			opts: Options{Tools: unsureTools}, body: goldenCall, header: jsonAccept,
+			server: goldenServer(200, "application/json", mcpgoNotFound), serverText: httpText("200", http.Header{"Content-Type": {"application/json"}}, mcpgoNotFound)},
+		{name: "after-json-2026", comment: "go-sdk's own not-found answer to a 2026-07-28 call, translated (HTTP 400 kept).\n",
+			opts: Options{Tools: unsureTools}, body: goldenModernCall, header: modernHdr,
+			server: goldenServer(400, "application/json", modernNotFound), serverText: httpText("400", http.Header{"Content-Type": {"application/json"}}, modernNotFound)},
+		{name: "after-sse-2025", comment: "An event stream: the progress event passes, the not-found event is replaced, keeping its id.\n",
+			opts: Options{Tools: unsureTools}, body: goldenCall, header: jsonAccept,
+			server: goldenServer(200, "text/event-stream", stream), serverText: httpText("200", http.Header{"Content-Type": {"text/event-stream"}}, stream)},
+		{name: "after-sse-2026", comment: "A 2026-07-28 call answered not found in an event stream (HTTP 200), translated in the stream.\n",
+			opts: Options{Tools: unsureTools}, body: goldenModernCall, header: modernHdr,
+			server: goldenServer(200, "text/event-stream", "event: message\ndata: "+strings.TrimSpace(modernNotFound)+"\n\n"),
+			serverText: httpText("200", http.Header{"Content-Type": {"text/event-stream"}}, "event: message\ndata: "+strings.TrimSpace(modernNotFound)+"\n\n")},
+		{name: "after-iserror-2025", comment: "The TypeScript SDK v1's isError not-found answer, translated.\n",
+			opts: Options{Tools: unsureTools}, body: goldenCall, header: jsonAccept,
+			server: goldenServer(200, "application/json", tsV1), serverText: httpText("200", http.Header{"Content-Type": {"application/json"}}, tsV1)},
+		{name: "after-without-list", comment: "The caller's list failed: the answer goes out without data.availableTools.\n",
+			opts: Options{Tools: failing}, body: goldenCall, header: jsonAccept,
+			server: goldenServer(200, "application/json", mcpgoNotFound), serverText: httpText("200", http.Header{"Content-Type": {"application/json"}}, mcpgoNotFound)},
+	}
+}
+
+func TestGoldenHTTP(t *testing.T) {
+	for _, tc := range goldenHTTPCases() {
+		t.Run(tc.name, func(t *testing.T) {
+			g := mustGuard(t, tc.opts)
+			next := tc.server
+			if next == nil {
+				next = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { t.Error("the request reached the server") })
+			}
+			r := newRequest("POST", tc.body, tc.header)
+			w := httptest.NewRecorder()
+			g.Handler(next).ServeHTTP(w, r)
+			reqHdr := http.Header{}
+			for k, v := range r.Header {
+				reqHdr[k] = v
+			}
+			files := []txtarFile{{"request", httpText("POST /mcp", reqHdr, tc.body+"\n")}}
+			if tc.server != nil {
+				files = append(files, txtarFile{"server", tc.serverText})
+			}
+			ans := http.Header{}
+			for _, k := range []string{"Content-Type", "Content-Length", "Cache-Control"} {
+				if v := w.Header().Values(k); len(v) > 0 {
+					ans[k] = v
+				}
+			}
+			files = append(files, txtarFile{"answer", httpText(fmt.Sprint(w.Code), ans, w.Body.String()+"\n")})
+			checkGolden(t, tc.name, transcript{comment: tc.comment, files: files})
+		})
+	}
+}
+
+// TestGoldenStdio: the stdio guard's answers, line by line: the client's
+// lines, the server's answer to the call, and the line the client got.
+func TestGoldenStdio(t *testing.T) {
+	for _, tc := range []struct {
+		name, comment string
+		lines         []string
+		id            string
+		srv           *lineServer
+	}{
+		{"stdio-2025", "The TypeScript SDK v1's isError not-found line, translated; the list asked in the session.\n",
+			[]string{lineCall("1", "get_wether")}, "1", &lineServer{}},
+		{"stdio-2026", "A 2026-07-28 call: the list is asked with the call's own _meta.\n",
+			[]string{goldenModernCall + "\n"}, `"m-1"`, &lineServer{}},
+		{"stdio-without-list", "A list that never comes within ListTimeout: the answer goes out without it.\n",
+			[]string{lineCall("1", "get_wether")}, "1", &lineServer{silentList: true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			opts := StdioOptions{}
+			if tc.srv.silentList {
+				opts.ListTimeout = 20_000_000 // 20ms
+			}
+			rig := newStdioRigWith(t, opts, tc.srv, "get_forecast", "get_weather")
+			rig.handshake(t)
+			rig.send(t, tc.lines...)
+			got := rig.next(t)
+			// What lineServer answers, as the TypeScript SDK v1 does.
+			server := `{"jsonrpc":"2.0","id":` + tc.id + `,"result":{"content":[{"type":"text","text":"MCP error -32602: Tool get_wether not found"}],"isError":true}}` + "\n"
+			checkGolden(t, tc.name, transcript{comment: tc.comment, files: []txtarFile{
+				{"client", strings.Join(tc.lines, "")},
+				{"server", server},
+				{"answer", got},
+			}})
+		})
+	}
+}
+
+func checkGolden(t *testing.T, name string, tr transcript) {
+	t.Helper()
+	path := filepath.Join("testdata", "golden", name+".txtar")
+	got := tr.format()
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (go test -run Golden -update . writes it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		w := parseTranscript(want)
+		for i, f := range tr.files {
+			if i >= len(w.files) || w.files[i] != f {
+				t.Errorf("%s: file %q differs\ngot:\n%s\nwant:\n%v", path, f.name, f.data, w.files)
+			}
+		}
+		if len(w.files) != len(tr.files) || w.comment != tr.comment {
+			t.Errorf("%s: transcript differs\ngot:\n%s\nwant:\n%s", path, got, want)
+		}
+	}
+}
