@@ -166,7 +166,7 @@ func goldenHTTPCases() []goldenHTTP {
 			server: goldenServer(200, "text/event-stream", stream), serverText: httpText("200", http.Header{"Content-Type": {"text/event-stream"}}, stream)},
 		{name: "after-sse-2026", comment: "A 2026-07-28 call answered not found in an event stream (HTTP 200), translated in the stream.\n",
 			opts: Options{Tools: unsureTools}, body: goldenModernCall, header: modernHdr,
-			server: goldenServer(200, "text/event-stream", "event: message\ndata: "+strings.TrimSpace(modernNotFound)+"\n\n"),
+			server:     goldenServer(200, "text/event-stream", "event: message\ndata: "+strings.TrimSpace(modernNotFound)+"\n\n"),
 			serverText: httpText("200", http.Header{"Content-Type": {"text/event-stream"}}, "event: message\ndata: "+strings.TrimSpace(modernNotFound)+"\n\n")},
 		{name: "after-iserror-2025", comment: "The TypeScript SDK v1's isError not-found answer, translated.\n",
 			opts: Options{Tools: unsureTools}, body: goldenCall, header: jsonAccept,
