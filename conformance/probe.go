@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/toolguard/toolguard/internal/mcpwire"
+	"github.com/toolguard/toolguard/mcpwire"
 )
 
 // Options configures a check. The zero value is ready to use.

@@ -4,8 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 
-	"github.com/toolguard/toolguard/internal/mcpwire"
-	"github.com/toolguard/toolguard/internal/sse"
+	"github.com/toolguard/toolguard/mcpwire"
 )
 
 // The protocol's wire details come from the kit's shared vocabulary
@@ -43,7 +42,7 @@ func mediaTypeOf(contentType string) MediaType {
 
 // streamMessages returns the data of each message event of an event stream,
 // in order, as an EventSource client reads them (see sse.Messages).
-func streamMessages(body []byte) [][]byte { return sse.Messages(body) }
+func streamMessages(body []byte) [][]byte { return mcpwire.EventMessages(body) }
 
 // toolsListParams are the params of a tools/list request for a page.
 func toolsListParams(cursor string) any {

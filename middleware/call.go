@@ -7,7 +7,7 @@ import (
 	"net/http"
 	"sync"
 
-	"github.com/toolguard/toolguard/internal/mcpwire"
+	"github.com/toolguard/toolguard/mcpwire"
 )
 
 // A Call is the tools/call whose answer the guard is writing. The request

@@ -16,9 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/toolguard/toolguard/internal/capture"
-	"github.com/toolguard/toolguard/internal/mcpwire"
-	"github.com/toolguard/toolguard/internal/sse"
+	"github.com/toolguard/toolguard/mcpwire"
 )
 
 // DiscoverOptions configures [Discover]. Every zero field has a default.
@@ -539,7 +537,7 @@ func (d *Discovery) send(ctx context.Context, r *http.Request, method string, bo
 	if _, ok := r.Header[mcpwire.HeaderMethod]; ok || modern {
 		req.Header.Set(mcpwire.HeaderMethod, method)
 	}
-	w := capture.NewWriter(d.opts.MaxBodyBytes)
+	w := newCaptureWriter(d.opts.MaxBodyBytes)
 	done := make(chan struct{})
 	var panicked string // set before done is closed
 	go func() {
@@ -567,7 +565,7 @@ func (d *Discovery) send(ctx context.Context, r *http.Request, method string, bo
 	if panicked != "" {
 		return nil, false, fmt.Errorf("toolguard: %s: handler panicked: %s", method, panicked)
 	}
-	reply := w.Reply()
+	reply := w.reply()
 	if reply.Status != http.StatusOK {
 		return nil, false, fmt.Errorf("toolguard: %s: HTTP %d%s", method, reply.Status, snippet(reply.Body))
 	}
@@ -584,7 +582,7 @@ func (d *Discovery) send(ctx context.Context, r *http.Request, method string, bo
 // relayFrom relays the messages other than the reply to request that the
 // event stream written to w so far holds, past the first skip of them, and
 // returns how many there are.
-func relayFrom(ctx context.Context, w *capture.Writer, request []byte, skip int) int {
+func relayFrom(ctx context.Context, w *captureWriter, request []byte, skip int) int {
 	ct, sent := w.Sent()
 	if !mcpwire.IsEventStream(ct) {
 		return skip
@@ -608,7 +606,7 @@ func otherMessages(stream, request []byte) [][]byte {
 		return nil
 	}
 	var out [][]byte
-	for _, data := range sse.Messages(stream) {
+	for _, data := range mcpwire.EventMessages(stream) {
 		var m struct {
 			ID json.RawMessage `json:"id"`
 		}
@@ -635,7 +633,7 @@ func snippet(b []byte) string {
 // findSSEReply returns the data of the event stream message whose id is id.
 func findSSEReply(stream []byte, id string) []byte {
 	want := strconv.Quote(id)
-	for _, data := range sse.Messages(stream) {
+	for _, data := range mcpwire.EventMessages(stream) {
 		var m struct {
 			ID json.RawMessage `json:"id"`
 		}
@@ -699,7 +697,7 @@ func readJSONListReply(msg []byte, id string) (mcpwire.Page, bool) {
 // to it must read strictly, or ok is false.
 func readStreamListReply(stream []byte, id string) (mcpwire.Page, bool) {
 	want := strconv.Quote(id)
-	for _, data := range sse.Messages(stream) {
+	for _, data := range mcpwire.EventMessages(stream) {
 		r, ok := readReply(data)
 		if !ok {
 			return mcpwire.Page{}, false

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolguard/toolguard/internal/sse"
+	"github.com/toolguard/toolguard/mcpwire"
 )
 
 // listServer is a minimal MCP server for the discovery tests: it answers
@@ -155,7 +155,7 @@ func TestDiscoveryLists(t *testing.T) {
 			if tc.srv.sse {
 				// The notification the server sent on the list is the
 				// caller's: it comes first, in an event stream.
-				msgs := sse.Messages(answer)
+				msgs := mcpwire.EventMessages(answer)
 				if len(msgs) != 2 || !strings.Contains(string(msgs[0]), "notifications/message") {
 					t.Fatalf("answer %s, want the list's notification, then the error", answer)
 				}
@@ -509,7 +509,7 @@ func TestDiscoveryRelaysTheServersMessages(t *testing.T) {
 		case tc.events == 0 && (ct != "application/json" || !strings.Contains(w.Body.String(), `"code":-32602`)):
 			t.Errorf("Accept %q: %s %s, want the JSON answer", tc.accept, ct, w.Body)
 		case tc.events > 0:
-			msgs := sse.Messages(w.Body.Bytes())
+			msgs := mcpwire.EventMessages(w.Body.Bytes())
 			if ct != "text/event-stream" || len(msgs) != tc.events ||
 				!strings.Contains(string(msgs[0]), `"notifications/message"`) || !strings.Contains(string(msgs[1]), `"code":-32602`) {
 				t.Errorf("Accept %q: %s %s, want the notification, then the answer", tc.accept, ct, w.Body)

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/toolguard/toolguard/internal/mcpwire"
+	"github.com/toolguard/toolguard/mcpwire"
 )
 
 // Defaults for [Options].

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolguard/toolguard/internal/mcpwire"
+	"github.com/toolguard/toolguard/mcpwire"
 )
 
 func samePage(a, b mcpwire.Page) bool {

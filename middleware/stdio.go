@@ -16,7 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/toolguard/toolguard/internal/mcpwire"
+	"github.com/toolguard/toolguard/mcpwire"
 )
 
 // StdioOptions configures a stdio guard ([NewStdio]). Every zero field has a

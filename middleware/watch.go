@@ -8,7 +8,7 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/toolguard/toolguard/internal/mcpwire"
+	"github.com/toolguard/toolguard/mcpwire"
 )
 
 // A watched call is a tools/call the guard handed to the server: what it

@@ -17,7 +17,7 @@ work=$(mktemp -d)
 trap 'chmod -R u+w "$work" 2>/dev/null; rm -rf "$work"' EXIT
 
 adapters=$(cd adapters && ls -d */ | sed 's|/$||')
-go run ./scripts/modproxy -version "$version" -out "$work/proxy" . $(printf 'adapters/%s ' $adapters) >/dev/null
+(cd scripts/modproxy && go run . -version "$version" -out "$work/proxy" "$root" $(printf "$root/adapters/%s " $adapters)) >/dev/null
 
 # The consumer reads the toolguard modules from the local proxy only, and
 # everything else from the module cache already on this machine or, failing

@@ -2,7 +2,7 @@
 // module proxy, at one version, so that `GOPROXY=file://DIR` can serve them
 // to a consumer exactly as a published tag would (scripts/check-install.sh).
 //
-//	go run ./scripts/modproxy -version v0.1.0 -out /tmp/proxy . adapters/echo ...
+//	cd scripts/modproxy && go run . -version v0.1.0 -out /tmp/proxy ../.. ../../adapters/echo ...
 //
 // Each module's zip holds the files of its directory tree, without nested
 // modules (directories with their own go.mod), .git and node_modules, as the

@@ -3,7 +3,7 @@
 // server of its own, the zoo over and over), writes the target list to
 // -out, and serves until interrupted.
 //
-//	go run ./conformance/internal/fleetfixture -n 5525 -out /tmp/fleet.txt &
+//	go run -C conformance/internal/fleetfixture . -n 5525 -out /tmp/fleet.txt &
 //	toolguard-check -fleet /tmp/fleet.txt -json -quiet > /tmp/fleet.jsonl
 package main
 

@@ -1,4 +1,4 @@
-package capture
+package toolguard
 
 import (
 	"io"
@@ -7,13 +7,13 @@ import (
 	"testing"
 )
 
-func TestWriterKeepsReplyUpToLimit(t *testing.T) {
-	w := NewWriter(10)
+func TestCaptureKeepsReplyUpToLimit(t *testing.T) {
+	w := newCaptureWriter(10)
 	w.Header().Set("Content-Type", "application/json")
 	if _, err := io.WriteString(w, "12345"); err != nil {
 		t.Fatal(err)
 	}
-	r := w.Reply()
+	r := w.reply()
 	if r.Status != http.StatusOK || string(r.Body) != "12345" || r.Over || r.Header.Get("Content-Type") != "application/json" {
 		t.Fatalf("%+v", r)
 	}
@@ -23,20 +23,20 @@ func TestWriterKeepsReplyUpToLimit(t *testing.T) {
 	if _, err := io.WriteString(w, "1"); err == nil {
 		t.Fatal("a write after the limit was passed succeeded")
 	}
-	if r := w.Reply(); !r.Over || string(r.Body) != "12345" {
+	if r := w.reply(); !r.Over || string(r.Body) != "12345" {
 		t.Fatalf("past the limit: %+v", r)
 	}
 }
 
-func TestWriterStatus(t *testing.T) {
-	w := NewWriter(10)
-	if r := w.Reply(); r.Status != 0 {
+func TestCaptureStatus(t *testing.T) {
+	w := newCaptureWriter(10)
+	if r := w.reply(); r.Status != 0 {
 		t.Fatalf("nothing written: status %d", r.Status)
 	}
 	w.WriteHeader(http.StatusForbidden)
 	w.WriteHeader(http.StatusOK)
 	io.WriteString(w, strings.Repeat("x", 3))
-	if r := w.Reply(); r.Status != http.StatusForbidden || string(r.Body) != "xxx" {
+	if r := w.reply(); r.Status != http.StatusForbidden || string(r.Body) != "xxx" {
 		t.Fatalf("%+v", r)
 	}
 }

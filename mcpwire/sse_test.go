@@ -1,11 +1,11 @@
-package sse
+package mcpwire
 
 import (
 	"reflect"
 	"testing"
 )
 
-func TestMessages(t *testing.T) {
+func TestEventMessages(t *testing.T) {
 	for _, tc := range []struct {
 		body string
 		want []string
@@ -23,7 +23,7 @@ func TestMessages(t *testing.T) {
 		{"", nil},
 	} {
 		var got []string
-		for _, m := range Messages([]byte(tc.body)) {
+		for _, m := range EventMessages([]byte(tc.body)) {
 			got = append(got, string(m))
 		}
 		if !reflect.DeepEqual(got, tc.want) {

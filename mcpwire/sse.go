@@ -1,18 +1,16 @@
-// Package sse reads the events of a text/event-stream body, for the parts of
-// the kit that read MCP replies (the checker, the discovery tool set, the
-// test fixtures). It reads a stream as a WHATWG EventSource client does.
-package sse
+package mcpwire
 
 import "bytes"
 
-// Messages returns the data of each message event in body (an event with
+// EventMessages returns the data of each message event in body, a
+// text/event-stream body, (an event with
 // no event field or with "event: message"), in order, as an EventSource
 // client reads them: a leading BOM is dropped; lines end in CRLF, LF or CR;
 // comment lines (":") and other fields are skipped; the data lines of one
 // event are joined with LF; an event is dispatched at a blank line, so an
 // unfinished last event does not count. Events whose data is empty or only
 // white space carry nothing and are left out.
-func Messages(body []byte) [][]byte {
+func EventMessages(body []byte) [][]byte {
 	body = bytes.TrimPrefix(body, []byte("\xef\xbb\xbf"))
 	var out [][]byte
 	var data []byte

@@ -1,7 +1,8 @@
-// Package capture keeps the reply of a handler run in process, such as the
-// tools/list a tool set sends through the server's handler as the caller,
-// up to a size limit.
-package capture
+package toolguard
+
+// capture keeps the reply of a handler run in process (the tools/list
+// Discover sends through the server's handler as the caller), up to a
+// size limit.
 
 import (
 	"bytes"
@@ -10,10 +11,10 @@ import (
 	"sync"
 )
 
-// A Writer is an http.ResponseWriter that keeps the status, the header and
+// A captureWriter is an http.ResponseWriter that keeps the status, the header and
 // up to a limit of the body. A handler its caller stopped waiting for may
 // still be writing, so every method is safe for concurrent use.
-type Writer struct {
+type captureWriter struct {
 	mu     sync.Mutex
 	header http.Header
 	status int
@@ -24,18 +25,18 @@ type Writer struct {
 	over        bool
 }
 
-// NewWriter returns a Writer that keeps at most limit bytes of body.
-func NewWriter(limit int64) *Writer {
-	return &Writer{header: http.Header{}, limit: limit}
+// newCaptureWriter returns a captureWriter that keeps at most limit bytes of body.
+func newCaptureWriter(limit int64) *captureWriter {
+	return &captureWriter{header: http.Header{}, limit: limit}
 }
 
 var errTooLarge = errors.New("capture: reply larger than the limit")
 
 // Header returns the reply's header map.
-func (w *Writer) Header() http.Header { return w.header }
+func (w *captureWriter) Header() http.Header { return w.header }
 
 // WriteHeader records the first status written.
-func (w *Writer) WriteHeader(status int) {
+func (w *captureWriter) WriteHeader(status int) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.setStatus(status)
@@ -43,7 +44,7 @@ func (w *Writer) WriteHeader(status int) {
 
 // setStatus records the status of the first header write, and the
 // Content-Type the handler had set by then. w.mu is held.
-func (w *Writer) setStatus(status int) {
+func (w *captureWriter) setStatus(status int) {
 	if w.status == 0 {
 		w.status = status
 		w.contentType = w.header.Get("Content-Type")
@@ -53,7 +54,7 @@ func (w *Writer) setStatus(status int) {
 // Sent returns, while the handler may still be writing, the Content-Type
 // of the header it wrote and a copy of the body so far ("" and nil before
 // the header was written).
-func (w *Writer) Sent() (contentType string, body []byte) {
+func (w *captureWriter) Sent() (contentType string, body []byte) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.status == 0 {
@@ -63,7 +64,7 @@ func (w *Writer) Sent() (contentType string, body []byte) {
 }
 
 // Write keeps p, or, once the body would pass the limit, nothing more.
-func (w *Writer) Write(p []byte) (int, error) {
+func (w *captureWriter) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.setStatus(http.StatusOK)
@@ -75,19 +76,19 @@ func (w *Writer) Write(p []byte) (int, error) {
 }
 
 // Flush does nothing: the reply is read whole, once the handler returned.
-func (w *Writer) Flush() {}
+func (w *captureWriter) Flush() {}
 
-// A Reply is what a handler wrote.
-type Reply struct {
+// A capturedReply is what a handler wrote.
+type capturedReply struct {
 	Status int // 0 if the handler wrote nothing
 	Header http.Header
 	Body   []byte
 	Over   bool // the body passed the limit; Body holds what came before
 }
 
-// Reply returns what the handler wrote. Read it once the handler returned.
-func (w *Writer) Reply() Reply {
+// reply returns what the handler wrote. Read it once the handler returned.
+func (w *captureWriter) reply() capturedReply {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return Reply{Status: w.status, Header: w.header, Body: w.body.Bytes(), Over: w.over}
+	return capturedReply{Status: w.status, Header: w.header, Body: w.body.Bytes(), Over: w.over}
 }

@@ -1,8 +1,10 @@
 // Package mcpwire is the MCP protocol vocabulary the kit shares: header
 // names, protocol versions, the 2026-07-28 _meta keys, the Mcp-Name value
-// codec, Accept and Content-Type parsing, and tools/list requests and
-// pages. The middleware, the tool sets and the checker use it, so each
-// detail is written once. Standard library only.
+// codec, Accept and Content-Type parsing, tools/list requests and pages,
+// and the messages of an event stream. The middleware, the tool sets and
+// the checker use it, so each detail is written once; it is public so that
+// adapter modules released on their own can rely on it. Standard library
+// only.
 //
 // It holds no policy: what the guard does with these facts is decided in
 // the middleware (see docs/RULES.md).

@@ -1,0 +1,3 @@
+module github.com/toolguard/toolguard/scripts/modproxy
+
+go 1.24
