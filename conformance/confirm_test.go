@@ -17,6 +17,9 @@ import (
 // article's goji.agency) gives inconsistent when its two made-up calls go
 // unspaced, and a confirmed risk when the fleet's pacer spaces them.
 func TestConfirmationSpacedByThePacerAgrees(t *testing.T) {
+	if testing.Short() {
+		t.Skip("seconds of real processes or pacing: not in -short")
+	}
 	const window = 100 * time.Millisecond
 	for _, tc := range []struct {
 		spacing  time.Duration

@@ -49,6 +49,9 @@ func TestZoo(t *testing.T) {
 }
 
 func TestRateLimitHonoursRetryAfter(t *testing.T) {
+	if testing.Short() {
+		t.Skip("seconds of real processes or pacing: not in -short")
+	}
 	var hits atomic.Int32
 	var first, second time.Time
 	srv := httptest.NewServer(&zoo.Fake{Tools: []string{"x"}, On: map[string]func(http.ResponseWriter, string){
@@ -167,6 +170,9 @@ func TestOptionsValidated(t *testing.T) {
 // over: every count must come out right, and every target is reported
 // once, as it finishes.
 func TestFleet500(t *testing.T) {
+	if testing.Short() {
+		t.Skip("seconds of real processes or pacing: not in -short")
+	}
 	const n = 500
 	var targets []conformance.Target
 	want := map[conformance.Verdict]int{}
@@ -324,6 +330,9 @@ func TestStdioServerThatExits(t *testing.T) {
 // which is what the spacing governs (arrival times add the network's
 // jitter).
 func TestFleetKeepsHostSpacing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("seconds of real processes or pacing: not in -short")
+	}
 	const spacing = 40 * time.Millisecond
 	srv := httptest.NewServer(&zoo.Fake{Tools: []string{"x"}})
 	defer srv.Close()

@@ -50,6 +50,9 @@ func readPID(t *testing.T, file string) int {
 // behind the check: the children get SIGTERM first, then SIGKILL. The
 // server itself, which exited by itself, is sent no signal.
 func TestStdioCheckEndsTheServersProcessGroup(t *testing.T) {
+	if testing.Short() {
+		t.Skip("seconds of real processes or pacing: not in -short")
+	}
 	if runtime.GOOS != "linux" {
 		t.Skip("reads /proc")
 	}
@@ -95,6 +98,9 @@ cat >/dev/null`
 // A stdio server that ignores both the end of its input and SIGTERM is
 // killed, and the check still ends.
 func TestStdioCheckKillsAServerThatIgnoresTERM(t *testing.T) {
+	if testing.Short() {
+		t.Skip("seconds of real processes or pacing: not in -short")
+	}
 	if runtime.GOOS != "linux" {
 		t.Skip("reads /proc")
 	}

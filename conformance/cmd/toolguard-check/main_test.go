@@ -156,6 +156,9 @@ func TestUsageErrors(t *testing.T) {
 }
 
 func TestFleetFromStdin(t *testing.T) {
+	if testing.Short() {
+		t.Skip("seconds of real processes or pacing: not in -short")
+	}
 	ok := httptest.NewServer(server(`{"jsonrpc":"2.0","id":ID,"error":{"code":-32602,"message":"x"}}`, 200))
 	defer ok.Close()
 	risky := httptest.NewServer(server(`{"jsonrpc":"2.0","id":ID,"result":{"content":[],"isError":true}}`, 200))
@@ -194,6 +197,9 @@ func TestFleetFromStdin(t *testing.T) {
 // Fleet files may give a target headers of its own; a bad line is a usage
 // error naming the line.
 func TestFleetFileHeaders(t *testing.T) {
+	if testing.Short() {
+		t.Skip("seconds of real processes or pacing: not in -short")
+	}
 	a, b := &zoo.Fake{Tools: []string{"x"}}, &zoo.Fake{Tools: []string{"x"}}
 	sa, sb := httptest.NewServer(a), httptest.NewServer(b)
 	defer sa.Close()
@@ -215,6 +221,9 @@ func TestFleetFileHeaders(t *testing.T) {
 // -resume skips what an earlier run reported, even one cut mid-line, and
 // the table still counts the whole fleet.
 func TestFleetResume(t *testing.T) {
+	if testing.Short() {
+		t.Skip("seconds of real processes or pacing: not in -short")
+	}
 	ok := &zoo.Fake{Tools: []string{"x"}}
 	srv := httptest.NewServer(ok)
 	defer srv.Close()
@@ -238,6 +247,12 @@ func TestFleetResume(t *testing.T) {
 // A fleet with a silent stdio server, one that does not read, a silent HTTP
 // server and a crashing one finishes within the timeout and reports each.
 func TestFleetOfBadTargets(t *testing.T) {
+	if testing.Short() {
+		t.Skip("seconds of real processes or pacing: not in -short")
+	}
+	if testing.Short() {
+		t.Skip("seconds of real processes or pacing: not in -short")
+	}
 	block := make(chan struct{})
 	silent := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-block }))
 	defer silent.Close()
