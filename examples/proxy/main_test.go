@@ -80,10 +80,12 @@ func TestProxyRejectsBadUpstream(t *testing.T) {
 
 // A TypeScript SDK v2 server whose tool list depends on the caller, as
 // github-mcp-server's does: delete_repository is listed only to a client
-// that declares elicitation. Through the proxy, the real v2 client that
-// declares it lists and calls the tool exactly as without the proxy; one
-// that does not gets -32602, from the guard, with the list it may call. A
-// foreign Host gets the server's own 403, never a tool list.
+// that declares elicitation, and run for every caller (one that does not
+// declare it gets an actionable isError). Through the proxy, the real v2
+// client lists and calls the tool exactly as without the proxy, declaring
+// elicitation or not: the server decides. An unknown name gets -32602 with
+// the list the caller may call. A foreign Host gets the server's own 403,
+// never a tool list.
 func TestProxyAsksAsTheCaller(t *testing.T) {
 	ts := fixture.StartNode(t, "v2-caps-server.mjs", "--host-check")
 	cfg := config{}
@@ -97,15 +99,19 @@ func TestProxyAsksAsTheCaller(t *testing.T) {
 	}
 	aloneNo := fixture.V2Client(t, ts.URL, "delete_repository", "")
 	throughNo := fixture.V2Client(t, url, "delete_repository", "")
-	if aloneNo.Call.Code != -32602 || throughNo.Call.Code != -32602 ||
-		throughNo.Call.Message != "Unknown tool: delete_repository" ||
-		!strings.Contains(string(throughNo.Call.Data), `"availableTools":["get_repository"]`) ||
+	if !reflect.DeepEqual(aloneNo, throughNo) || throughNo.Call.Result == nil || !throughNo.Call.Result.IsError ||
+		!strings.Contains(throughNo.Call.Result.Content[0].Text, "requires client support for form elicitation") ||
 		!slices.Equal(throughNo.Tools, []string{"get_repository"}) {
-		t.Fatalf("not declaring it: alone %+v, through the proxy %+v (data %s)", aloneNo, throughNo, throughNo.Call.Data)
+		t.Fatalf("not declaring it: alone %+v, through the proxy %+v", aloneNo, throughNo)
 	}
-	t.Logf("declaring elicitation: %v, call %q; not declaring it: %v, alone %d %q, through the proxy %d %q %s",
-		through.Tools, through.Call.Result.Content[0].Text, throughNo.Tools, aloneNo.Call.Code, aloneNo.Call.Message,
-		throughNo.Call.Code, throughNo.Call.Message, throughNo.Call.Data)
+	unknown := fixture.V2Client(t, url, "delete_repositry", "")
+	if unknown.Call.Code != -32602 || unknown.Call.Message != "Unknown tool: delete_repositry" ||
+		!strings.Contains(string(unknown.Call.Data), `"availableTools":["get_repository"]`) {
+		t.Fatalf("unknown tool through the proxy: %+v (data %s)", unknown, unknown.Call.Data)
+	}
+	t.Logf("declaring elicitation: %v, call %q; not declaring it: %v, call %q; unknown: %d %q %s",
+		through.Tools, through.Call.Result.Content[0].Text, throughNo.Tools, throughNo.Call.Result.Content[0].Text,
+		unknown.Call.Code, unknown.Call.Message, unknown.Call.Data)
 
 	// A foreign Host, after the lists above warmed every cache, gets the
 	// server's own 403; a good one gets -32602 with the server's status.
