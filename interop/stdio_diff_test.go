@@ -469,7 +469,10 @@ func TestStdioDifferentialSessions(t *testing.T) {
 
 // FuzzStdioDifferential sends fuzzed lines to real mcp-go and go-sdk stdio
 // servers alone and behind the in-process guard: the same promise as
-// TestStdioDifferential.
+// TestStdioDifferential. Each input starts four real sessions (about 13
+// inputs a second here), so the test command gives it fewer inputs.
+//
+//toolguard:fuzzbudget 500x
 func FuzzStdioDifferential(f *testing.F) {
 	for _, seed := range fixture.Corpus("nope", "")[:12] {
 		f.Add(seed, false)

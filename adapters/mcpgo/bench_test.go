@@ -148,3 +148,21 @@ func initSession(b *testing.B, h http.Handler, hdr http.Header) string {
 	}
 	return id
 }
+
+// BenchmarkKnown1MiBPaired: a known tools/call of 1 MiB (its arguments one
+// long string) through mcp-go alone and through guard + mcp-go, paired as
+// BenchmarkPaired: what a user feels of the guard's reader on big bodies.
+//
+//	go test -run '^$' -bench Known1MiBPaired -benchtime 200x -count 6 .
+func BenchmarkKnown1MiBPaired(b *testing.B) {
+	hdr := http.Header{
+		"Content-Type":         {"application/json"},
+		"Accept":               {"application/json, text/event-stream"},
+		"Mcp-Protocol-Version": {"2025-11-25"},
+	}
+	alone, guarded := benchServer(b, 10, true, false)
+	body := `{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"name":"tool_0003","arguments":{"city":"Oslo","detail":"` +
+		strings.Repeat("x", 1<<20) + `"}}}`
+	send(b, guarded, body, hdr)
+	paired(b, func() { send(b, alone, body, hdr) }, func() { send(b, guarded, body, hdr) })
+}
