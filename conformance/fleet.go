@@ -202,9 +202,9 @@ func (p *pacer) wait(ctx context.Context, target string) error {
 // Summary counts reports per verdict and per category, and the
 // mcp_name_header outcomes on their own.
 type Summary struct {
-	Total      int                          `json:"total"`
-	ByVerdict  map[Verdict]int              `json:"verdicts"`
-	ByCategory map[Verdict]map[Category]int `json:"categories"`
+	Total      int                          `json:"total"`      // reports counted
+	ByVerdict  map[Verdict]int              `json:"verdicts"`   // reports per verdict
+	ByCategory map[Verdict]map[Category]int `json:"categories"` // reports per verdict and category
 	// NameHeader counts the mcp_name_header outcomes (reports of an
 	// earlier version, without one, are not counted here).
 	NameHeader map[Strictness]int `json:"mcpNameHeader"`

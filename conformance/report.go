@@ -119,7 +119,7 @@ const (
 // tool with an Mcp-Name header naming a second made-up tool.
 type NameHeaderReport struct {
 	Check string     `json:"check"` // always NameHeaderCheck
-	State Strictness `json:"state"`
+	State Strictness `json:"state"` // strict, lenient, not applicable or undetermined
 	// HeaderName is the made-up name sent in Mcp-Name (the body named
 	// Options.ProbeName); empty when the call was not sent.
 	HeaderName string `json:"headerName,omitempty"`
@@ -128,7 +128,7 @@ type NameHeaderReport struct {
 	HTTPStatus int       `json:"httpStatus,omitempty"`
 	MediaType  MediaType `json:"mediaType,omitempty"`
 	ErrorCode  *int      `json:"errorCode,omitempty"`
-	Detail     string    `json:"detail,omitempty"`
+	Detail     string    `json:"detail,omitempty"` // what came back, for people
 }
 
 // String formats the outcome on one line:
@@ -184,10 +184,10 @@ const (
 
 // A Report is the result of checking one target.
 type Report struct {
-	Target   string   `json:"target"`
-	Check    string   `json:"check"` // always CheckName
-	Verdict  Verdict  `json:"verdict"`
-	Category Category `json:"category,omitempty"`
+	Target   string   `json:"target"`             // the URL, or "stdio:" and the command
+	Check    string   `json:"check"`              // always CheckName
+	Verdict  Verdict  `json:"verdict"`            // VERIFIED, OBSERVED_RISK or UNVERIFIED
+	Category Category `json:"category,omitempty"` // why, for a verdict other than VERIFIED
 	// Stage is the request that decided the verdict: "discover",
 	// "initialize", "tools/list" or "tools/call"; empty when the target
 	// could not be reached at all.
@@ -206,7 +206,7 @@ type Report struct {
 	Tools int `json:"tools"`
 	// Detail says in a sentence what came back, for people.
 	Detail   string        `json:"detail,omitempty"`
-	Duration time.Duration `json:"durationNs"`
+	Duration time.Duration `json:"durationNs"` // how long the check took
 
 	// Confirmation is the answer to a second made-up name, sent only when
 	// the first drew an OBSERVED_RISK; nil otherwise.

@@ -8,9 +8,10 @@ import (
 
 // A ReportError is returned by TestHandler when the check is not VERIFIED.
 type ReportError struct {
-	Report Report
+	Report Report // the whole report
 }
 
+// Error formats the report's lines.
 func (e *ReportError) Error() string {
 	return "conformance: " + e.Report.Lines()
 }

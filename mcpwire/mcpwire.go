@@ -263,9 +263,9 @@ func PingRequest(id string, meta []byte) []byte {
 
 // A Page is one tools/list result.
 type Page struct {
-	Names      []string
-	NextCursor string // "" on the last page
-	TTLMs      *int64 // 2026-07-28 ttlMs, when given
+	Names      []string // the tools' names, in the order listed
+	NextCursor string   // "" on the last page
+	TTLMs      *int64   // 2026-07-28 ttlMs, when given
 }
 
 // pageFields are the members of a tools/list result the kit reads: the
@@ -332,10 +332,11 @@ func DecodeListReply(msg []byte, id string) (Page, error) {
 
 // A ReplyError is a JSON-RPC error object in a reply.
 type ReplyError struct {
-	Code    int    `json:"code"`
-	Message string `json:"message"`
+	Code    int    `json:"code"`    // the JSON-RPC error code
+	Message string `json:"message"` // the error's message
 }
 
+// Error formats the code and the message.
 func (e *ReplyError) Error() string {
 	return "JSON-RPC error " + strconv.Itoa(e.Code) + ": " + e.Message
 }

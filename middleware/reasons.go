@@ -110,6 +110,7 @@ func (r Reason) toolsCall() bool { return r >= ReasonKnown }
 
 // A Pass is what the guard reports when it passes a request through.
 type Pass struct {
+	// Reason is why the request passed (see the Reason constants).
 	Reason Reason
 	// Tool is the tool name the call asked for; empty for reasons given
 	// before the body was read as a tools/call.

@@ -49,8 +49,8 @@ type StdioOptions struct {
 	// ToolListLimit, HideToolList and HideSuggestions mean what they mean
 	// in [Options]. With both Hide fields set the guard asks no list.
 	ToolListLimit   int
-	HideToolList    bool
-	HideSuggestions bool
+	HideToolList    bool // leave data.availableTools out
+	HideSuggestions bool // leave data.suggestions out
 
 	// OnReject, if set, is told of every answer the guard writes in place
 	// of the server's own not-found answer (Translated is true), before it

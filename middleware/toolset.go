@@ -24,6 +24,7 @@ const (
 	Absent
 )
 
+// String returns "Present", "Absent" or "Unsure".
 func (p Presence) String() string {
 	switch p {
 	case Present:
