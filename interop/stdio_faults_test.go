@@ -35,17 +35,7 @@ func startProcessStderr(t *testing.T, argv []string, stderr io.Writer) *process 
 	t.Helper()
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stderr = stderr
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	in, out := fixture.StartPipes(t, cmd)
 	p := &process{cmd: cmd, in: in, c: newLineClient(in, out), exited: make(chan struct{})}
 	t.Cleanup(func() {
 		in.Close()

@@ -189,17 +189,7 @@ func startWrapper(t *testing.T, args ...string) (*wrapperProcess, *fixture.SyncB
 	cmd.Env = append(os.Environ(), "TOOLGUARD_STDIO_MAIN=1", "GORACE="+os.Getenv("GORACE")+" atexit_sleep_ms=0")
 	errOut := &fixture.SyncBuffer{}
 	cmd.Stderr = errOut
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	in, out := fixture.StartPipes(t, cmd)
 	// Wait must not wait for what the server left holding stderr.
 	cmd.WaitDelay = 2 * time.Second
 	t.Cleanup(func() { cmd.Process.Kill() })
