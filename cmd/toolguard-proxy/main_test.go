@@ -226,10 +226,7 @@ func TestServersStatusIsKept(t *testing.T) {
 			t.Fatal(err)
 		}
 		front := httptest.NewServer(h)
-		req, _ := http.NewRequest("POST", front.URL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ech0"}}`))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := http.DefaultClient.Do(fixture.NewPost(front.URL+"/mcp", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ech0"}}`, nil))
 		if err != nil {
 			t.Fatal(err)
 		}
