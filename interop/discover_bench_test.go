@@ -8,13 +8,13 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/toolguard/toolguard/internal/fixture"
 	toolguard "github.com/toolguard/toolguard/middleware"
 )
 
@@ -70,50 +70,11 @@ func BenchmarkDiscoverPaired(b *testing.B) {
 					}
 				}
 				call(guarded.URL)() // the caller's list, warm
-				pairedCPU(b, call(alone.URL), call(guarded.URL))
+				fixture.Paired(b, "time-ratio", "cpu-ratio", call(alone.URL), call(guarded.URL))
 			})
 		}
 		alone.Close()
 		guarded.Close()
 		up.Close()
 	}
-}
-
-// pairedCPU runs alone and guarded b.N times each, in batches that take
-// turns going first, and reports the time and the process CPU time per op
-// of each, and their ratios guard/alone (the CPU ratio holds on a machine
-// shared with other work: it does not count time spent waiting for a core).
-func pairedCPU(b *testing.B, alone, guarded func()) {
-	const batch = 20
-	var wa, wg, ca, cg time.Duration
-	run := func(f func(), wall, cpu *time.Duration) {
-		c0, t0 := processCPU(), time.Now()
-		for range batch {
-			f()
-		}
-		*wall += time.Since(t0)
-		*cpu += processCPU() - c0
-	}
-	b.ResetTimer()
-	for i := 0; i < b.N; i += batch {
-		if i/batch%2 == 0 {
-			run(alone, &wa, &ca)
-			run(guarded, &wg, &cg)
-		} else {
-			run(guarded, &wg, &cg)
-			run(alone, &wa, &ca)
-		}
-	}
-	b.StopTimer()
-	ops := float64(b.N)
-	b.ReportMetric(float64(wa.Nanoseconds())/ops, "alone-ns/op")
-	b.ReportMetric(float64(wg.Nanoseconds())/ops, "guard-ns/op")
-	b.ReportMetric(float64(wg)/float64(wa), "time-ratio")
-	b.ReportMetric(float64(cg)/float64(ca), "cpu-ratio")
-}
-
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

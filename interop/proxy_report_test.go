@@ -62,14 +62,22 @@ func TestProxyCommandUnreachableUpstream(t *testing.T) {
 	upstream := "http://" + ln.Addr().String() + "/mcp"
 	ln.Close()
 	p := startProxy(t, "-upstream", upstream)
-	status, body := postAs(t, p.URL, "", reportUnknown)
-	if status != http.StatusBadGateway || !strings.Contains(body, "connection refused") {
-		t.Errorf("answered %d %q, want 502 naming the refused connection", status, body)
+	answersAndLogsOnce(t, p, upstream, reportUnknown, http.StatusBadGateway, "connection refused")
+}
+
+// answersAndLogsOnce posts body through p, in front of upstream: the answer
+// is status with a body naming cause, and p logs one line naming upstream
+// and cause.
+func answersAndLogsOnce(t *testing.T, p *proxyProcess, upstream, body string, status int, cause string) {
+	t.Helper()
+	got, b := postAs(t, p.URL, "", body)
+	if got != status || !strings.Contains(b, cause) {
+		t.Errorf("answered %d %q, want %d naming %q", got, b, status, cause)
 	}
 	p.stop(t)
 	lines := requestLines(p)
-	if len(lines) != 1 || !strings.Contains(lines[0], upstream) || !strings.Contains(lines[0], "connection refused") {
-		t.Errorf("logged %q, want one line naming %s and the refused connection", lines, upstream)
+	if len(lines) != 1 || !strings.Contains(lines[0], upstream) || !strings.Contains(lines[0], cause) {
+		t.Errorf("logged %q, want one line naming %s and %q", lines, upstream, cause)
 	}
 }
 
@@ -104,15 +112,7 @@ func TestProxyCommandSilentUpstream(t *testing.T) {
 	}()
 	upstream := "http://" + ln.Addr().String() + "/mcp"
 	p := startProxy(t, "-upstream", upstream, "-upstream-timeout", "1s")
-	status, body := postAs(t, p.URL, "", reportInitialize)
-	if status != http.StatusGatewayTimeout || !strings.Contains(body, "did not answer within 1s") {
-		t.Errorf("answered %d %q, want 504 naming the timeout", status, body)
-	}
-	p.stop(t)
-	lines := requestLines(p)
-	if len(lines) != 1 || !strings.Contains(lines[0], upstream) || !strings.Contains(lines[0], "did not answer within 1s") {
-		t.Errorf("logged %q, want one line naming %s and the timeout", lines, upstream)
-	}
+	answersAndLogsOnce(t, p, upstream, reportInitialize, http.StatusGatewayTimeout, "did not answer within 1s")
 }
 
 // TestProxyCommandLogPassHostAllowList: mcp-go v1.2.1 on localhost, with

@@ -2,7 +2,6 @@ package interop
 
 import (
 	"bufio"
-	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -195,21 +194,8 @@ func TestProxyCommandInFrontOfMCPGo(t *testing.T) {
 
 func post(t *testing.T, url, body string, hdr http.Header) string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, "POST", url, strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	for k, v := range hdr {
-		req.Header[k] = v
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.Status + " " + string(b)
+	r := fixture.PostWithin(t, 10*time.Second, url, body, hdr)
+	return r.Line + " " + r.Body
 }
 
 func TestProxyCommandUsage(t *testing.T) {

@@ -26,21 +26,8 @@ type reply struct {
 
 func send(t *testing.T, url, body string, hdr http.Header) reply {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, "POST", url, strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	for k, v := range hdr {
-		req.Header[k] = v
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return reply{resp.StatusCode, resp.Header.Get("Content-Type"), string(b)}
+	r := fixture.PostWithin(t, 20*time.Second, url, body, hdr)
+	return reply{r.Status, r.Header.Get("Content-Type"), r.Body}
 }
 
 // answerOf returns the JSON-RPC message of a reply, JSON or the data of

@@ -90,19 +90,23 @@ func pairedCalls(b *testing.B, a, g *roundTripper, call, wantA, wantG string) {
 	b.ReportMetric(float64(mg)/float64(ma), "ratio")
 }
 
+// inProcessPair is an in-process sdk ("mcpgo" or "gosdk") stdio server
+// alone (a) and guarded (g); stop stops both.
+func inProcessPair(b *testing.B, sdk string) (a, g *roundTripper, stop func()) {
+	a, stopA := inProcessRaw(b, sdk)
+	g, stopG := inProcessRaw(b, sdk+"-guarded")
+	return a, g, func() { stopG(); stopA() }
+}
+
 // BenchmarkStdioInProcessPaired: a known tools/call round trip to an
 // in-process mcp-go (or go-sdk) stdio server over pipes, without and with
 // the stdio guard.
 func BenchmarkStdioInProcessPaired(b *testing.B) {
 	for _, sdk := range []string{"mcpgo", "gosdk"} {
 		b.Run(sdk, func(b *testing.B) {
-			rts := make([]*roundTripper, 2)
-			for i, mode := range []string{sdk, sdk + "-guarded"} {
-				c, stop := inProcessRaw(b, mode)
-				defer stop()
-				rts[i] = c
-			}
-			pairedRoundTrips(b, rts[0], rts[1])
+			a, g, stop := inProcessPair(b, sdk)
+			defer stop()
+			pairedRoundTrips(b, a, g)
 		})
 	}
 }
@@ -114,13 +118,9 @@ func BenchmarkStdioUnknownCallPaired(b *testing.B) {
 	const call = `{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"name":"ech","arguments":{"text":"hello, world"}}}` + "\n"
 	for _, sdk := range []string{"mcpgo", "gosdk"} {
 		b.Run(sdk, func(b *testing.B) {
-			rts := make([]*roundTripper, 2)
-			for i, mode := range []string{sdk, sdk + "-guarded"} {
-				c, stop := inProcessRaw(b, mode)
-				defer stop()
-				rts[i] = c
-			}
-			pairedCalls(b, rts[0], rts[1], call, `ech`, `"Unknown tool: ech","data":{"availableTools":["add","echo"]`)
+			a, g, stop := inProcessPair(b, sdk)
+			defer stop()
+			pairedCalls(b, a, g, call, `ech`, `"Unknown tool: ech","data":{"availableTools":["add","echo"]`)
 		})
 	}
 }

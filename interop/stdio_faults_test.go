@@ -9,10 +9,11 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/toolguard/toolguard/internal/fixture"
 )
 
 // process is a command with its standard input and output in a test's hands.
@@ -34,17 +35,7 @@ func startProcessStderr(t *testing.T, argv []string, stderr io.Writer) *process 
 	t.Helper()
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stderr = stderr
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	in, out := fixture.StartPipes(t, cmd)
 	p := &process{cmd: cmd, in: in, c: newLineClient(in, out), exited: make(chan struct{})}
 	t.Cleanup(func() {
 		in.Close()
@@ -240,7 +231,7 @@ func TestStdioKnownCallDoesNotWaitForAListThroughCommand(t *testing.T) {
 // never answers gets -32602 without data.availableTools within the bound,
 // and the log says why; the guard's request never reaches the client.
 func TestStdioListNeverAnsweredBoundedAndLogged(t *testing.T) {
-	var stderr lockedBuffer
+	var stderr fixture.SyncBuffer
 	p := startProcessStderr(t, wrapped(t, helperServer(t, "silent"), "-list-timeout", "300ms", "-log"), &stderr)
 	p.c.handshake(t, map[string]any{})
 	p.c.send(t, callLine(1, "nope", ""))
@@ -258,24 +249,6 @@ func TestStdioListNeverAnsweredBoundedAndLogged(t *testing.T) {
 			t.Errorf("the client saw the guard's request: %s", l)
 		}
 	}
-}
-
-// lockedBuffer collects a process's standard error.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // TestStdioGuardLeavesNoGoroutine: the in-process guard in front of mcp-go

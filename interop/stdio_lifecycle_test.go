@@ -126,17 +126,7 @@ func TestStdioClientGoneMidCall(t *testing.T) {
 			}
 			defer stderr.Close()
 			cmd.Stderr = stderr
-			in, err := cmd.StdinPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			out, err := cmd.StdoutPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
+			in, out := fixture.StartPipes(t, cmd)
 			exited := make(chan struct{})
 			go func() { cmd.Wait(); close(exited) }()
 			var session []procEntry

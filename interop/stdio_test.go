@@ -143,11 +143,18 @@ func (c *lineClient) send(t testing.TB, line string) {
 // wait returns the answer to id, keeping every other line in c.seen.
 func (c *lineClient) wait(t testing.TB, id string) rpcMessage {
 	t.Helper()
+	_, m := c.waitLine(t, id)
+	return m
+}
+
+// waitLine is wait with the line that answers id, as the client read it.
+func (c *lineClient) waitLine(t testing.TB, id string) (string, rpcMessage) {
+	t.Helper()
 	for i, line := range c.seen { // answered while waiting for another
 		var m rpcMessage
 		if json.Unmarshal([]byte(line), &m) == nil && string(m.ID) == id && m.Method == "" {
 			c.seen = slices.Delete(c.seen, i, i+1)
-			return m
+			return line, m
 		}
 	}
 	d := c.timeout
@@ -163,7 +170,7 @@ func (c *lineClient) wait(t testing.TB, id string) rpcMessage {
 			}
 			var m rpcMessage
 			if json.Unmarshal([]byte(line), &m) == nil && string(m.ID) == id && m.Method == "" {
-				return m
+				return line, m
 			}
 			c.seen = append(c.seen, line)
 		case <-timeout:

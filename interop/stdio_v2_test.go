@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/toolguard/toolguard/internal/fixture"
 )
@@ -48,27 +47,6 @@ func v2CapsStdio(t *testing.T) []string {
 	return []string{"sh", "-c", `cd "$0" && exec node --input-type=module -e "$1"`, dir, v2CapsStdioServer}
 }
 
-// rawAnswer returns the line that answers id, as the client read it.
-func rawAnswer(t *testing.T, c *lineClient, id string) string {
-	t.Helper()
-	timeout := time.After(20 * time.Second)
-	for {
-		select {
-		case line, ok := <-c.lines:
-			if !ok {
-				t.Fatalf("the server closed its output before answering %s", id)
-			}
-			var m rpcMessage
-			if json.Unmarshal([]byte(line), &m) == nil && string(m.ID) == id && m.Method == "" {
-				return line
-			}
-			c.seen = append(c.seen, line)
-		case <-timeout:
-			t.Fatalf("no answer to %s within 20s", id)
-		}
-	}
-}
-
 // v2Session lists the tools, calls delete_repository and an unknown name,
 // in the 2025 era (capabilities in initialize) or 2026-07-28 (in each
 // request's _meta), and returns the three answers as the client read them.
@@ -88,11 +66,11 @@ func v2Session(t *testing.T, argv []string, modern, elicitation bool) (list, del
 		c.handshake(t, caps)
 	}
 	c.send(t, `{"jsonrpc":"2.0","id":"l","method":"tools/list","params":{`+strings.TrimPrefix(meta, ",")+`}}`)
-	list = rawAnswer(t, c, `"l"`)
+	list, _ = c.waitLine(t, `"l"`)
 	c.send(t, `{"jsonrpc":"2.0","id":"d","method":"tools/call","params":{"name":"delete_repository","arguments":{}`+meta+`}}`)
-	deleteRepo = rawAnswer(t, c, `"d"`)
+	deleteRepo, _ = c.waitLine(t, `"d"`)
 	c.send(t, `{"jsonrpc":"2.0","id":"u","method":"tools/call","params":{"name":"delete_repo","arguments":{}`+meta+`}}`)
-	unknown = rawAnswer(t, c, `"u"`)
+	unknown, _ = c.waitLine(t, `"u"`)
 	for _, l := range c.seen {
 		if strings.Contains(l, "toolguard-") {
 			t.Errorf("the client saw the guard's own traffic: %s", l)

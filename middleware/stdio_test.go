@@ -2,7 +2,6 @@ package toolguard
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/toolguard/toolguard/internal/fixture"
 )
 
 // lineServer is a line-delimited JSON-RPC server for the unit tests, as the
@@ -645,7 +646,7 @@ func TestStdioUnfinishedLastLine(t *testing.T) {
 // every line the client reads is whole.
 func TestStdioWritesNeverInterleave(t *testing.T) {
 	inR, inW := io.Pipe()
-	var out safeBuffer
+	var out fixture.SyncBuffer
 	g, err := NewStdio(inR, &out, StdioOptions{MaxServerLineBytes: 1 << 10})
 	if err != nil {
 		t.Fatal(err)
@@ -699,23 +700,6 @@ func TestStdioWritesNeverInterleave(t *testing.T) {
 	if notes != 200 || answers != 200 {
 		t.Errorf("%d notifications and %d answers, want 200 of each", notes, answers)
 	}
-}
-
-type safeBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *safeBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *safeBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // TestStdioCloseWritesWaitingAnswers: when the server's output ends while

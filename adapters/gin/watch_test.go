@@ -1,11 +1,8 @@
 package toolguardgin
 
 import (
-	"bufio"
 	"context"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -13,13 +10,13 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/toolguard/toolguard/internal/fixture/frameworktest"
 	toolguard "github.com/toolguard/toolguard/middleware"
 )
 
-// mcpgo is a real mcp-go server (stateless) with two tools, and a third,
-// "stream", that sends the caller a notification and waits for the client
-// to have read it before it answers: its answer is an event stream that
-// the test reads as it comes.
+// mcpgo is frameworktest's Server: a real mcp-go server (stateless) with
+// two tools, and a third, "stream", that sends the caller a notification
+// and waits for read before it answers.
 func mcpgo(t *testing.T) (h http.Handler, read chan struct{}) {
 	t.Helper()
 	read = make(chan struct{})
@@ -42,111 +39,30 @@ func mcpgo(t *testing.T) (h http.Handler, read chan struct{}) {
 	return server.NewStreamableHTTPServer(s, server.WithStateLess(true)), read
 }
 
-// guarded is the guard in front of h, asking h for the caller's list.
-func guarded(t *testing.T, h http.Handler) *toolguard.Guard {
-	t.Helper()
-	d, err := toolguard.Discover(h, toolguard.DiscoverOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := toolguard.New(toolguard.Options{Tools: d})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return g
-}
-
-func call(name string) *http.Request {
-	r := post(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"` + name + `","arguments":{"text":"hi"}}}`)
-	r.Header.Set("Mcp-Protocol-Version", "2025-11-25")
-	return r
-}
-
-func serve(h http.Handler, r *http.Request) *httptest.ResponseRecorder {
-	w := httptest.NewRecorder()
-	h.ServeHTTP(w, r)
-	return w
-}
-
-// A known call's answer is mcp-go's, byte for byte; an unknown call gets
-// mcp-go's own not-found answer translated, the same bytes as through
-// net/http; and the chain goes on.
-func TestAnswersMatchNetHTTP(t *testing.T) {
-	sdk, _ := mcpgo(t)
-	g := guarded(t, sdk)
-	e := gin.New()
-	handled := 0
-	e.POST("/api/mcp", Middleware(g), gin.WrapH(sdk), func(c *gin.Context) {
-		if len(c.Errors) > 0 {
-			handled++
-		}
+// The tests every framework adapter passes: answers as through net/http,
+// event streams as they come, the body whole for later handlers, a call
+// without Accept passed on (with its status); the chain goes on, without
+// errors.
+func TestFramework(t *testing.T) {
+	frameworktest.Run(t, frameworktest.Framework{
+		Name:   "gin",
+		Path:   "/api/mcp",
+		Server: mcpgo,
+		Mount: func(g *toolguard.Guard, before func(*http.Request), next http.Handler) (http.Handler, func() int) {
+			e := gin.New()
+			errs := 0
+			e.POST("/api/mcp", Middleware(g), func(c *gin.Context) {
+				if before != nil {
+					before(c.Request)
+				}
+			}, gin.WrapH(next), func(c *gin.Context) {
+				if len(c.Errors) > 0 {
+					errs++
+				}
+			})
+			return e, func() int { return errs }
+		},
 	})
-
-	alone := serve(sdk, call("echo"))
-	if w := serve(e, call("echo")); w.Code != alone.Code || w.Body.String() != alone.Body.String() || w.Header().Get("Content-Type") != alone.Header().Get("Content-Type") {
-		t.Errorf("known: gin %d %s, mcp-go alone %d %s", w.Code, w.Body, alone.Code, alone.Body)
-	}
-	want := serve(g.Handler(sdk), call("get_wether"))
-	w := serve(e, call("get_wether"))
-	if !strings.Contains(want.Body.String(), `"message":"Unknown tool: get_wether","data":{"availableTools":["echo","get_weather","stream"],"suggestions":["get_weather"]}`) {
-		t.Fatalf("net/http: %d %s", want.Code, want.Body)
-	}
-	for _, k := range []string{"Content-Type", "Content-Length"} {
-		if w.Header().Get(k) != want.Header().Get(k) {
-			t.Errorf("%s: gin %q, net/http %q", k, w.Header().Get(k), want.Header().Get(k))
-		}
-	}
-	if w.Code != want.Code || w.Body.String() != want.Body.String() || handled != 0 {
-		t.Errorf("unknown: gin %d %s, net/http %d %s, errors %d", w.Code, w.Body, want.Code, want.Body, handled)
-	}
-}
-
-// An event stream goes out as the server writes it: the client reads the
-// first event while the tool still runs.
-func TestEventStreamUntouched(t *testing.T) {
-	sdk, read := mcpgo(t)
-	e := gin.New()
-	e.POST("/api/mcp", Middleware(guarded(t, sdk)), gin.WrapH(sdk))
-	srv := httptest.NewServer(e)
-	defer srv.Close()
-	r := call("stream")
-	req, _ := http.NewRequest("POST", srv.URL+"/api/mcp", r.Body)
-	req.Header = r.Header
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	br := bufio.NewReader(resp.Body)
-	first, err := br.ReadString('\n')
-	for err == nil && first != "\n" && !strings.Contains(first, "first") {
-		first, err = br.ReadString('\n')
-	}
-	if err != nil || resp.Header.Get("Content-Type") != "text/event-stream" {
-		t.Fatalf("the first event did not come while the tool ran: %v %q", err, first)
-	}
-	close(read)
-	rest, _ := io.ReadAll(br)
-	if !strings.Contains(string(rest), "ran stream") {
-		t.Errorf("the answer: %q", rest)
-	}
-}
-
-// A call the server decides reaches later handlers with its body whole.
-func TestBodyIntactForLaterHandlers(t *testing.T) {
-	sdk, _ := mcpgo(t)
-	var got []byte
-	e := gin.New()
-	e.POST("/api/mcp", Middleware(guarded(t, sdk)), func(c *gin.Context) {
-		got, _ = io.ReadAll(c.Request.Body)
-		c.Request.Body = io.NopCloser(strings.NewReader(string(got)))
-	}, gin.WrapH(sdk))
-	r := call("nope")
-	body, _ := io.ReadAll(r.Body)
-	r = call("nope")
-	if w := serve(e, r); string(got) != string(body) || !strings.Contains(w.Body.String(), "Unknown tool: nope") {
-		t.Errorf("the handler read %q; answer %d %s", got, w.Code, w.Body)
-	}
 }
 
 // Later handlers see what the server's handler wrote in c.Writer's
@@ -159,12 +75,12 @@ func TestWriterStateForLaterHandlers(t *testing.T) {
 	}
 	var got state
 	e := gin.New()
-	e.POST("/api/mcp", Middleware(guarded(t, sdk)), gin.WrapH(sdk), func(c *gin.Context) {
+	e.POST("/api/mcp", Middleware(frameworktest.Guarded(t, sdk)), gin.WrapH(sdk), func(c *gin.Context) {
 		got = state{c.Writer.Status(), c.Writer.Size(), c.Writer.Written()}
 	})
 	for _, name := range []string{"echo", "nope"} {
-		alone := serve(sdk, call(name))
-		w := serve(e, call(name))
+		alone := frameworktest.Serve(sdk, frameworktest.Call("/api/mcp", name))
+		w := frameworktest.Serve(e, frameworktest.Call("/api/mcp", name))
 		if want := (state{alone.Code, alone.Body.Len(), true}); got != want {
 			t.Errorf("%s: later handler saw %+v, want %+v", name, got, want)
 		}

@@ -6,12 +6,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolguard/toolguard/internal/fixture"
 	toolguard "github.com/toolguard/toolguard/middleware"
 )
 
@@ -85,49 +84,9 @@ func BenchmarkPaired(b *testing.B) {
 				body := call300(c.tool)
 				b.Run(fmt.Sprintf("tools=%d/%s/%s", n, mode, c.name), func(b *testing.B) {
 					send(b, guarded, body, h) // the caller's list, warm
-					paired(b, func() { send(b, alone, body, h) }, func() { send(b, guarded, body, h) })
+					fixture.Paired(b, "guard/alone", "guard/alone-cpu", func() { send(b, alone, body, h) }, func() { send(b, guarded, body, h) })
 				})
 			}
 		}
 	}
-}
-
-// paired runs alone and guarded b.N times each, in batches that take
-// turns going first, and reports the time and the process CPU time of
-// each per op, and their ratios guard/alone.
-func paired(b *testing.B, alone, guarded func()) {
-	const batch = 20
-	var wa, wg, ca, cg time.Duration
-	run := func(f func(), wall, cpu *time.Duration) {
-		c0, t0 := cpuTime(), time.Now()
-		for range batch {
-			f()
-		}
-		*wall += time.Since(t0)
-		*cpu += cpuTime() - c0
-	}
-	b.ResetTimer()
-	for i := 0; i < b.N; i += batch {
-		if i/batch%2 == 0 {
-			run(alone, &wa, &ca)
-			run(guarded, &wg, &cg)
-		} else {
-			run(guarded, &wg, &cg)
-			run(alone, &wa, &ca)
-		}
-	}
-	n := float64((b.N + batch - 1) / batch * batch)
-	b.ReportMetric(float64(wa.Nanoseconds())/n, "alone-ns/op")
-	b.ReportMetric(float64(wg.Nanoseconds())/n, "guard-ns/op")
-	b.ReportMetric(float64(wg)/float64(wa), "guard/alone")
-	b.ReportMetric(float64(cg)/float64(ca), "guard/alone-cpu")
-}
-
-// cpuTime is the CPU time the process has used.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		panic(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -2,7 +2,6 @@ package toolguardgosdk
 
 import (
 	"encoding/base64"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -10,30 +9,6 @@ import (
 
 	"github.com/toolguard/toolguard/internal/fixture"
 )
-
-// answer is the guard's -32602 answer.
-type answer struct {
-	Code    int    `json:"code"`
-	Message string `json:"message"`
-	Data    struct {
-		AvailableTools []string `json:"availableTools"`
-		Suggestions    []string `json:"suggestions"`
-	} `json:"data"`
-}
-
-func readAnswer(t *testing.T, body string) answer {
-	t.Helper()
-	for _, m := range fixture.Messages(body) {
-		var msg struct {
-			Error *answer `json:"error"`
-		}
-		if json.Unmarshal([]byte(m), &msg) == nil && msg.Error != nil {
-			return *msg.Error
-		}
-	}
-	t.Fatalf("no JSON-RPC error in %q", body)
-	return answer{}
-}
 
 // In every mode and era: a known call passes untouched; an unknown one
 // gets the guard's -32602 with the caller's tools and suggestions, with
@@ -52,7 +27,7 @@ func TestKnownAndUnknownInEveryMode(t *testing.T) {
 			if _, ok := fixture.GoSDKUnknownTool(alone.Body); !ok {
 				t.Fatalf("alone: %d %s", alone.Status, alone.Body)
 			}
-			a := readAnswer(t, guarded.Body)
+			a := fixture.ReadAnswer(t, guarded.Body)
 			if guarded.Status != alone.Status || guarded.Type != alone.Type || a.Code != -32602 || a.Message != "Unknown tool: get_weathr" ||
 				fmt.Sprint(a.Data.AvailableTools) != "[admin_only echo get_weather Ünïcode]" || fmt.Sprint(a.Data.Suggestions) != "[get_weather]" {
 				t.Errorf("unknown: alone %d %s %q, guarded %d %s %q", alone.Status, alone.Type, alone.Body, guarded.Status, guarded.Type, guarded.Body)

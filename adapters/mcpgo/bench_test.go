@@ -6,13 +6,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/toolguard/toolguard/internal/fixture"
 	toolguard "github.com/toolguard/toolguard/middleware"
 )
 
@@ -77,7 +76,7 @@ func BenchmarkPaired(b *testing.B) {
 				body := call300(c.tool)
 				b.Run(fmt.Sprintf("tools=%d/%s/%s", n, mode, c.name), func(b *testing.B) {
 					send(b, guarded, body, h) // the caller's list, warm
-					paired(b, func() { send(b, alone, body, h) }, func() { send(b, guarded, body, h) })
+					fixture.Paired(b, "guard/alone", "guard/alone-cpu", func() { send(b, alone, body, h) }, func() { send(b, guarded, body, h) })
 				})
 			}
 		}
@@ -92,48 +91,6 @@ func send(b *testing.B, h http.Handler, body string, hdr http.Header) {
 	if w.Code != 200 {
 		b.Fatalf("%d %s", w.Code, w.Body)
 	}
-}
-
-// paired runs alone and guarded b.N times each, in batches that take
-// turns going first, and reports the time and the process CPU time of
-// each per op, and their ratios guard/alone. The CPU ratio is the one
-// that holds on a machine shared with other work: it does not count the
-// time a request waited for a core.
-func paired(b *testing.B, alone, guarded func()) {
-	const batch = 20
-	var wa, wg, ca, cg time.Duration
-	run := func(f func(), wall, cpu *time.Duration) {
-		c0, t0 := cpuTime(), time.Now()
-		for range batch {
-			f()
-		}
-		*wall += time.Since(t0)
-		*cpu += cpuTime() - c0
-	}
-	b.ResetTimer()
-	for i := 0; i < b.N; i += batch {
-		if i/batch%2 == 0 {
-			run(alone, &wa, &ca)
-			run(guarded, &wg, &cg)
-		} else {
-			run(guarded, &wg, &cg)
-			run(alone, &wa, &ca)
-		}
-	}
-	n := float64((b.N + batch - 1) / batch * batch)
-	b.ReportMetric(float64(wa.Nanoseconds())/n, "alone-ns/op")
-	b.ReportMetric(float64(wg.Nanoseconds())/n, "guard-ns/op")
-	b.ReportMetric(float64(wg)/float64(wa), "guard/alone")
-	b.ReportMetric(float64(cg)/float64(ca), "guard/alone-cpu")
-}
-
-// cpuTime is the CPU time the process has used.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		panic(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // initSession opens a session on h and returns its id.
@@ -164,5 +121,5 @@ func BenchmarkKnown1MiBPaired(b *testing.B) {
 	body := `{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"name":"tool_0003","arguments":{"city":"Oslo","detail":"` +
 		strings.Repeat("x", 1<<20) + `"}}}`
 	send(b, guarded, body, hdr)
-	paired(b, func() { send(b, alone, body, hdr) }, func() { send(b, guarded, body, hdr) })
+	fixture.Paired(b, "guard/alone", "guard/alone-cpu", func() { send(b, alone, body, hdr) }, func() { send(b, guarded, body, hdr) })
 }

@@ -109,31 +109,6 @@ func (p *peer) ping() {
 	fixture.Send(p.h, `{"jsonrpc":"2.0","id":"ping","method":"ping"}`, hdr)
 }
 
-// translated is the guard's answer to an unknown tool.
-type translated struct {
-	Code    int    `json:"code"`
-	Message string `json:"message"`
-	Data    struct {
-		AvailableTools []string `json:"availableTools"`
-		Suggestions    []string `json:"suggestions"`
-	} `json:"data"`
-}
-
-// readAnswer reads the JSON-RPC error of a JSON or event-stream answer.
-func readAnswer(t *testing.T, body string) translated {
-	t.Helper()
-	for _, m := range fixture.Messages(body) {
-		var msg struct {
-			Error *translated `json:"error"`
-		}
-		if json.Unmarshal([]byte(m), &msg) == nil && msg.Error != nil {
-			return *msg.Error
-		}
-	}
-	t.Fatalf("no JSON-RPC error in %q", body)
-	return translated{}
-}
-
 // same calls name on both peers: the guarded answer is mcp-go's alone,
 // byte for byte, or, where mcp-go answered its own not-found, the guard's
 // -32602 with the caller's tools in data (never a name in hidden), with
@@ -151,7 +126,7 @@ func same(t *testing.T, alone, guarded *peer, name string, hidden ...string) (no
 		}
 		return false
 	}
-	a := readAnswer(t, gb)
+	a := fixture.ReadAnswer(t, gb)
 	if gs != as || gt != at && !(guarded.before && gt == "application/json") || a.Code != -32602 || a.Message != "Unknown tool: "+name || len(a.Data.AvailableTools) == 0 {
 		t.Errorf("%s: alone %d %s %q, guarded %d %s %q: want the guard's -32602 with data, mcp-go's status and type", name, as, at, ab, gs, gt, gb)
 	}

@@ -8,6 +8,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/toolguard/toolguard/internal/fixture"
 )
 
 // In every mode, era and framing: a known call passes untouched, an
@@ -39,7 +41,7 @@ func TestKnownAndUnknownInEveryMode(t *testing.T) {
 					t.Error("get_weathr: not mcp-go's not-found answer alone")
 				}
 				_, _, b := guarded.call("get_weathr")
-				if a := readAnswer(t, b); fmt.Sprint(a.Data.AvailableTools) != "[echo get_weather]" || fmt.Sprint(a.Data.Suggestions) != "[get_weather]" {
+				if a := fixture.ReadAnswer(t, b); fmt.Sprint(a.Data.AvailableTools) != "[echo get_weather]" || fmt.Sprint(a.Data.Suggestions) != "[get_weather]" {
 					t.Errorf("data: %+v", a.Data)
 				}
 			})
@@ -62,7 +64,7 @@ func TestSessionTools(t *testing.T) {
 		if same(t, alone, guarded, "mine") {
 			t.Error("the session tool did not run alone")
 		}
-		if _, _, b := guarded.call("mina"); fmt.Sprint(readAnswer(t, b).Data.AvailableTools) != "[echo get_weather mine]" {
+		if _, _, b := guarded.call("mina"); fmt.Sprint(fixture.ReadAnswer(t, b).Data.AvailableTools) != "[echo get_weather mine]" {
 			t.Errorf("the session's list: %s", b)
 		}
 		for _, p := range []*peer{alone, guarded} {

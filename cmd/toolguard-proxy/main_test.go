@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/toolguard/toolguard/internal/fixture"
 )
 
 func TestParse(t *testing.T) {
@@ -67,17 +69,8 @@ func fakeUpstream(hosts *[]string) http.Handler {
 
 func post(t *testing.T, url, host, body string) string {
 	t.Helper()
-	req, _ := http.NewRequest("POST", url, strings.NewReader(body))
-	req.Host = host
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return string(b)
+	_, b := fixture.Post(t, url, body, http.Header{"Host": {host}})
+	return b
 }
 
 func TestHandler(t *testing.T) {
@@ -233,10 +226,7 @@ func TestServersStatusIsKept(t *testing.T) {
 			t.Fatal(err)
 		}
 		front := httptest.NewServer(h)
-		req, _ := http.NewRequest("POST", front.URL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ech0"}}`))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := http.DefaultClient.Do(fixture.NewPost(front.URL+"/mcp", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ech0"}}`, nil))
 		if err != nil {
 			t.Fatal(err)
 		}

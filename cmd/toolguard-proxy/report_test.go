@@ -1,51 +1,26 @@
 package main
 
 import (
-	"bytes"
 	"io"
 	"log"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
+
+	"github.com/toolguard/toolguard/internal/fixture"
 )
-
-// syncBuffer is a log written by the server's goroutines while the test
-// reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-// lines returns the lines logged since the last call.
-func (s *syncBuffer) lines() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	text := strings.TrimSuffix(s.b.String(), "\n")
-	s.b.Reset()
-	if text == "" {
-		return nil
-	}
-	return strings.Split(text, "\n")
-}
 
 // front serves the proxy for args in front of upstream and returns its
 // URL and log.
-func front(t *testing.T, upstream string, args ...string) (string, *syncBuffer) {
+func front(t *testing.T, upstream string, args ...string) (string, *fixture.SyncBuffer) {
 	t.Helper()
 	c, err := parse(append([]string{"-upstream", upstream}, args...), io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
-	logged := &syncBuffer{}
+	logged := &fixture.SyncBuffer{}
 	h, err := handler(c, log.New(logged, "", 0))
 	if err != nil {
 		t.Fatal(err)
@@ -58,17 +33,7 @@ func front(t *testing.T, upstream string, args ...string) (string, *syncBuffer) 
 // send posts body with host and returns the status and body.
 func send(t *testing.T, url, host, body string) (int, string) {
 	t.Helper()
-	req, _ := http.NewRequest("POST", url, strings.NewReader(body))
-	req.Host = host
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
+	return fixture.Post(t, url, body, http.Header{"Host": {host}})
 }
 
 const (
@@ -100,7 +65,7 @@ func TestUnreachableUpstreamIsNamed(t *testing.T) {
 		if status != http.StatusBadGateway || !strings.Contains(got, "cannot be reached: connection refused") {
 			t.Errorf("%.40s: %d %q, want 502 naming the refused connection", body, status, got)
 		}
-		lines := logged.lines()
+		lines := logged.Lines()
 		if len(lines) != 1 || !strings.Contains(lines[0], upstream) || !strings.Contains(lines[0], "connection refused") || !strings.Contains(lines[0], "answered 502") {
 			t.Errorf("%.40s: logged %q, want one line naming %s and the refused connection", body, lines, upstream)
 		}
@@ -110,7 +75,7 @@ func TestUnreachableUpstreamIsNamed(t *testing.T) {
 	if status, got := send(t, url, "", initialize); status != http.StatusBadGateway || !strings.Contains(got, `"toolguard-test.invalid" does not resolve`) {
 		t.Errorf("unresolvable host: %d %q", status, got)
 	}
-	if lines := logged.lines(); len(lines) != 1 || !strings.Contains(lines[0], "does not resolve") {
+	if lines := logged.Lines(); len(lines) != 1 || !strings.Contains(lines[0], "does not resolve") {
 		t.Errorf("unresolvable host: logged %q", lines)
 	}
 }
@@ -128,7 +93,7 @@ func TestSilentUpstreamIsNamed(t *testing.T) {
 	if status != http.StatusGatewayTimeout || !strings.Contains(got, "did not answer within 300ms (-upstream-timeout)") {
 		t.Errorf("%d %q, want 504 naming the timeout", status, got)
 	}
-	if lines := logged.lines(); len(lines) != 1 || !strings.Contains(lines[0], up.URL) || !strings.Contains(lines[0], "did not answer within 300ms") || !strings.Contains(lines[0], "answered 504") {
+	if lines := logged.Lines(); len(lines) != 1 || !strings.Contains(lines[0], up.URL) || !strings.Contains(lines[0], "did not answer within 300ms") || !strings.Contains(lines[0], "answered 504") {
 		t.Errorf("logged %q, want one line naming the upstream and the timeout", lines)
 	}
 }
@@ -158,7 +123,7 @@ func TestLogPassNamesReasonStatusAndHost(t *testing.T) {
 	if status, _ := send(t, url, "mcp.example", unknownCall); status != http.StatusForbidden {
 		t.Fatalf("a foreign Host: %d, want the upstream's 403", status)
 	}
-	lines := logged.lines()
+	lines := logged.Lines()
 	if len(lines) != 1 || !strings.Contains(lines[0], "reason=") || !strings.Contains(lines[0], `tool="ech0"`) ||
 		!strings.Contains(lines[0], "status=403") || !strings.Contains(lines[0], `host="mcp.example"`) {
 		t.Errorf("logged %q, want one line with the reason, the tool, status=403 and the Host", lines)
@@ -167,18 +132,18 @@ func TestLogPassNamesReasonStatusAndHost(t *testing.T) {
 	if status, _ := send(t, url, strings.TrimPrefix(up.URL, "http://"), initialize); status != http.StatusOK {
 		t.Fatalf("initialize: %d", status)
 	}
-	if lines := logged.lines(); len(lines) != 1 || !strings.Contains(lines[0], "reason=not-tools-call") || !strings.Contains(lines[0], "status=200") {
+	if lines := logged.Lines(); len(lines) != 1 || !strings.Contains(lines[0], "reason=not-tools-call") || !strings.Contains(lines[0], "status=200") {
 		t.Errorf("initialize: logged %q", lines)
 	}
 	// A rejection is logged as before, and is no pass-through.
 	send(t, url, strings.TrimPrefix(up.URL, "http://"), unknownCall)
-	if lines := logged.lines(); len(lines) != 1 || !strings.Contains(lines[0], `rejected unknown tool "ech0"`) {
+	if lines := logged.Lines(); len(lines) != 1 || !strings.Contains(lines[0], `rejected unknown tool "ech0"`) {
 		t.Errorf("a rejection: logged %q", lines)
 	}
 
 	url, logged = front(t, up.URL+"/mcp")
 	send(t, url, "mcp.example", unknownCall)
-	if lines := logged.lines(); len(lines) != 0 {
+	if lines := logged.Lines(); len(lines) != 0 {
 		t.Errorf("without -log-pass: logged %q", lines)
 	}
 }
@@ -195,10 +160,7 @@ func TestStatusWriterKeepsStreaming(t *testing.T) {
 	}))
 	defer up.Close()
 	url, _ := front(t, up.URL+"/mcp", "-log-pass")
-	req, _ := http.NewRequest("POST", url, strings.NewReader(initialize))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := http.DefaultClient.Do(fixture.NewPost(url, initialize, nil))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/toolguard/toolguard/internal/fixture"
 )
 
 // The servers below start a child, then print their pid, which is their
@@ -21,12 +23,10 @@ import (
 
 // serverPIDs waits for the pids the server printed first on standard
 // error: its own (its group's) and its child's.
-func serverPIDs(t *testing.T, errOut *lockedBuffer) (pgid, child int) {
+func serverPIDs(t *testing.T, errOut *fixture.SyncBuffer) (pgid, child int) {
 	t.Helper()
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-		errOut.mu.Lock()
-		first, _, ok := strings.Cut(errOut.b.String(), "\n")
-		errOut.mu.Unlock()
+		first, _, ok := strings.Cut(errOut.String(), "\n")
 		if ok {
 			a, b, _ := strings.Cut(first, " ")
 			pgid, err1 := strconv.Atoi(a)
@@ -103,7 +103,7 @@ func TestClientGoneEndsTheServersGroup(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var errOut lockedBuffer
+		var errOut fixture.SyncBuffer
 		done := runAsync([]string{"-grace", "200ms", "--", "sh", "-c", server}, inR, outW, &errOut)
 		pgid, child := serverPIDs(t, &errOut)
 		if line, err := bufio.NewReader(outR).ReadString('\n'); line != "tick\n" {
@@ -114,11 +114,11 @@ func TestClientGoneEndsTheServersGroup(t *testing.T) {
 		}
 		outR.Close()
 		if code := waitExit(t, done); code != exitClientGone {
-			t.Errorf("input closed too: %v: exit %d, want %d; stderr:\n%s", closeInput, code, exitClientGone, errOut.b.String())
+			t.Errorf("input closed too: %v: exit %d, want %d; stderr:\n%s", closeInput, code, exitClientGone, errOut.String())
 		}
 		assertGone(t, pgid, child)
-		if !strings.Contains(errOut.b.String(), "the client stopped reading") || !strings.Contains(errOut.b.String(), "SIGTERM to its process group") {
-			t.Errorf("stderr says %q, want why and what was done", errOut.b.String())
+		if !strings.Contains(errOut.String(), "the client stopped reading") || !strings.Contains(errOut.String(), "SIGTERM to its process group") {
+			t.Errorf("stderr says %q, want why and what was done", errOut.String())
 		}
 		inW.Close()
 	}
@@ -136,11 +136,11 @@ func TestInputEndsServerOutlivesGrace(t *testing.T) {
 		{`sleep 300 & echo $$ $! >&2; while :; do sleep 0.02; done`, 128 + int(syscall.SIGTERM)},
 		{`trap "" TERM; sleep 300 & echo $$ $! >&2; while :; do sleep 0.02; done`, 128 + int(syscall.SIGKILL)},
 	} {
-		var errOut lockedBuffer
+		var errOut fixture.SyncBuffer
 		done := runAsync([]string{"-grace", "200ms", "sh", "-c", tc.server}, strings.NewReader(""), nopCloser{io.Discard}, &errOut)
 		pgid, child := serverPIDs(t, &errOut)
 		if code := waitExit(t, done); code != tc.want {
-			t.Errorf("%s: exit %d, want %d; stderr:\n%s", tc.server, code, tc.want, errOut.b.String())
+			t.Errorf("%s: exit %d, want %d; stderr:\n%s", tc.server, code, tc.want, errOut.String())
 		}
 		assertGone(t, pgid, child)
 	}
@@ -152,11 +152,11 @@ func TestInputEndsServerOutlivesGrace(t *testing.T) {
 func TestServerExitsLeavingChild(t *testing.T) {
 	inR, inW := io.Pipe()
 	defer inW.Close()
-	var errOut lockedBuffer
+	var errOut fixture.SyncBuffer
 	done := runAsync([]string{"-grace", "200ms", "--", "sh", "-c", `sleep 300 & echo $$ $! >&2; exit 5`}, inR, nopCloser{io.Discard}, &errOut)
 	pgid, child := serverPIDs(t, &errOut)
 	if code := waitExit(t, done); code != 5 {
-		t.Errorf("exit %d, want the server's 5; stderr:\n%s", code, errOut.b.String())
+		t.Errorf("exit %d, want the server's 5; stderr:\n%s", code, errOut.String())
 	}
 	assertGone(t, pgid, child)
 }
@@ -170,7 +170,7 @@ func TestForwardedSignalReachesTheGroup(t *testing.T) {
 	pgid, child := serverPIDs(t, errOut)
 	wrapper.cmd.Process.Signal(syscall.SIGTERM)
 	if code := wrapper.wait(t); code != 7 {
-		t.Errorf("exit %d, want 7: the server's child got the SIGTERM and the server exited; stderr:\n%s", code, errOut.b.String())
+		t.Errorf("exit %d, want 7: the server's child got the SIGTERM and the server exited; stderr:\n%s", code, errOut.String())
 	}
 	assertGone(t, pgid, child)
 }
@@ -183,23 +183,13 @@ type wrapperProcess struct {
 	out io.ReadCloser
 }
 
-func startWrapper(t *testing.T, args ...string) (*wrapperProcess, *lockedBuffer) {
+func startWrapper(t *testing.T, args ...string) (*wrapperProcess, *fixture.SyncBuffer) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], args...)
 	cmd.Env = append(os.Environ(), "TOOLGUARD_STDIO_MAIN=1", "GORACE="+os.Getenv("GORACE")+" atexit_sleep_ms=0")
-	errOut := &lockedBuffer{}
+	errOut := &fixture.SyncBuffer{}
 	cmd.Stderr = errOut
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	in, out := fixture.StartPipes(t, cmd)
 	// Wait must not wait for what the server left holding stderr.
 	cmd.WaitDelay = 2 * time.Second
 	t.Cleanup(func() { cmd.Process.Kill() })
@@ -235,7 +225,7 @@ func TestBrokenStdoutIsNotSIGPIPE(t *testing.T) {
 	w.in.Close()
 	w.out.Close()
 	if code := w.wait(t); code != exitClientGone {
-		t.Errorf("exit %d, want %d; stderr:\n%s", code, exitClientGone, errOut.b.String())
+		t.Errorf("exit %d, want %d; stderr:\n%s", code, exitClientGone, errOut.String())
 	}
 	assertGone(t, pgid, child)
 }
@@ -249,7 +239,7 @@ func TestClientStoppedReadingShortensGrace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var errOut lockedBuffer
+	var errOut fixture.SyncBuffer
 	done := runAsync([]string{"-grace", "1m", "sh", "-c", `sleep 300 & echo $$ $! >&2; while :; do echo tick; sleep 0.02; done`}, inR, outW, &errOut)
 	pgid, child := serverPIDs(t, &errOut)
 	if line, err := bufio.NewReader(outR).ReadString('\n'); line != "tick\n" {
@@ -259,7 +249,7 @@ func TestClientStoppedReadingShortensGrace(t *testing.T) {
 	time.Sleep(100 * time.Millisecond) // the end of input first, as a client closing stdin then stdout
 	outR.Close()
 	if code := waitExit(t, done); code != exitClientGone {
-		t.Errorf("exit %d, want %d; stderr:\n%s", code, exitClientGone, errOut.b.String())
+		t.Errorf("exit %d, want %d; stderr:\n%s", code, exitClientGone, errOut.String())
 	}
 	assertGone(t, pgid, child)
 }

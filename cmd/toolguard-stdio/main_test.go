@@ -9,33 +9,21 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"sync"
 	"testing"
+
+	"github.com/toolguard/toolguard/internal/fixture"
 )
 
 type nopCloser struct{ io.Writer }
 
 func (nopCloser) Close() error { return nil }
 
-// lockedBuffer is written by the server's standard error and the log at
-// once, as os.Stderr may be.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
 func runWith(t *testing.T, stdin string, args ...string) (int, string, string) {
 	t.Helper()
 	var out bytes.Buffer
-	var errOut lockedBuffer
+	var errOut fixture.SyncBuffer
 	code := run(args, strings.NewReader(stdin), nopCloser{&out}, &errOut)
-	return code, out.String(), errOut.b.String()
+	return code, out.String(), errOut.String()
 }
 
 func TestUsage(t *testing.T) {
@@ -113,17 +101,17 @@ func TestLogUntracked(t *testing.T) {
 // that went out without data.availableTools says why.
 func TestLogTranslations(t *testing.T) {
 	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ech0"}}` + "\n"
-	var log lockedBuffer
+	var log fixture.SyncBuffer
 	got := sessionLog(t, call, &log, "-log")
-	if !strings.Contains(got, `"availableTools":["echo"]`) || !strings.Contains(log.b.String(), `translated the server's not-found answer for tool "ech0"`+"\n") {
-		t.Errorf("answer %s, log %q", got, log.b.String())
+	if !strings.Contains(got, `"availableTools":["echo"]`) || !strings.Contains(log.String(), `translated the server's not-found answer for tool "ech0"`+"\n") {
+		t.Errorf("answer %s, log %q", got, log.String())
 	}
 	t.Setenv("TOOLGUARD_FAKE_SILENT_LIST", "1")
-	var log2 lockedBuffer
+	var log2 fixture.SyncBuffer
 	got = sessionLog(t, call, &log2, "-log", "-list-timeout", "50ms")
 	if got != `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Unknown tool: ech0"}}`+"\n" ||
-		!strings.Contains(log2.b.String(), `for tool "ech0" without data.availableTools: toolguard: no tool list within ListTimeout (50ms)`) {
-		t.Errorf("a list that never comes: answer %s, log %q", got, log2.b.String())
+		!strings.Contains(log2.String(), `for tool "ech0" without data.availableTools: toolguard: no tool list within ListTimeout (50ms)`) {
+		t.Errorf("a list that never comes: answer %s, log %q", got, log2.String())
 	}
 }
 
