@@ -118,33 +118,7 @@ func TestNameHeaderOnRealServers(t *testing.T) {
 // A server of the 2025 era only (server-everything over Streamable HTTP)
 // is not asked mcp_name_header.
 func TestNameHeaderNotApplicableToServerEverything(t *testing.T) {
-	dir := fixture.NodeDir(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-	cmd := exec.Command("node", filepath.Join(dir, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js"), "streamableHttp")
-	cmd.Env = append(os.Environ(), fmt.Sprintf("PORT=%d", port))
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		cmd.Wait()
-	})
-	url := fmt.Sprintf("http://127.0.0.1:%d/mcp", port)
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		if c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port)); err == nil {
-			c.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("server-everything did not listen")
-		}
-	}
+	url := startServerEverythingHTTP(t)
 	rep, err := conformance.CheckURL(context.Background(), url, conformance.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -245,4 +219,38 @@ func TestCheckerLeavesNoProcessOfAnNpxChain(t *testing.T) {
 			}
 		})
 	}
+}
+
+// startServerEverythingHTTP starts npm server-everything over Streamable
+// HTTP on a free loopback port and returns its URL.
+func startServerEverythingHTTP(t *testing.T) string {
+	t.Helper()
+	dir := fixture.NodeDir(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	cmd := exec.Command("node", filepath.Join(dir, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js"), "streamableHttp")
+	cmd.Env = append(os.Environ(), fmt.Sprintf("PORT=%d", port))
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		cmd.Wait()
+	})
+	url := fmt.Sprintf("http://127.0.0.1:%d/mcp", port)
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port)); err == nil {
+			c.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("server-everything did not listen")
+		}
+	}
+	return url
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -117,14 +118,15 @@ func TestProxyTranslatesEverySDKsNotFoundAnswer(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
 		url       func(t *testing.T) string
-		aloneRisk bool // OBSERVED_RISK alone
-		tools     string
+		aloneRisk bool   // OBSERVED_RISK alone
+		known     string // a tool the server has
 	}{
-		{"mcp-go", func(*testing.T) string { return mcpgoSrv.URL + "/mcp" }, false, "add,echo"},
-		{"go-sdk", func(*testing.T) string { return gosdkSrv.URL }, false, "add,echo"},
-		{"TypeScript SDK v1", func(t *testing.T) string { return fixture.StartTS(t, "--mode=stateful").URL }, true, "add,echo"},
+		{"mcp-go", func(*testing.T) string { return mcpgoSrv.URL + "/mcp" }, false, "echo"},
+		{"go-sdk", func(*testing.T) string { return gosdkSrv.URL }, false, "echo"},
+		{"TypeScript SDK v1", func(t *testing.T) string { return fixture.StartTS(t, "--mode=stateful").URL }, true, "echo"},
 		{"TypeScript SDK v2", func(t *testing.T) string { return fixture.StartNode(t, "v2-caps-server.mjs").URL }, false, "get_repository"},
-		{"npm fastmcp", func(t *testing.T) string { return fixture.StartNode(t, "fastmcp-server.mjs", "--http").URL }, false, "add,echo"},
+		{"npm fastmcp", func(t *testing.T) string { return fixture.StartNode(t, "fastmcp-server.mjs", "--http").URL }, false, "echo"},
+		{"server-everything (npm 2026.8.31)", startServerEverythingHTTP, true, "echo"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			up := tc.url(t)
@@ -142,6 +144,15 @@ func TestProxyTranslatesEverySDKsNotFoundAnswer(t *testing.T) {
 			}
 			if through.Verdict != conformance.Verified || through.ErrorCode == nil || *through.ErrorCode != -32602 {
 				t.Errorf("through the proxy: %s", through)
+			}
+			// The real TypeScript client: the same tools as alone, and for a
+			// mistyped name the guard's -32602 with the caller's list.
+			res := fixture.TSClient(t, p.URL, tc.known, map[string]any{"text": "hi"})
+			var listed []string
+			if err := json.Unmarshal(res.Unknown.Data, &struct {
+				AvailableTools *[]string `json:"availableTools"`
+			}{&listed}); err != nil || res.Unknown.Code != -32602 || !slices.Equal(listed, slices.Sorted(slices.Values(res.Tools))) {
+				t.Errorf("a mistyped name through the proxy: %+v (tools %v)", res.Unknown, res.Tools)
 			}
 			var rejected bool
 			p.stop(t)
