@@ -1,0 +1,250 @@
+// Reading the server's tools/list replies, names only: the strict scanner
+// where it can, encoding/json where it cannot.
+
+package toolguard
+
+import (
+	"encoding/json"
+	"errors"
+	"strconv"
+
+	"github.com/toolguard/toolguard/mcpwire"
+)
+
+// findSSEReply returns the data of the event stream message whose id is id.
+func findSSEReply(stream []byte, id string) []byte {
+	want := strconv.Quote(id)
+	for _, data := range mcpwire.EventMessages(stream) {
+		var m struct {
+			ID json.RawMessage `json:"id"`
+		}
+		if json.Unmarshal(data, &m) == nil && string(m.ID) == want {
+			return data
+		}
+	}
+	return nil
+}
+
+// decodeListReply reads the reply to the tools/list with the string id:
+// msg is a JSON-RPC message, or an event stream when stream is set.
+//
+// Names only: the reply is read by the strict reader's scanner, which
+// takes the id, result.tools[].name, result.nextCursor and result.ttlMs
+// and steps over every other value (input and output schemas, titles,
+// annotations) without materializing it. Whenever that read fails (a
+// reply outside the strict subset: a key twice or spelled in another case,
+// invalid UTF-8, a number beyond float64, an error reply, a missing or
+// non-string name, a reply to another id, ...), the reply is read again by
+// encoding/json as before (decodeListReplyJSON), so the outcome is always
+// the one encoding/json gives: the fast read only answers where the two
+// agree (FuzzListReply).
+func decodeListReply(msg []byte, stream bool, id string) (mcpwire.Page, error) {
+	var p mcpwire.Page
+	var ok bool
+	if stream {
+		p, ok = readStreamListReply(msg, id)
+	} else {
+		p, ok = readJSONListReply(msg, id)
+	}
+	if ok {
+		return p, nil
+	}
+	return decodeListReplyJSON(msg, stream, id)
+}
+
+// decodeListReplyJSON reads the reply with encoding/json: the message of
+// the stream whose id is id, then the page.
+func decodeListReplyJSON(msg []byte, stream bool, id string) (mcpwire.Page, error) {
+	if stream {
+		if msg = findSSEReply(msg, id); msg == nil {
+			return mcpwire.Page{}, errors.New("no reply in the event stream")
+		}
+	}
+	return mcpwire.DecodeListReply(msg, id)
+}
+
+// readJSONListReply reads msg, the reply to the tools/list with the
+// string id, with the strict scanner; ok is false when it cannot tell.
+func readJSONListReply(msg []byte, id string) (mcpwire.Page, bool) {
+	r, ok := readReply(msg)
+	if !ok || !r.hasResult || string(r.id) != strconv.Quote(id) {
+		return mcpwire.Page{}, false
+	}
+	return r.page, true
+}
+
+// readStreamListReply reads the event stream msg as findSSEReply and
+// decodeListReply do: the first message whose id is id. Every message up
+// to it must read strictly, or ok is false.
+func readStreamListReply(stream []byte, id string) (mcpwire.Page, bool) {
+	want := strconv.Quote(id)
+	for _, data := range mcpwire.EventMessages(stream) {
+		r, ok := readReply(data)
+		if !ok {
+			return mcpwire.Page{}, false
+		}
+		if string(r.id) == want {
+			return r.page, r.hasResult
+		}
+	}
+	return mcpwire.Page{}, false
+}
+
+// Keys of a tools/list reply, per level, for the scanner: a key equal to
+// one of them under case folding, or twice, ends the fast read.
+var (
+	replyKeys  = []string{"id", "result", "error"}
+	resultKeys = []string{"tools", "nextCursor", "ttlMs"}
+	toolKeys   = []string{"name"}
+)
+
+// reply is what readReply takes from a JSON-RPC message.
+type reply struct {
+	id        []byte // the raw id, nil when absent
+	hasResult bool
+	page      mcpwire.Page
+}
+
+// readReply reads a JSON-RPC message in the strict subset whose error is
+// absent or null and whose result, if any, is a tools/list page. ok is
+// false for anything else.
+func readReply(b []byte) (r reply, ok bool) {
+	return readReplyWith(b, func(s *scanner, r *reply) bool { return s.listPage(&r.page) })
+}
+
+// readReplyWith is readReply with the result read by result.
+func readReplyWith(b []byte, result func(*scanner, *reply) bool) (r reply, ok bool) {
+	s := scanner{b: b}
+	s.ws()
+	if s.i >= len(b) || b[s.i] != '{' {
+		return r, false
+	}
+	ok = s.members(replyKeys, func(k int) bool {
+		switch k {
+		case 0:
+			start := s.i
+			if !s.value() {
+				return false
+			}
+			r.id = b[start:s.i]
+			return true
+		case 1:
+			r.hasResult = true
+			return result(&s, &r)
+		case 2:
+			return s.null()
+		}
+		return s.value()
+	})
+	if !ok {
+		return r, false
+	}
+	s.ws()
+	return r, s.i == len(b)
+}
+
+// null steps over a null literal at s.i.
+func (s *scanner) null() bool {
+	if len(s.b)-s.i >= 4 && string(s.b[s.i:s.i+4]) == "null" {
+		s.i += 4
+		return true
+	}
+	return false
+}
+
+// listPage reads a tools/list result object: tools an array of objects
+// each with a string name, nextCursor a string or null, ttlMs an integer
+// in int64 or null; every other value is skipped.
+func (s *scanner) listPage(p *mcpwire.Page) bool {
+	if s.i >= len(s.b) || s.b[s.i] != '{' {
+		return false
+	}
+	tools := false
+	ok := s.members(resultKeys, func(k int) bool {
+		switch k {
+		case 0:
+			tools = true
+			return s.toolNames(p)
+		case 1:
+			if s.null() {
+				return true
+			}
+			if s.i >= len(s.b) || s.b[s.i] != '"' {
+				return false
+			}
+			sp, ok := s.str()
+			if ok {
+				var scratch [64]byte
+				p.NextCursor = string(decoded(scratch[:0], s.b, sp))
+			}
+			return ok
+		case 2:
+			if s.null() {
+				return true
+			}
+			var sp span
+			if !s.capture(&sp) || sp.kind != kInt {
+				return false
+			}
+			n, err := strconv.ParseInt(string(sp.raw(s.b)), 10, 64)
+			if err != nil {
+				return false
+			}
+			p.TTLMs = &n
+			return true
+		}
+		return s.value()
+	})
+	return ok && tools
+}
+
+// toolNames reads the tools array into p.Names.
+func (s *scanner) toolNames(p *mcpwire.Page) bool {
+	if s.i >= len(s.b) || s.b[s.i] != '[' || !s.enter() {
+		return false
+	}
+	s.i++
+	p.Names = make([]string, 0, 16)
+	s.ws()
+	if s.i < len(s.b) && s.b[s.i] == ']' {
+		s.i++
+		s.depth--
+		return true
+	}
+	for {
+		if s.i >= len(s.b) || s.b[s.i] != '{' {
+			return false
+		}
+		var name span
+		if !s.members(toolKeys, func(k int) bool {
+			if k == 0 {
+				if s.i >= len(s.b) || s.b[s.i] != '"' {
+					return false
+				}
+				sp, ok := s.str()
+				name = sp
+				return ok
+			}
+			return s.value()
+		}) || name.kind != kString {
+			return false
+		}
+		var scratch [128]byte
+		p.Names = append(p.Names, string(decoded(scratch[:0], s.b, name)))
+		s.ws()
+		if s.i >= len(s.b) {
+			return false
+		}
+		switch s.b[s.i] {
+		case ',':
+			s.i++
+			s.ws()
+		case ']':
+			s.i++
+			s.depth--
+			return true
+		default:
+			return false
+		}
+	}
+}
