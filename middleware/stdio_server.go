@@ -1,0 +1,308 @@
+// The stdio guard, the server's side: what the client reads.
+
+package toolguard
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"slices"
+	"strings"
+	"sync"
+)
+
+type stdioWriter struct {
+	s   *Stdio
+	out io.Writer
+
+	mu        sync.Mutex
+	cond      sync.Cond // signalled when a long line ends or the output ends
+	buf       []byte    // an unfinished server line
+	streaming bool      // handing on a line longer than MaxServerLineBytes: out is mid-line
+	dropping  bool      // dropping a long answer to the guard's own request
+	closing   bool      // Close was called: the server writes no more
+	closed    bool
+	err       error // the first error out returned
+}
+
+var errWriterClosed = errors.New("toolguard: stdio writer closed")
+
+func (w *stdioWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closing {
+		return 0, errWriterClosed
+	}
+	if w.err != nil {
+		return 0, w.err
+	}
+	n := len(p)
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		if w.streaming || w.dropping {
+			end := len(p)
+			if i >= 0 {
+				end = i + 1
+			}
+			if w.streaming {
+				if err := w.write(p[:end]); err != nil {
+					return 0, err
+				}
+			}
+			if i >= 0 {
+				w.streaming, w.dropping = false, false
+				w.cond.Broadcast()
+			}
+			p = p[end:]
+			continue
+		}
+		if i < 0 {
+			if len(w.buf)+len(p) > w.s.opts.MaxServerLineBytes {
+				head := append(w.buf, p...)
+				w.buf = w.buf[:0]
+				if id, own := w.s.ownAnswerStart(head); own {
+					w.s.deliver(id, nil)
+					w.dropping = true
+					return n, nil
+				}
+				if err := w.write(head); err != nil {
+					return 0, err
+				}
+				w.streaming = true
+				return n, nil
+			}
+			w.buf = append(w.buf, p...)
+			return n, nil
+		}
+		line := p[:i+1]
+		if len(w.buf) > 0 {
+			line = append(w.buf, line...)
+			w.buf = w.buf[:0]
+		}
+		p = p[i+1:]
+		if len(line) > w.s.opts.MaxServerLineBytes {
+			// Too long to read, although it came whole: as one in pieces.
+			if id, own := w.s.ownAnswerStart(line); own {
+				w.s.deliver(id, nil)
+				continue
+			}
+			if err := w.write(line); err != nil {
+				return 0, err
+			}
+			continue
+		}
+		if out := w.s.serverLine(line); out != nil {
+			if err := w.write(out); err != nil {
+				return 0, err
+			}
+		}
+		if cap(w.buf) > 1<<20 {
+			w.buf = nil
+		}
+	}
+	return n, nil
+}
+
+func (w *stdioWriter) write(b []byte) error {
+	_, err := w.out.Write(b)
+	if err != nil && w.err == nil {
+		w.err = err
+	}
+	return err
+}
+
+// writeOwn writes one line of the guard's between two server lines.
+func (w *stdioWriter) writeOwn(line []byte) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for w.streaming && !w.closing {
+		w.cond.Wait()
+	}
+	if w.closed || w.err != nil {
+		return // out is closed or broken: nobody reads it any more
+	}
+	if w.streaming {
+		w.s.untracked("the server's output ended inside a line: an answer of the guard's could not be written")
+		return
+	}
+	w.write(line)
+}
+
+// Close ends the server's output: answers still waiting for a list are
+// written without it, then an unfinished last line as it is, and out is
+// closed if it is an io.Closer.
+func (w *stdioWriter) Close() error {
+	w.mu.Lock()
+	if w.closing {
+		w.mu.Unlock()
+		return nil
+	}
+	w.closing = true
+	w.cond.Broadcast()
+	w.mu.Unlock()
+	close(w.s.closing)
+	w.s.translating.Wait()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.closed = true
+	if len(w.buf) > 0 && w.err == nil {
+		w.write(w.buf)
+		w.buf = nil
+	}
+	if c, ok := w.out.(io.Closer); ok {
+		return c.Close()
+	}
+	return nil
+}
+
+var (
+	listChanged   = []byte(`notifications/tools/list_changed`)
+	errorMember   = []byte(`"error"`)
+	isErrorMember = []byte(`"isError"`)
+)
+
+// maxExaminedLine is the longest server line that can be a not-found
+// answer to a tracked call.
+var maxExaminedLine = maxNotFoundBytes(string(make([]byte, maxTrackedCallBytes)))
+
+// serverLine looks at one whole server line (with w.mu held) and returns
+// what goes to the client in its place: the line itself, nothing (an
+// answer to the guard's own request), or the guard's answer to a call the
+// server did not find. It starts a translation that has to wait for a list.
+func (s *Stdio) serverLine(line []byte) []byte {
+	if s.fetches.Load() > 0 && bytes.Contains(line, s.prefix) {
+		if id, own := s.ownAnswer(line); own {
+			s.deliver(id, slices.Clone(line))
+			return nil
+		}
+	}
+	if bytes.Contains(line, listChanged) {
+		var msg struct {
+			Method string `json:"method"`
+		}
+		if json.Unmarshal(line, &msg) == nil && msg.Method == "notifications/tools/list_changed" {
+			s.dropLists()
+		}
+	}
+	if s.tracked.Load() == 0 || len(line) > maxExaminedLine ||
+		(!bytes.Contains(line, errorMember) && !bytes.Contains(line, isErrorMember)) {
+		return line
+	}
+	id := replyID(line)
+	if id == nil {
+		return line
+	}
+	c := s.answered(id)
+	if c == nil || !IsNotFound(line, c.id, c.name) {
+		return line
+	}
+	if !s.needsList() {
+		return s.answer(c, nil, nil)
+	}
+	if names, ok := s.cachedList(c.key); ok {
+		return s.answer(c, names, nil)
+	}
+	s.translating.Add(1)
+	go s.translate(c)
+	return nil
+}
+
+// replyID returns the raw id of a JSON-RPC response line (one without a
+// method), or nil. It only picks the answer's call: IsNotFound then reads
+// the line with encoding/json and checks the id again.
+func replyID(line []byte) []byte {
+	b := line
+	i := skipWS(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return nil
+	}
+	var id []byte
+	for i = skipWS(b, i+1); i < len(b) && b[i] == '"'; {
+		kend, ok := skipValue(b, i, 1)
+		if !ok {
+			return nil
+		}
+		key := b[i:kend]
+		j := skipWS(b, kend)
+		if j >= len(b) || b[j] != ':' {
+			return nil
+		}
+		v := skipWS(b, j+1)
+		vend, ok := skipValue(b, v, 1)
+		if !ok {
+			return nil
+		}
+		switch {
+		case keyEquals(key, "method"):
+			return nil
+		case keyEquals(key, "id"):
+			id = b[v:vend]
+		}
+		if i = skipWS(b, vend); i >= len(b) || b[i] != ',' {
+			break
+		}
+		i = skipWS(b, i+1)
+	}
+	return id
+}
+
+// ownAnswer reports whether a whole server line is an answer to one of
+// the guard's own requests (a response whose id has the guard's prefix),
+// and its id.
+func (s *Stdio) ownAnswer(line []byte) (string, bool) {
+	var msg struct {
+		ID     json.RawMessage `json:"id"`
+		Method json.RawMessage `json:"method"`
+	}
+	var id string
+	if json.Unmarshal(line, &msg) != nil || msg.Method != nil || json.Unmarshal(msg.ID, &id) != nil ||
+		!strings.HasPrefix(id, string(s.prefix)) {
+		return "", false
+	}
+	return id, true
+}
+
+// ownAnswerStart reports whether the start of a server line too long to
+// read whole is an answer to one of the guard's own requests: its members
+// up to the id say so (every SDK writes the id before the result).
+func (s *Stdio) ownAnswerStart(head []byte) (string, bool) {
+	if !bytes.Contains(head, s.prefix) {
+		return "", false
+	}
+	dec := json.NewDecoder(bytes.NewReader(head))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return "", false
+	}
+	for dec.More() {
+		t, err := dec.Token()
+		key, ok := t.(string)
+		if err != nil || !ok || key == "method" {
+			return "", false
+		}
+		if key == "id" {
+			var id string
+			if dec.Decode(&id) != nil || !strings.HasPrefix(id, string(s.prefix)) {
+				return "", false
+			}
+			return id, true
+		}
+		var skip json.RawMessage
+		if dec.Decode(&skip) != nil {
+			return "", false
+		}
+	}
+	return "", false
+}
+
+// deliver hands the answer to the guard's request id to its waiter, if it
+// still waits (nil: the answer was too long to read).
+func (s *Stdio) deliver(id string, answer []byte) {
+	s.mu.Lock()
+	ch, ok := s.waiters[id]
+	delete(s.waiters, id)
+	s.mu.Unlock()
+	if ok {
+		ch <- answer
+	}
+}
