@@ -53,7 +53,7 @@ func TestConfirmationSpacedByThePacerAgrees(t *testing.T) {
 func TestSecondNamesAreCheckedAgainstTheList(t *testing.T) {
 	listed := []string{"echo", "__toolguard_probe_nonexistent_tool_second__", "__toolguard_probe_nonexistent_tool_header__"}
 	risky := zoo.Answer(200, "application/json", `{"jsonrpc":"2.0","id":{{id}},"result":{"content":[],"isError":true}}`)
-	f := &zoo.Fake{Modern: true, Tools: listed, On: map[string]func(http.ResponseWriter, string){"tools/call": risky}}
+	f := &zoo.Fake{Sessionless: true, Tools: listed, On: map[string]func(http.ResponseWriter, string){"tools/call": risky}}
 	srv := httptest.NewServer(f)
 	defer srv.Close()
 	rep, err := conformance.CheckURL(context.Background(), srv.URL, conformance.Options{})
@@ -83,9 +83,9 @@ func TestSecondNamesAreCheckedAgainstTheList(t *testing.T) {
 // The fleet summary counts mcp_name_header on its own, and the report
 // prints both checks, one line each.
 func TestSummaryAndLinesCarryBothChecks(t *testing.T) {
-	strict := httptest.NewServer(&zoo.Fake{Modern: true, Tools: []string{"x"}})
+	strict := httptest.NewServer(&zoo.Fake{Sessionless: true, Tools: []string{"x"}})
 	defer strict.Close()
-	lenient := httptest.NewServer(&zoo.Fake{Modern: true, LenientName: true, Tools: []string{"x"}})
+	lenient := httptest.NewServer(&zoo.Fake{Sessionless: true, LenientName: true, Tools: []string{"x"}})
 	defer lenient.Close()
 	old := httptest.NewServer(&zoo.Fake{Tools: []string{"x"}})
 	defer old.Close()

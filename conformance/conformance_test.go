@@ -101,7 +101,7 @@ func TestUnreachableAndTimeout(t *testing.T) {
 // when given them.
 func TestRecordingServer(t *testing.T) {
 	for _, modern := range []bool{false, true} {
-		f := &zoo.Fake{Modern: modern, Tools: []string{"delete_everything", "send_email"}}
+		f := &zoo.Fake{Sessionless: modern, Tools: []string{"delete_everything", "send_email"}}
 		srv := httptest.NewServer(f)
 		rep, err := conformance.CheckURL(context.Background(), srv.URL, conformance.Options{})
 		srv.Close()

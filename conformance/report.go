@@ -178,8 +178,8 @@ const (
 
 // Protocol eras.
 const (
-	Era2025 = mcpwire.LatestLegacy // "2025-11-25"
-	Era2026 = mcpwire.Modern       // "2026-07-28"
+	Era2025 = mcpwire.LatestWithInitialize // "2025-11-25"
+	Era2026 = mcpwire.FirstSessionless     // "2026-07-28"
 )
 
 // A Report is the result of checking one target.

@@ -38,11 +38,13 @@ const (
 	Version20251125 = "2025-11-25"
 	Version20260728 = "2026-07-28"
 
-	// LatestLegacy is the newest version negotiated with initialize.
-	LatestLegacy = Version20251125
-	// Modern is the first version without initialize and sessions, where
-	// every request carries its version in a header and in _meta.
-	Modern = Version20260728
+	// LatestWithInitialize is the newest version negotiated with
+	// initialize (a 2025-era session).
+	LatestWithInitialize = Version20251125
+	// FirstSessionless is the first version without initialize and
+	// sessions, where every request carries its version in a header and in
+	// _meta.
+	FirstSessionless = Version20260728
 )
 
 // Versions lists every released protocol version, oldest first.
@@ -57,11 +59,11 @@ func Known(v string) bool {
 	return false
 }
 
-// IsModern reports whether the known version v is 2026-07-28 or later.
-// Versions are dates, so known versions compare as strings; an unknown
-// value is never modern here (the SDKs disagree about such values, see
-// docs/RULES.md).
-func IsModern(v string) bool { return Known(v) && v >= Modern }
+// Sessionless reports whether the known version v is 2026-07-28 or later:
+// a version without initialize and sessions. Versions are dates, so known
+// versions compare as strings; an unknown value is never sessionless here
+// (the SDKs disagree about such values, see docs/RULES.md).
+func Sessionless(v string) bool { return Known(v) && v >= FirstSessionless }
 
 // The _meta keys of a 2026-07-28 request.
 const (

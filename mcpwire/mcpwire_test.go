@@ -16,11 +16,11 @@ func TestVersions(t *testing.T) {
 		}
 	}
 	for _, v := range []string{"", "2026-07-28x", "2026-07-2", "9999-01-01", "2025-11-25 ", "2026-07-28\x00"} {
-		if Known(v) || IsModern(v) {
+		if Known(v) || Sessionless(v) {
 			t.Errorf("%q known or modern", v)
 		}
 	}
-	if !IsModern(Version20260728) || IsModern(LatestLegacy) || !slices.IsSorted(Versions) {
+	if !Sessionless(Version20260728) || Sessionless(LatestWithInitialize) || !slices.IsSorted(Versions) {
 		t.Error("era of the released versions")
 	}
 }
@@ -102,7 +102,7 @@ func TestMediaType(t *testing.T) {
 }
 
 func TestListRequestAndPage(t *testing.T) {
-	meta, _ := json.Marshal(Meta(Modern, "c", "1"))
+	meta, _ := json.Marshal(Meta(FirstSessionless, "c", "1"))
 	b := ListRequest("id-1", `c"1`, meta)
 	var req struct {
 		JSONRPC, ID, Method string
@@ -112,7 +112,7 @@ func TestListRequestAndPage(t *testing.T) {
 		}
 	}
 	if err := json.Unmarshal(b, &req); err != nil || req.ID != "id-1" || req.Method != "tools/list" || req.Params.Cursor != `c"1` ||
-		req.Params.Meta[MetaProtocolVersion] != Modern || req.Params.Meta[MetaClientCapabilities] == nil {
+		req.Params.Meta[MetaProtocolVersion] != FirstSessionless || req.Params.Meta[MetaClientCapabilities] == nil {
 		t.Fatalf("ListRequest: %s (%v)", b, err)
 	}
 	if string(ListRequest("x", "", nil)) != `{"jsonrpc":"2.0","id":"x","method":"tools/list","params":{}}` {

@@ -23,8 +23,9 @@ type Call struct {
 	// version, clientInfo and clientCapabilities, which servers read to
 	// decide what to list.
 	Meta json.RawMessage
-	// Modern reports a 2026-07-28 request.
-	Modern bool
+	// Sessionless reports a 2026-07-28 request (no initialize, no
+	// session: the caller is known by its headers and _meta).
+	Sessionless bool
 
 	relay *relayed
 }

@@ -308,10 +308,10 @@ var listIDs atomic.Int64
 // guard), those of a client of its own in the era of r's header.
 func asCaller(r *http.Request) (meta []byte, modern bool) {
 	if c, ok := CallFromContext(r.Context()); ok {
-		return c.Meta, c.Modern
+		return c.Meta, c.Sessionless
 	}
 	v, _ := single(r.Header, mcpwire.HeaderProtocolVersion)
-	if modern = mcpwire.IsModern(v); modern {
+	if modern = mcpwire.Sessionless(v); modern {
 		meta, _ = json.Marshal(mcpwire.Meta(v, "toolguard", "1"))
 	}
 	return meta, modern

@@ -413,7 +413,7 @@ func mayRefuse(h http.Header, body []byte, m message, name []byte, c *watched, e
 // a list that fails or has the name after all leaves the call to the
 // server.
 func (g *Guard) answerBefore(r *http.Request, c *watched) decision {
-	lr, call := withCall(r, Call{Name: c.name, Meta: c.meta, Modern: c.modern})
+	lr, call := withCall(r, Call{Name: c.name, Meta: c.meta, Sessionless: c.modern})
 	names, err := g.opts.Tools.List(lr)
 	if err != nil {
 		return decision{reason: ReasonListFailed, tool: c.name, err: err, call: c}
@@ -448,7 +448,7 @@ var noList = &listAnswer{hideSuggestions: true}
 // within ListTimeout; past it, or when the list fails, the answer has no
 // list, and the Logger says why.
 func (g *Guard) translate(c *watched, status int, sse bool) *Rejection {
-	lr, call := withCall(c.r, Call{Name: c.name, Meta: c.meta, Modern: c.modern})
+	lr, call := withCall(c.r, Call{Name: c.name, Meta: c.meta, Sessionless: c.modern})
 	ctx, cancel := context.WithTimeout(lr.Context(), g.opts.ListTimeout)
 	defer cancel()
 	lr = lr.WithContext(ctx)
@@ -526,7 +526,7 @@ func era(h http.Header, body []byte, m message) (modern, ok bool) {
 	default:
 		return false, false
 	}
-	modern = mcpwire.IsModern(hv) || mcpwire.IsModern(mv)
+	modern = mcpwire.Sessionless(hv) || mcpwire.Sessionless(mv)
 	if modern && mv == "" {
 		return true, false
 	}

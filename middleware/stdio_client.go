@@ -185,7 +185,7 @@ func (s *Stdio) clientLine(line []byte, nest *nesting) {
 	c := &stdioCall{id: bytes.Clone(m.id.raw(line)), name: string(decoded(nil, line, m.name))}
 	if m.version.kind == kString {
 		var scratch [32]byte
-		if mcpwire.IsModern(string(decoded(scratch[:0], line, m.version))) && m.meta.kind != absent {
+		if mcpwire.Sessionless(string(decoded(scratch[:0], line, m.version))) && m.meta.kind != absent {
 			c.meta = forwardedMeta(m.meta.raw(line))
 			c.key = string(c.meta)
 		}

@@ -242,7 +242,7 @@ func TestListIsAskedAsTheCaller(t *testing.T) {
 	})
 	w := guarded(t, tools, answering(400, "application/json", errorReply("1", -32602, "Unknown tool: nope")),
 		modernCall("1", `"nope"`), modernHeaders("nope"))
-	if w.Code != 400 || call == nil || call.Name != "nope" || !call.Modern || !strings.Contains(string(call.Meta), "protocolVersion") || !deadline {
+	if w.Code != 400 || call == nil || call.Name != "nope" || !call.Sessionless || !strings.Contains(string(call.Meta), "protocolVersion") || !deadline {
 		t.Errorf("answer %d %s; List saw %+v (deadline %v)", w.Code, w.Body, call, deadline)
 	}
 }

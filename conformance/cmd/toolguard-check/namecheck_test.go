@@ -13,7 +13,7 @@ import (
 // One target: the table shows mcp_name_header as a check of its own, and
 // the JSON carries it; the exit status is error_taxonomy's alone.
 func TestNameHeaderInTableAndJSON(t *testing.T) {
-	srv := httptest.NewServer(&zoo.Fake{Modern: true, LenientName: true, Tools: []string{"x"}})
+	srv := httptest.NewServer(&zoo.Fake{Sessionless: true, LenientName: true, Tools: []string{"x"}})
 	defer srv.Close()
 	code, out, stderr := runCLI(t, "", srv.URL)
 	if code != exitVerified {
@@ -35,9 +35,9 @@ func TestNameHeaderInTableAndJSON(t *testing.T) {
 // and the summary counts it in a table of its own; a risk confirmed shows
 // its second name in the table of one target.
 func TestFleetSummaryCountsNameHeader(t *testing.T) {
-	strict := httptest.NewServer(&zoo.Fake{Modern: true, Tools: []string{"x"}})
+	strict := httptest.NewServer(&zoo.Fake{Sessionless: true, Tools: []string{"x"}})
 	defer strict.Close()
-	lenient := httptest.NewServer(&zoo.Fake{Modern: true, LenientName: true, Tools: []string{"x"}})
+	lenient := httptest.NewServer(&zoo.Fake{Sessionless: true, LenientName: true, Tools: []string{"x"}})
 	defer lenient.Close()
 	old := httptest.NewServer(&zoo.Fake{Tools: []string{"x"}})
 	defer old.Close()

@@ -23,11 +23,11 @@ import (
 // well-behaved 2025-11-25 server with sessions whose tools/call of an
 // unknown tool answers -32602.
 type Fake struct {
-	Modern bool // answer server/discover with 2026-07-28, enforce its headers
-	// LenientName, with Modern: do not hold a tools/call's Mcp-Name to
+	Sessionless bool // answer server/discover with 2026-07-28, enforce its headers
+	// LenientName, with Sessionless: do not hold a tools/call's Mcp-Name to
 	// the body's name (the other 2026-07-28 headers still are).
 	LenientName bool
-	// OnMismatch, with Modern, answers a tools/call whose Mcp-Name is not
+	// OnMismatch, with Sessionless, answers a tools/call whose Mcp-Name is not
 	// the body's name; default HTTP 400 with -32020.
 	OnMismatch func(w http.ResponseWriter, id string)
 	Tools      []string // registered tools
@@ -94,7 +94,7 @@ func (f *Fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	id := string(m.ID)
 
 	modernReq := r.Header.Get("Mcp-Protocol-Version") == "2026-07-28"
-	if modernReq && !f.Modern {
+	if modernReq && !f.Sessionless {
 		if h, ok := f.On[m.Method]; ok {
 			h(w, id)
 			return
@@ -102,7 +102,7 @@ func (f *Fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(400) // a 2025-era server: an empty 400
 		return
 	}
-	if f.Modern {
+	if f.Sessionless {
 		if !modernReq || m.Params.Meta.Version != "2026-07-28" || r.Header.Get("Mcp-Method") != m.Method {
 			WriteJSON(w, 400, `{"jsonrpc":"2.0","id":`+id+`,"error":{"code":-32020,"message":"header mismatch"}}`)
 			return
@@ -126,7 +126,7 @@ func (f *Fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	switch m.Method {
 	case "server/discover":
-		if !f.Modern {
+		if !f.Sessionless {
 			WriteJSON(w, 200, `{"jsonrpc":"2.0","id":`+id+`,"error":{"code":-32601,"message":"method not found"}}`)
 			return
 		}
@@ -297,9 +297,9 @@ func Cases() []Case {
 			Verdict: conformance.Verified, Stage: "tools/call", Status: 200, Media: conformance.MediaJSON, Era: conformance.Era2025, Code: intp(-32602), Tools: 7},
 		{Name: "too many pages", Server: &Fake{Tools: []string{"a", "b", "c", "d", "e", "f", "g"}, PageSize: 1}, Opts: conformance.Options{MaxPages: 3},
 			Verdict: conformance.Unverified, Category: conformance.ToolsListUnreadable, Stage: "tools/list", Era: conformance.Era2025},
-		{Name: "2026-07-28 server", Server: &Fake{Modern: true, Tools: tools},
+		{Name: "2026-07-28 server", Server: &Fake{Sessionless: true, Tools: tools},
 			Verdict: conformance.Verified, Stage: "tools/call", Status: 200, Media: conformance.MediaJSON, Era: conformance.Era2026, Code: intp(-32602), Tools: 2, NameHeader: conformance.Strict},
-		{Name: "2026-07-28 server, risky", Server: &Fake{Modern: true, Tools: tools, On: map[string]func(http.ResponseWriter, string){
+		{Name: "2026-07-28 server, risky", Server: &Fake{Sessionless: true, Tools: tools, On: map[string]func(http.ResponseWriter, string){
 			"tools/call": Answer(200, "application/json", `{"jsonrpc":"2.0","id":{{id}},"result":{"content":[],"isError":true}}`)}},
 			Verdict: conformance.ObservedRisk, Category: conformance.ResultIsError, Stage: "tools/call", Status: 200, Media: conformance.MediaJSON, Era: conformance.Era2026, Tools: 2, NameHeader: conformance.Strict},
 		{Name: "2025 server, era forced", Server: &Fake{Tools: tools}, Opts: conformance.Options{Era: conformance.Era2025},
@@ -341,7 +341,7 @@ func Cases() []Case {
 		{Name: "discover 401, legacy server", Server: &Fake{Tools: tools, On: map[string]func(http.ResponseWriter, string){
 			"server/discover": Answer(401, "application/json", `{"error":"unauthorized"}`)}},
 			Verdict: conformance.Verified, Stage: "tools/call", Status: 200, Media: conformance.MediaJSON, Era: conformance.Era2025, Code: intp(-32602), Tools: 2},
-		{Name: "discover 401 with a JSON-RPC error", Server: &Fake{Modern: true, Tools: tools, On: map[string]func(http.ResponseWriter, string){
+		{Name: "discover 401 with a JSON-RPC error", Server: &Fake{Sessionless: true, Tools: tools, On: map[string]func(http.ResponseWriter, string){
 			"server/discover": Answer(401, "application/json", `{"jsonrpc":"2.0","id":{{id}},"error":{"code":-32001,"message":"authentication required"}}`)}},
 			Verdict: conformance.Unverified, Category: conformance.CredentialGated, Stage: "discover", Status: 401, Media: conformance.MediaJSON},
 		// Class 6: an integer code of any size.
@@ -379,26 +379,26 @@ func Cases() []Case {
 			Detail: "old HTTP+SSE transport"},
 
 		// Issue 22: mcp_name_header, asked of 2026-07-28 servers only.
-		{Name: "2026-07-28 lenient server", Server: &Fake{Modern: true, LenientName: true, Tools: tools},
+		{Name: "2026-07-28 lenient server", Server: &Fake{Sessionless: true, LenientName: true, Tools: tools},
 			Verdict: conformance.Verified, Stage: "tools/call", Status: 200, Media: conformance.MediaJSON, Era: conformance.Era2026, Code: intp(-32602), Tools: 2,
 			NameHeader: conformance.Lenient},
-		{Name: "2026-07-28 lenient server, risky", Server: &Fake{Modern: true, LenientName: true, Tools: tools, On: map[string]func(http.ResponseWriter, string){
+		{Name: "2026-07-28 lenient server, risky", Server: &Fake{Sessionless: true, LenientName: true, Tools: tools, On: map[string]func(http.ResponseWriter, string){
 			"tools/call": Answer(200, "application/json", `{"jsonrpc":"2.0","id":{{id}},"result":{"content":[],"isError":true}}`)}},
 			Verdict: conformance.ObservedRisk, Category: conformance.ResultIsError, Stage: "tools/call", Status: 200, Media: conformance.MediaJSON, Era: conformance.Era2026, Tools: 2,
 			NameHeader: conformance.Lenient},
-		{Name: "2026-07-28 server refusing the mismatch with 400 and -32602", Server: &Fake{Modern: true, Tools: tools,
+		{Name: "2026-07-28 server refusing the mismatch with 400 and -32602", Server: &Fake{Sessionless: true, Tools: tools,
 			OnMismatch: Answer(400, "application/json", `{"jsonrpc":"2.0","id":{{id}},"error":{"code":-32602,"message":"Mcp-Name does not match params.name"}}`)},
 			Verdict: conformance.Verified, Stage: "tools/call", Status: 200, Media: conformance.MediaJSON, Era: conformance.Era2026, Code: intp(-32602), Tools: 2,
 			NameHeader: conformance.Strict},
-		{Name: "2026-07-28 server refusing the mismatch with -32020 and 200", Server: &Fake{Modern: true, Tools: tools,
+		{Name: "2026-07-28 server refusing the mismatch with -32020 and 200", Server: &Fake{Sessionless: true, Tools: tools,
 			OnMismatch: Answer(200, "application/json", `{"jsonrpc":"2.0","id":{{id}},"error":{"code":-32020,"message":"header mismatch"}}`)},
 			Verdict: conformance.Verified, Stage: "tools/call", Status: 200, Media: conformance.MediaJSON, Era: conformance.Era2026, Code: intp(-32602), Tools: 2,
 			NameHeader: conformance.Strict},
-		{Name: "2026-07-28 server failing the mismatch with a 500 page", Server: &Fake{Modern: true, Tools: tools,
+		{Name: "2026-07-28 server failing the mismatch with a 500 page", Server: &Fake{Sessionless: true, Tools: tools,
 			OnMismatch: Answer(500, "text/html", "<h1>Internal Server Error</h1>")},
 			Verdict: conformance.Verified, Stage: "tools/call", Status: 200, Media: conformance.MediaJSON, Era: conformance.Era2026, Code: intp(-32602), Tools: 2,
 			NameHeader: conformance.Undetermined},
-		{Name: "2026-07-28 server gated at the call", Server: &Fake{Modern: true, Tools: tools, On: map[string]func(http.ResponseWriter, string){
+		{Name: "2026-07-28 server gated at the call", Server: &Fake{Sessionless: true, Tools: tools, On: map[string]func(http.ResponseWriter, string){
 			"tools/call": Answer(401, "application/json", `{"jsonrpc":"2.0","id":{{id}},"error":{"code":-32001,"message":"authentication required"}}`)}},
 			Verdict: conformance.Unverified, Category: conformance.CredentialGated, Stage: "tools/call", Status: 401, Media: conformance.MediaJSON, Era: conformance.Era2026, Tools: 2},
 		// Issue 22: a risk is confirmed with a second made-up name.
