@@ -50,7 +50,11 @@ func (p Presence) String() string {
 // after Lookup said Absent, or after the server answered not found. An
 // error leaves the list out of the answer (after the server) or passes the
 // call to the server (before it). The middleware does not modify the
-// returned slice; the request it is given carries the [Call].
+// returned slice, and the tool set must not change it after returning it
+// (return a new slice for a new list; returning the same slice again is
+// cheapest). List must return once its request's context is done: the
+// guard waits for it at most Options.ListTimeout. The request it is given
+// carries the [Call].
 //
 // Implementations must be safe for concurrent use.
 type ToolSet interface {
