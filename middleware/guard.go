@@ -137,7 +137,15 @@ func (g *Guard) Handler(next http.Handler) http.Handler {
 		}
 		if read.call != nil {
 			ww := newWatchWriter(w, read.call)
-			defer ww.finish()
+			defer func() {
+				if p := recover(); p != nil {
+					// The server's handler did not end its answer: what it
+					// wrote goes out as it is, as without the guard.
+					ww.flushHeld()
+					panic(p)
+				}
+				ww.finish()
+			}()
 			w = ww
 		}
 		if read.buf == nil {

@@ -236,6 +236,19 @@ func (ww *watchWriter) finishEvents() {
 	_, _ = ww.w.Write(ww.buf)
 }
 
+// flushHeld writes what is held as it is, untranslated: the answer of a
+// handler that did not end.
+func (ww *watchWriter) flushHeld() {
+	switch ww.mode {
+	case modeHold:
+		ww.w.WriteHeader(ww.status)
+		_, _ = ww.w.Write(ww.buf)
+	case modeStream:
+		_, _ = ww.w.Write(ww.buf)
+	}
+	ww.mode, ww.buf = modePass, nil
+}
+
 // notFound reports whether msg is the server's not-found answer to c.
 func (c *watched) notFound(msg []byte) bool { return IsNotFound(msg, c.id, c.name) }
 

@@ -252,3 +252,27 @@ type ToolsFuncSet func(r *http.Request) ([]string, error)
 
 func (f ToolsFuncSet) Lookup(*http.Request, string) Presence  { return Unsure }
 func (f ToolsFuncSet) List(r *http.Request) ([]string, error) { return f(r) }
+
+// A server whose handler panics after writing its not-found answer: what
+// it wrote goes out as it is (as without the guard), never translated, and
+// the panic reaches net/http.
+func TestPanickingHandlerIsNotTranslated(t *testing.T) {
+	g := mustGuard(t, Options{Tools: unsure{names: []string{"a"}}})
+	answer := errorReply("1", -32602, "Unknown tool: nope")
+	w := httptest.NewRecorder()
+	func() {
+		defer func() {
+			if p := recover(); p != http.ErrAbortHandler {
+				t.Errorf("panic %v reached the caller, want http.ErrAbortHandler", p)
+			}
+		}()
+		g.Handler(http.HandlerFunc(func(rw http.ResponseWriter, _ *http.Request) {
+			rw.Header().Set("Content-Type", "application/json")
+			io.WriteString(rw, answer)
+			panic(http.ErrAbortHandler)
+		})).ServeHTTP(w, newRequest("POST", call("1", `"nope"`), nil))
+	}()
+	if w.Body.String() != answer {
+		t.Errorf("wrote %q, want the server's bytes %q", w.Body, answer)
+	}
+}
