@@ -11,6 +11,7 @@ import (
 	"bufio"
 	"flag"
 	"fmt"
+	"io"
 	"log"
 	"net"
 	"net/http"
@@ -32,10 +33,28 @@ func main() {
 		log.Fatal(err)
 	}
 	w := bufio.NewWriter(f)
+	count, err := serve(*n, w)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := w.Flush(); err != nil {
+		log.Fatal(err)
+	}
+	f.Close()
+	log.Printf("%d servers; targets in %s", count, *out)
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, os.Interrupt)
+	<-ch
+}
+
+// serve starts n loopback servers, the zoo's HTTP servers over and over
+// (those fleet mode can check with the same options), and writes the URL
+// of each to w, one a line. They serve until the process ends.
+func serve(n int, w io.Writer) (int, error) {
 	count := 0
-	for count < *n {
+	for count < n {
 		for _, tc := range zoo.Cases() {
-			if count == *n {
+			if count == n {
 				break
 			}
 			// Fleet mode runs every target with the same options; the
@@ -46,19 +65,14 @@ func main() {
 			}
 			ln, err := net.Listen("tcp", "127.0.0.1:0")
 			if err != nil {
-				log.Fatal(err)
+				return count, err
 			}
 			go http.Serve(ln, tc.Server)
-			fmt.Fprintf(w, "http://%s/mcp\n", ln.Addr())
+			if _, err := fmt.Fprintf(w, "http://%s/mcp\n", ln.Addr()); err != nil {
+				return count, err
+			}
 			count++
 		}
 	}
-	if err := w.Flush(); err != nil {
-		log.Fatal(err)
-	}
-	f.Close()
-	log.Printf("%d servers; targets in %s", count, *out)
-	ch := make(chan os.Signal, 1)
-	signal.Notify(ch, os.Interrupt)
-	<-ch
+	return count, nil
 }
