@@ -80,33 +80,22 @@ func (j *Rejection) Write(w http.ResponseWriter) error {
 func (j *Rejection) event(ev []byte) []byte {
 	b := appendEvents(make([]byte, 0, len(ev)+len(j.body)+64), j.relayed)
 	wroteData := false
-	for len(ev) > 0 {
-		k := bytes.IndexAny(ev, "\r\n")
-		line := ev
-		if k >= 0 {
-			line = ev[:k]
-			if ev[k] == '\r' && k+1 < len(ev) && ev[k+1] == '\n' {
-				k++
-			}
-			ev = ev[k+1:]
-		} else {
-			ev = nil
-		}
+	eventLines(ev, func(line []byte) {
 		if len(line) == 0 {
-			continue
+			return
 		}
-		if v, ok := bytes.CutPrefix(line, []byte("data")); ok && (len(v) == 0 || v[0] == ':') {
+		if _, ok := dataField(line); ok {
 			if !wroteData {
 				b = append(b, "data: "...)
 				b = append(b, j.body...)
 				b = append(b, '\n')
 				wroteData = true
 			}
-			continue
+			return
 		}
 		b = append(b, line...)
 		b = append(b, '\n')
-	}
+	})
 	return append(b, '\n')
 }
 

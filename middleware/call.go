@@ -39,7 +39,7 @@ type relayed struct {
 	mu      sync.Mutex
 	msgs    [][]byte
 	settled bool
-	late    int
+	lost    func(n int) // told of messages that come after settle
 }
 
 // relay keeps msgs, the messages other than the reply that the server
@@ -56,22 +56,23 @@ func relay(ctx context.Context, msgs [][]byte) {
 	rl.mu.Lock()
 	defer rl.mu.Unlock()
 	if rl.settled {
-		rl.late += len(msgs)
+		if rl.lost != nil {
+			rl.lost(len(msgs))
+		}
 		return
 	}
 	rl.msgs = append(rl.msgs, msgs...)
 }
 
-// settle returns the messages relayed so far; later ones are counted as
-// late.
-func (c *Call) settle() [][]byte {
+// settle returns the messages relayed so far; lost is told of later ones.
+func (c *Call) settle(lost func(n int)) [][]byte {
 	if c == nil || c.relay == nil {
 		return nil
 	}
 	rl := c.relay
 	rl.mu.Lock()
 	defer rl.mu.Unlock()
-	rl.settled = true
+	rl.settled, rl.lost = true, lost
 	msgs := rl.msgs
 	rl.msgs = nil
 	return msgs

@@ -253,7 +253,7 @@ func (d *Discovery) List(r *http.Request) ([]string, error) {
 		}
 		e = d.entry(key)
 		e.mu.Lock()
-		if e.inflight != nil || e.list != nil && time.Now().Before(e.expires) {
+		if e.inflight != nil || e.fresh() {
 			// Another call of this caller got there first.
 			e.mu.Unlock()
 			d.spent(reserved, -1)
@@ -285,11 +285,14 @@ func (d *Discovery) List(r *http.Request) ([]string, error) {
 func (e *entry) current() (list []string, f *fetch, ok bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.list != nil && time.Now().Before(e.expires) {
+	if e.fresh() {
 		return e.list, nil, true
 	}
 	return nil, e.inflight, false
 }
+
+// fresh reports whether e holds a list within its TTL; e.mu is held.
+func (e *entry) fresh() bool { return e.list != nil && time.Now().Before(e.expires) }
 
 // wait waits for the fetch, or for ctx.
 func (f *fetch) wait(ctx context.Context) ([]string, error) {

@@ -141,7 +141,7 @@ func (g *Guard) Handler(next http.Handler) http.Handler {
 				if p := recover(); p != nil {
 					// The server's handler did not end its answer: what it
 					// wrote goes out as it is, as without the guard.
-					ww.flushHeld()
+					_ = ww.flushHeld()
 					panic(p)
 				}
 				ww.finish()
@@ -178,19 +178,14 @@ func (g *Guard) Check(r *http.Request) (*http.Request, *Rejection) {
 	if rej != nil {
 		return nil, rej
 	}
-	if read.buf == nil && read.call == nil {
-		return r, nil
+	if read.buf == nil {
+		return r, nil // not read, so not watched either
 	}
-	var p *passRequest
-	if read.buf != nil {
-		p = newPassRequest(r, read.buf, read.eof, read.err)
-	} else {
-		p = &passRequest{req: *r}
-	}
+	req := &newPassRequest(r, read.buf, read.eof, read.err).req
 	if read.call != nil {
-		p.req = *p.req.WithContext(&watchContext{Context: p.req.Context(), c: read.call})
+		req = req.WithContext(&watchContext{Context: req.Context(), c: read.call})
 	}
-	return &p.req, nil
+	return req, nil
 }
 
 type watchKey struct{}
@@ -333,14 +328,18 @@ func (g *Guard) decide(r *http.Request, body []byte) decision {
 	var scratch [128]byte
 	nameBytes := decoded(scratch[:0], body, m.name)
 	name := string(nameBytes)
-	modern, eraOK := era(r.Header, body, m)
-	if rej := g.headerMismatch(r.Header, m.id.raw(body), nameBytes, modern && eraOK); rej != nil {
-		return decision{rej: rej}
+	if g.opts.AnswerHeaderMismatch {
+		if modern, ok := era(r.Header, body, m); modern && ok {
+			if rej := g.headerMismatch(r.Header, m.id.raw(body), nameBytes); rej != nil {
+				return decision{rej: rej}
+			}
+		}
 	}
 	p := g.opts.Tools.Lookup(r, name)
 	if p == Present {
 		return decision{reason: ReasonKnown, tool: name}
 	}
+	modern, eraOK := era(r.Header, body, m)
 	var meta []byte
 	if m.meta.kind != absent {
 		meta = m.meta.raw(body)
@@ -369,12 +368,11 @@ func notACall(body []byte, m message) Reason {
 	return 0
 }
 
-// headerMismatch returns the -32020 answer to a 2026-07-28 call (modern)
-// whose Mcp-Method or Mcp-Name header does not match, with
-// AnswerHeaderMismatch; nil otherwise, and for a repeated header or an
-// Accept header the answer cannot satisfy.
-func (g *Guard) headerMismatch(h http.Header, id, name []byte, modern bool) *Rejection {
-	if !g.opts.AnswerHeaderMismatch || !modern || len(h["Accept"]) == 0 {
+// headerMismatch returns the -32020 answer to a 2026-07-28 call whose
+// Mcp-Method or Mcp-Name header does not match; nil otherwise, and for a
+// repeated header or an Accept header the answer cannot satisfy.
+func (g *Guard) headerMismatch(h http.Header, id, name []byte) *Rejection {
+	if len(h["Accept"]) == 0 {
 		return nil
 	}
 	hdr, single := mismatchedHeader(h, name)
@@ -441,7 +439,7 @@ func (g *Guard) answerBefore(r *http.Request, c *watched) decision {
 	}
 	json, stream := mcpwire.Accepts(r.Header["Accept"])
 	rej := g.unknownTool(c.id, c.name, la, status, stream && !json)
-	rej.relayed = call.settle()
+	rej.relayed = call.settle(g.lateLogger(r, c.name))
 	if len(rej.relayed) > 0 {
 		rej.SSE = stream
 	}
@@ -487,19 +485,15 @@ func (g *Guard) translate(c *watched, status int, sse bool) *Rejection {
 		rej.ListErr = res.err
 		g.logNoList(c.r, c.name, res.err)
 	} else {
-		la := g.cachedAnswer(res.names)
-		if la == nil {
-			la = g.addAnswer(res.names)
-		}
-		rej = g.unknownTool(c.id, c.name, la, status, sse)
+		rej = g.unknownTool(c.id, c.name, g.answerFor(res.names), status, sse)
 	}
 	rej.Translated = true
-	rej.relayed = call.settle()
+	rej.relayed = call.settle(g.lateLogger(c.r, c.name))
 	if !sse && len(rej.relayed) > 0 {
 		if _, stream := mcpwire.Accepts(c.r.Header["Accept"]); stream {
 			rej.SSE = true
 		} else {
-			g.logLost(c.r, c.name, len(rej.relayed))
+			g.logLost(c.r, c.name, len(rej.relayed), "the caller accepts no event stream")
 			rej.relayed = nil
 		}
 	}

@@ -118,11 +118,8 @@ func (ww *watchWriter) Write(p []byte) (int, error) {
 	case modeHold:
 		ww.buf = append(ww.buf, p...)
 		if len(ww.buf) > ww.limit {
-			ww.mode = modePass
-			ww.w.WriteHeader(ww.status)
-			buf := ww.buf
-			ww.buf = nil
-			if _, err := ww.w.Write(buf); err != nil {
+			// Longer than any not-found answer: the rest passes.
+			if err := ww.flushHeld(); err != nil {
 				return 0, err
 			}
 		}
@@ -206,8 +203,7 @@ func (ww *watchWriter) finish() {
 			_ = rej.Write(ww.w)
 			return
 		}
-		ww.w.WriteHeader(ww.status)
-		_, _ = ww.w.Write(ww.buf)
+		_ = ww.flushHeld()
 	case modeStream:
 		_ = ww.events(true)
 	}
@@ -232,21 +228,23 @@ func (ww *watchWriter) finishEvents() {
 		}
 		i += n
 	}
-	ww.w.WriteHeader(ww.status)
-	_, _ = ww.w.Write(ww.buf)
+	_ = ww.flushHeld()
 }
 
-// flushHeld writes what is held as it is, untranslated: the answer of a
-// handler that did not end.
-func (ww *watchWriter) flushHeld() {
-	switch ww.mode {
-	case modeHold:
-		ww.w.WriteHeader(ww.status)
-		_, _ = ww.w.Write(ww.buf)
-	case modeStream:
-		_, _ = ww.w.Write(ww.buf)
-	}
+// flushHeld writes what is held as it is, untranslated (an answer that is
+// not the not-found one, or that of a handler that did not end), and
+// passes the rest.
+func (ww *watchWriter) flushHeld() error {
+	held, mode := ww.buf, ww.mode
 	ww.mode, ww.buf = modePass, nil
+	if mode == modeHold {
+		ww.w.WriteHeader(ww.status)
+	}
+	if mode != modeHold && mode != modeStream || len(held) == 0 {
+		return nil
+	}
+	_, err := ww.w.Write(held)
+	return err
 }
 
 // notFound reports whether msg is the server's not-found answer to c.
@@ -292,26 +290,41 @@ func eventEnd(b []byte, final bool) int {
 func eventData(ev []byte) ([]byte, bool) {
 	var data []byte
 	found := false
-	for len(ev) > 0 {
-		j := bytes.IndexAny(ev, "\r\n")
-		line := ev
-		if j >= 0 {
-			line = ev[:j]
-			if ev[j] == '\r' && j+1 < len(ev) && ev[j+1] == '\n' {
-				j++
-			}
-			ev = ev[j+1:]
-		} else {
-			ev = nil
-		}
-		if v, ok := bytes.CutPrefix(line, []byte("data")); ok && (len(v) == 0 || v[0] == ':') {
-			v = bytes.TrimPrefix(bytes.TrimPrefix(v, []byte(":")), []byte(" "))
+	eventLines(ev, func(line []byte) {
+		if v, ok := dataField(line); ok {
 			if found {
 				data = append(data, '\n')
 			}
 			data = append(data, v...)
 			found = true
 		}
-	}
+	})
 	return data, found
+}
+
+// eventLines calls f with each line of ev, without its end (LF, CR or
+// CRLF).
+func eventLines(ev []byte, f func(line []byte)) {
+	for len(ev) > 0 {
+		j := bytes.IndexAny(ev, "\r\n")
+		if j < 0 {
+			f(ev)
+			return
+		}
+		f(ev[:j])
+		if ev[j] == '\r' && j+1 < len(ev) && ev[j+1] == '\n' {
+			j++
+		}
+		ev = ev[j+1:]
+	}
+}
+
+// dataField returns the value of a data line ("data" or "data:" and an
+// optional space), and whether line is one.
+func dataField(line []byte) ([]byte, bool) {
+	v, ok := bytes.CutPrefix(line, []byte("data"))
+	if !ok || len(v) > 0 && v[0] != ':' {
+		return nil, false
+	}
+	return bytes.TrimPrefix(bytes.TrimPrefix(v, []byte(":")), []byte(" ")), true
 }

@@ -276,3 +276,20 @@ func TestPanickingHandlerIsNotTranslated(t *testing.T) {
 		t.Errorf("wrote %q, want the server's bytes %q", w.Body, answer)
 	}
 }
+
+// Messages the server puts on the guard's list request after the answer
+// was written cannot reach the caller: the Logger says how many.
+func TestMessagesAfterTheAnswerAreLogged(t *testing.T) {
+	var out bytes.Buffer
+	g := mustGuard(t, Options{Tools: weatherTools, Logger: slog.New(slog.NewTextHandler(&out, nil))})
+	r := newRequest("POST", call("1", `"nope"`), nil)
+	lr, c := withCall(r, Call{Name: "nope"})
+	relay(lr.Context(), [][]byte{[]byte(`{"jsonrpc":"2.0","method":"notifications/message"}`)})
+	if got := c.settle(g.lateLogger(r, "nope")); len(got) != 1 {
+		t.Fatalf("settle gave %d messages, want the one relayed before", len(got))
+	}
+	relay(lr.Context(), [][]byte{[]byte(`{}`), []byte(`{}`)})
+	if s := out.String(); !strings.Contains(s, "messages=2") || !strings.Contains(s, "tool=nope") || !strings.Contains(s, "after the answer") {
+		t.Errorf("log %q", s)
+	}
+}
