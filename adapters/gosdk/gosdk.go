@@ -55,14 +55,10 @@ func Tools(h http.Handler, opts Options) (*ToolSet, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &ToolSet{d: d}, nil
+	return &ToolSet{d}, nil
 }
 
-// ToolSet is the toolguard.ToolSet of a go-sdk handler.
-type ToolSet struct{ d *toolguard.Discovery }
-
-// Lookup is Unsure: go-sdk decides.
-func (t *ToolSet) Lookup(*http.Request, string) toolguard.Presence { return toolguard.Unsure }
-
-// List returns the caller's tools/list, asked of the handler as the caller.
-func (t *ToolSet) List(r *http.Request) ([]string, error) { return t.d.List(r) }
+// ToolSet is the toolguard.ToolSet of a go-sdk handler: a Discovery of it,
+// whose Lookup is Unsure (go-sdk decides) and whose List is the caller's
+// tools/list, asked of the handler as the caller.
+type ToolSet struct{ *toolguard.Discovery }
