@@ -66,9 +66,11 @@ type Options struct {
 	AnswerHeaderMismatch bool
 
 	// ListTimeout bounds how long a translated answer waits for the
-	// caller's list (ToolSet.List) once the server has said not found.
-	// Past it the answer goes out without data.availableTools and the
-	// Logger says so. Zero means DefaultListTimeout (2s).
+	// caller's list once the server has said not found: ToolSet.List is
+	// given a request whose context ends after ListTimeout, and must
+	// return then. Past it the answer goes out without
+	// data.availableTools and the Logger says so. Zero means
+	// DefaultListTimeout (2s).
 	ListTimeout time.Duration
 
 	// OnPass, if set, is told of every request the guard passes through,
@@ -458,34 +460,14 @@ func (g *Guard) translate(c *watched, status int, sse bool) *Rejection {
 	ctx, cancel := context.WithTimeout(lr.Context(), g.opts.ListTimeout)
 	defer cancel()
 	lr = lr.WithContext(ctx)
-	type result struct {
-		names []string
-		err   error
-	}
-	done := make(chan result, 1)
-	go func() {
-		var res result
-		defer func() {
-			if p := recover(); p != nil {
-				res.err = fmt.Errorf("toolguard: tool set panicked: %v", p)
-			}
-			done <- res
-		}()
-		res.names, res.err = g.opts.Tools.List(lr)
-	}()
-	var res result
-	select {
-	case res = <-done:
-	case <-ctx.Done():
-		res.err = fmt.Errorf("toolguard: no tool list within ListTimeout (%v)", g.opts.ListTimeout)
-	}
+	names, err := g.list(lr)
 	var rej *Rejection
-	if res.err != nil {
+	if err != nil {
 		rej = g.unknownTool(c.id, c.name, noList, status, sse)
-		rej.ListErr = res.err
-		g.logNoList(c.r, c.name, res.err)
+		rej.ListErr = err
+		g.logNoList(c.r, c.name, err)
 	} else {
-		rej = g.unknownTool(c.id, c.name, g.answerFor(res.names), status, sse)
+		rej = g.unknownTool(c.id, c.name, g.answerFor(names), status, sse)
 	}
 	rej.Translated = true
 	rej.relayed = call.settle(g.lateLogger(c.r, c.name))
@@ -501,6 +483,20 @@ func (g *Guard) translate(c *watched, status int, sse bool) *Rejection {
 		g.opts.OnReject(c.r, rej)
 	}
 	return rej
+}
+
+// list asks the tool set for the caller's list; a panic is an error.
+func (g *Guard) list(r *http.Request) (names []string, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			names, err = nil, fmt.Errorf("toolguard: tool set panicked: %v", p)
+		}
+	}()
+	names, err = g.opts.Tools.List(r)
+	if err != nil && r.Context().Err() == context.DeadlineExceeded {
+		err = fmt.Errorf("toolguard: no tool list within ListTimeout (%v): %w", g.opts.ListTimeout, err)
+	}
+	return names, err
 }
 
 // era reports whether the request is a 2026-07-28 request, and ok false

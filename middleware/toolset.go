@@ -52,9 +52,10 @@ func (p Presence) String() string {
 // call to the server (before it). The middleware does not modify the
 // returned slice, and the tool set must not change it after returning it
 // (return a new slice for a new list; returning the same slice again is
-// cheapest). List must return once its request's context is done: the
-// guard waits for it at most Options.ListTimeout. The request it is given
-// carries the [Call].
+// cheapest). List must return once its request's context is done: that
+// context is how the guard bounds its wait by Options.ListTimeout (a
+// cached list is returned at once; a fetch is waited for only until the
+// context ends). The request it is given carries the [Call].
 //
 // Implementations must be safe for concurrent use.
 type ToolSet interface {
