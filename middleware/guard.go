@@ -456,10 +456,9 @@ var noList = &listAnswer{hideSuggestions: true}
 // within ListTimeout; past it, or when the list fails, the answer has no
 // list, and the Logger says why.
 func (g *Guard) translate(c *watched, status int, sse bool) *Rejection {
-	lr, call := withCall(c.r, Call{Name: c.name, Meta: c.meta, Sessionless: c.modern})
-	ctx, cancel := context.WithTimeout(lr.Context(), g.opts.ListTimeout)
+	ctx, cancel := context.WithTimeout(c.r.Context(), g.opts.ListTimeout)
 	defer cancel()
-	lr = lr.WithContext(ctx)
+	lr, call := withCallIn(c.r, ctx, Call{Name: c.name, Meta: c.meta, Sessionless: c.modern})
 	names, err := g.list(lr)
 	var rej *Rejection
 	if err != nil {
