@@ -154,7 +154,9 @@ func (n NameHeaderReport) String() string {
 // have the same category; otherwise the verdict is UNVERIFIED
 // inconsistent.
 type Confirmation struct {
-	Name       string    `json:"name"` // the second made-up name
+	Name string `json:"name"` // the second made-up name
+	// Verdict, Category, HTTPStatus, MediaType, ErrorCode and Detail
+	// describe the answer to the second name, as Report's do.
 	Verdict    Verdict   `json:"verdict"`
 	Category   Category  `json:"category,omitempty"`
 	HTTPStatus int       `json:"httpStatus,omitempty"`
