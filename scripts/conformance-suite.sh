@@ -41,8 +41,21 @@ for p in $alone_port $guard_port; do
 	done
 done
 
-# run SUITE URL OUT: the scenario lines (✓/✗ name: counts) of one run.
-run() { "$node22" "$1" server --url "$2" >"$3.log" 2>&1 || true; grep -E '^[✓✗] ' "$3.log" | sort >"$3" || true; }
+# Scenarios that fail at random on mcp-go v1.2.1 itself: its POST handler
+# can drop a tool's last notification when the handler returns (no event
+# store; upstream mark3labs/mcp-go PR #969). Measured here: the logging
+# scenario passed 6 of 18 runs alone and 5 of 18 behind the guard, with the
+# same bytes on both sides of the guard. They are reported, not compared.
+flaky='tools-call-with-logging|tools-call-with-progress'
+
+# run SUITE URL OUT: the scenario lines (✓/✗ name: counts) of one run, the
+# flaky ones in OUT.flaky.
+run() {
+	"$node22" "$1" server --url "$2" >"$3.log" 2>&1 || true
+	grep -E '^[✓✗] ' "$3.log" | sort >"$3.all" || true
+	grep -Ev "^[✓✗] ($flaky)\b" "$3.all" >"$3" || true
+	grep -E "^[✓✗] ($flaky)\b" "$3.all" >"$3.flaky" || true
+}
 
 status=0
 echo "== conformance $stable, all active server scenarios"
@@ -57,6 +70,7 @@ else
 	echo "the scenario results differ (above)"
 	status=1
 fi
+echo "known flaky on mcp-go v1.2.1 (not compared): alone $(tr '\n' ' ' <"$work/alone.flaky"); with the guard $(tr '\n' ' ' <"$work/guard.flaky")"
 
 echo "== conformance $pre, 2026-07-28 scenario http-header-validation"
 for side in alone guard; do
