@@ -3,7 +3,6 @@
 package interop
 
 import (
-	"bytes"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -14,61 +13,32 @@ import (
 	"time"
 
 	"github.com/toolguard/toolguard/internal/fixture"
+	"github.com/toolguard/toolguard/internal/proc"
 )
 
 // These tests read /proc to find every process of a session: Linux only.
 
-// procEntry is a process as /proc shows it. start (clock ticks after boot)
-// tells it from a later process given the same pid.
+// procEntry is a process as /proc shows it, with its command line.
 type procEntry struct {
-	pid, ppid, pgid int
-	state           byte
-	start           string
-	cmdline         string
-}
-
-// readProc returns pid's entry, or false when there is none.
-func readProc(pid int) (procEntry, bool) {
-	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return procEntry{}, false
-	}
-	i := bytes.LastIndexByte(stat, ')')
-	if i < 0 {
-		return procEntry{}, false
-	}
-	// After "pid (comm)": state ppid pgrp session tty tpgid flags minflt
-	// cminflt majflt cmajflt utime stime cutime cstime priority nice
-	// num_threads itrealvalue starttime ...
-	f := strings.Fields(string(stat[i+1:]))
-	if len(f) < 20 {
-		return procEntry{}, false
-	}
-	e := procEntry{pid: pid, state: f[0][0], start: f[19]}
-	e.ppid, _ = strconv.Atoi(f[1])
-	e.pgid, _ = strconv.Atoi(f[2])
-	if b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline"); err == nil {
-		e.cmdline = strings.TrimSpace(strings.ReplaceAll(string(b), "\x00", " "))
-	}
-	return e, true
+	proc.Process
+	cmdline string
 }
 
 // allProcs lists every process in /proc.
 func allProcs(t *testing.T) []procEntry {
 	t.Helper()
-	names, err := os.ReadDir("/proc")
+	ps, err := proc.All()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var ps []procEntry
-	for _, n := range names {
-		if pid, err := strconv.Atoi(n.Name()); err == nil {
-			if e, ok := readProc(pid); ok {
-				ps = append(ps, e)
-			}
+	es := make([]procEntry, len(ps))
+	for i, p := range ps {
+		es[i].Process = p
+		if b, err := os.ReadFile("/proc/" + strconv.Itoa(p.PID) + "/cmdline"); err == nil {
+			es[i].cmdline = strings.TrimSpace(strings.ReplaceAll(string(b), "\x00", " "))
 		}
 	}
-	return ps
+	return es
 }
 
 // descendants returns every process below pid.
@@ -80,8 +50,8 @@ func descendants(t *testing.T, pid int) []procEntry {
 	for grew := true; grew; {
 		grew = false
 		for _, p := range ps {
-			if parents[p.ppid] && !parents[p.pid] {
-				parents[p.pid] = true
+			if parents[p.PPID] && !parents[p.PID] {
+				parents[p.PID] = true
 				out = append(out, p)
 				grew = true
 			}
@@ -93,8 +63,8 @@ func descendants(t *testing.T, pid int) []procEntry {
 // alive reports whether p is still running: the same process (same start
 // time) and not a zombie waiting for init to reap it.
 func alive(p procEntry) bool {
-	now, ok := readProc(p.pid)
-	return ok && now.start == p.start && now.state != 'Z' && now.state != 'X'
+	now, err := proc.Read(p.PID)
+	return err == nil && now.Start == p.Start && !now.Exited()
 }
 
 // TestStdioClientGoneMidCall: the client closes both pipes during a
@@ -134,7 +104,7 @@ func TestStdioClientGoneMidCall(t *testing.T) {
 				cmd.Process.Kill()
 				for _, p := range session {
 					if alive(p) {
-						syscall.Kill(p.pid, syscall.SIGKILL)
+						syscall.Kill(p.PID, syscall.SIGKILL)
 					}
 				}
 			})
@@ -167,15 +137,15 @@ func TestStdioClientGoneMidCall(t *testing.T) {
 			session = descendants(t, cmd.Process.Pid)
 			var server procEntry
 			for _, p := range session {
-				if p.ppid == cmd.Process.Pid {
+				if p.PPID == cmd.Process.Pid {
 					server = p
 				}
 			}
-			if server.pid == 0 {
+			if server.PID == 0 {
 				t.Fatalf("no server below toolguard-stdio: %+v", session)
 			}
-			if server.pgid != server.pid {
-				t.Errorf("the server (pid %d, %q) does not lead a process group of its own", server.pid, server.cmdline)
+			if server.PGID != server.PID {
+				t.Errorf("the server (pid %d, %q) does not lead a process group of its own", server.PID, server.cmdline)
 			}
 			if form.name == "npx" && len(session) < 3 {
 				t.Errorf("the npx chain is %d processes (%+v), want npm exec, sh and node", len(session), session)
@@ -203,12 +173,12 @@ func TestStdioClientGoneMidCall(t *testing.T) {
 			}
 			for _, p := range session {
 				if alive(p) {
-					t.Errorf("left running: pid %d %q", p.pid, p.cmdline)
+					t.Errorf("left running: pid %d %q", p.PID, p.cmdline)
 				}
 			}
 			for _, p := range allProcs(t) {
-				if p.pgid == server.pid && p.state != 'Z' && p.state != 'X' {
-					t.Errorf("left running in the server's process group: pid %d %q", p.pid, p.cmdline)
+				if p.PGID == server.PID && !p.Exited() {
+					t.Errorf("left running in the server's process group: pid %d %q", p.PID, p.cmdline)
 				}
 			}
 			if t.Failed() {
