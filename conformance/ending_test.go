@@ -1,9 +1,7 @@
 package conformance_test
 
 import (
-	"bytes"
 	"context"
-	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -20,17 +18,15 @@ import (
 
 	"github.com/toolguard/toolguard/conformance"
 	"github.com/toolguard/toolguard/conformance/internal/zoo"
+	"github.com/toolguard/toolguard/internal/fixture"
+	"github.com/toolguard/toolguard/internal/proc"
 )
 
 // alive reports whether pid is a process that has not exited (a zombie
 // has exited).
 func alive(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	i := bytes.LastIndexByte(b, ')')
-	return i >= 0 && len(b) > i+2 && b[i+2] != 'Z' && b[i+2] != 'X'
+	p, err := proc.Read(pid)
+	return err == nil && !p.Exited()
 }
 
 func readPID(t *testing.T, file string) int {
@@ -235,12 +231,7 @@ func TestBrokenConnectionIsRetriedOnce(t *testing.T) {
 
 // A refused connection is not retried, and its report says so.
 func TestRefusedConnectionSaysSo(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	url := "http://" + ln.Addr().String() + "/mcp"
-	ln.Close()
+	url := "http://" + fixture.FreeAddr(t) + "/mcp"
 	rep, err := conformance.CheckURL(context.Background(), url, conformance.Options{})
 	if err != nil || rep.Category != conformance.Unreachable || !strings.Contains(rep.Detail, "connection refused: nothing listens there") ||
 		strings.Contains(rep.Detail, "second connection") {

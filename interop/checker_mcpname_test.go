@@ -20,6 +20,7 @@ import (
 
 	"github.com/toolguard/toolguard/conformance"
 	"github.com/toolguard/toolguard/internal/fixture"
+	"github.com/toolguard/toolguard/internal/proc"
 )
 
 // byHand sends one 2026-07-28 tools/call of the made-up probe name with
@@ -226,15 +227,11 @@ func TestCheckerLeavesNoProcessOfAnNpxChain(t *testing.T) {
 func startServerEverythingHTTP(t *testing.T) string {
 	t.Helper()
 	dir := fixture.NodeDir(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
+	addr := fixture.FreeAddr(t)
+	_, port, _ := net.SplitHostPort(addr)
 	cmd := exec.Command("node", filepath.Join(dir, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js"), "streamableHttp")
-	cmd.Env = append(os.Environ(), fmt.Sprintf("PORT=%d", port))
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Env = append(os.Environ(), "PORT="+port)
+	proc.OwnGroup(cmd)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -242,9 +239,8 @@ func startServerEverythingHTTP(t *testing.T) string {
 		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		cmd.Wait()
 	})
-	url := fmt.Sprintf("http://127.0.0.1:%d/mcp", port)
 	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		if c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port)); err == nil {
+		if c, err := net.Dial("tcp", addr); err == nil {
 			c.Close()
 			break
 		}
@@ -252,5 +248,5 @@ func startServerEverythingHTTP(t *testing.T) string {
 			t.Fatal("server-everything did not listen")
 		}
 	}
-	return url
+	return "http://" + addr + "/mcp"
 }

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/toolguard/toolguard/internal/fixture"
 )
 
 // postAs posts body to url with the Host header host ("" for the URL's)
@@ -55,12 +57,7 @@ const (
 // nothing listens on answers 502 with a body naming the cause, and logs
 // one line naming the upstream and the cause.
 func TestProxyCommandUnreachableUpstream(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	upstream := "http://" + ln.Addr().String() + "/mcp"
-	ln.Close()
+	upstream := "http://" + fixture.FreeAddr(t) + "/mcp"
 	p := startProxy(t, "-upstream", upstream)
 	answersAndLogsOnce(t, p, upstream, reportUnknown, http.StatusBadGateway, "connection refused")
 }
