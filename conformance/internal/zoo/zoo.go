@@ -10,12 +10,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"testing"
 	"time"
 
 	"github.com/toolguard/toolguard/conformance"
@@ -176,21 +174,6 @@ func (f *Fake) Seen() (methods, names, auth []string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return append([]string(nil), f.methods...), append([]string(nil), f.names...), append([]string(nil), f.authSeen...)
-}
-
-// NameHeaderServers starts one server of each mcp_name_header state, each
-// with the one tool "x", and returns their URLs: a 2026-07-28 server strict
-// about Mcp-Name, one lenient about it, and a 2025-11-25 server, to which
-// the check does not apply. They are closed when t's test ends.
-func NameHeaderServers(t testing.TB) (strict, lenient, old string) {
-	var urls [3]string
-	for i, f := range []*Fake{{Sessionless: true}, {Sessionless: true, LenientName: true}, {}} {
-		f.Tools = []string{"x"}
-		srv := httptest.NewServer(f)
-		t.Cleanup(srv.Close)
-		urls[i] = srv.URL
-	}
-	return urls[0], urls[1], urls[2]
 }
 
 // Answer returns an override writing a fixed reply, with the id spliced in
