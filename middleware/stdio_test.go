@@ -129,16 +129,16 @@ func (f *lineServer) handle(line []byte) {
 }
 
 // received returns every line the server read.
-func (f *lineServer) received() []string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return slices.Clone(f.got)
-}
+func (f *lineServer) received() []string { return cloneLocked(&f.mu, &f.got) }
 
-func (f *lineServer) listRequests() []string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return slices.Clone(f.lists)
+// listRequests returns every tools/list request the server read.
+func (f *lineServer) listRequests() []string { return cloneLocked(&f.mu, &f.lists) }
+
+// cloneLocked returns a copy of *s, taken while holding mu.
+func cloneLocked[T any](mu *sync.Mutex, s *[]T) []T {
+	mu.Lock()
+	defer mu.Unlock()
+	return slices.Clone(*s)
 }
 
 // stdioRig is a client, the guard and a line server, connected by pipes.
@@ -231,17 +231,9 @@ func (rig *stdioRig) next(t *testing.T) string {
 	}
 }
 
-func (rig *stdioRig) rejections() []*Rejection {
-	rig.mu.Lock()
-	defer rig.mu.Unlock()
-	return slices.Clone(rig.rejected)
-}
+func (rig *stdioRig) rejections() []*Rejection { return cloneLocked(&rig.mu, &rig.rejected) }
 
-func (rig *stdioRig) untrackedReasons() []string {
-	rig.mu.Lock()
-	defer rig.mu.Unlock()
-	return slices.Clone(rig.untracked)
-}
+func (rig *stdioRig) untrackedReasons() []string { return cloneLocked(&rig.mu, &rig.untracked) }
 
 const initializeLine = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n"
 
@@ -751,22 +743,8 @@ func waitGoroutines(t *testing.T, before int) {
 
 // TestStdioOptionErrors: a negative option is an error naming its field.
 func TestStdioOptionErrors(t *testing.T) {
-	for _, tc := range []struct {
-		opts  StdioOptions
-		field string
-	}{
-		{StdioOptions{MaxLineBytes: -1}, "StdioOptions.MaxLineBytes"},
-		{StdioOptions{MaxServerLineBytes: -1}, "StdioOptions.MaxServerLineBytes"},
-		{StdioOptions{ListTimeout: -1}, "StdioOptions.ListTimeout"},
-		{StdioOptions{MaxPages: -1}, "StdioOptions.MaxPages"},
-	} {
-		if _, err := NewStdio(strings.NewReader(""), io.Discard, tc.opts); err == nil || !strings.Contains(err.Error(), tc.field+" must not be negative") {
-			t.Errorf("%s: %v", tc.field, err)
-		}
-	}
-	if _, err := NewStdio(strings.NewReader(""), io.Discard, StdioOptions{ToolListLimit: -1}); err == nil {
-		t.Error("ToolListLimit -1: no error")
-	}
+	refusesNegative(t, func(o StdioOptions) error { _, err := NewStdio(strings.NewReader(""), io.Discard, o); return err }, StdioOptions{},
+		"MaxLineBytes", "MaxServerLineBytes", "ListTimeout", "MaxPages", "ToolListLimit")
 	if _, err := NewStdio(nil, io.Discard, StdioOptions{}); err == nil {
 		t.Error("nil reader: no error")
 	}
