@@ -231,6 +231,16 @@ func (rig *stdioRig) next(t *testing.T) string {
 	}
 }
 
+// unknownWithoutList sends a call (id 1) of the unknown tool name, and
+// checks that the answer is -32602 with neither list nor suggestions.
+func (rig *stdioRig) unknownWithoutList(t *testing.T, name string) {
+	t.Helper()
+	rig.send(t, lineCall("1", name))
+	if got, want := rig.next(t), `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Unknown tool: `+name+`"}}`+"\n"; got != want {
+		t.Fatalf("got %s, want %s", got, want)
+	}
+}
+
 func (rig *stdioRig) rejections() []*Rejection { return cloneLocked(&rig.mu, &rig.rejected) }
 
 func (rig *stdioRig) untrackedReasons() []string { return cloneLocked(&rig.mu, &rig.untracked) }
@@ -463,10 +473,7 @@ func TestStdioListFollowsCursor(t *testing.T) {
 	srv2 := &lineServer{pageSize: 3}
 	rig2 := newStdioRigWith(t, StdioOptions{MaxPages: 2}, srv2, tools...)
 	rig2.handshake(t)
-	rig2.send(t, lineCall("1", "zz"))
-	if got := rig2.next(t); got != `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Unknown tool: zz"}}`+"\n" {
-		t.Fatalf("a list longer than MaxPages: %s", got)
-	}
+	rig2.unknownWithoutList(t, "zz")
 	if rej := rig2.rejections(); len(rej) != 1 || rej[0].ListErr == nil || !strings.Contains(rej[0].ListErr.Error(), "MaxPages") {
 		t.Errorf("OnReject told %+v", rej)
 	}
@@ -590,10 +597,7 @@ func TestStdioOwnAnswersNeverReachTheClient(t *testing.T) {
 	}
 	rig := newStdioRig(t, StdioOptions{MaxServerLineBytes: 2 << 10}, tools...)
 	rig.handshake(t)
-	rig.send(t, lineCall("1", "nope"))
-	if got := rig.next(t); got != `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Unknown tool: nope"}}`+"\n" {
-		t.Fatalf("got %s", got)
-	}
+	rig.unknownWithoutList(t, "nope")
 	if rej := rig.rejections(); len(rej) != 1 || rej[0].ListErr == nil || !strings.Contains(rej[0].ListErr.Error(), "MaxServerLineBytes") {
 		t.Errorf("OnReject told %+v", rej)
 	}
@@ -609,10 +613,7 @@ func TestStdioOwnAnswersNeverReachTheClient(t *testing.T) {
 func TestStdioHideBothAsksNoList(t *testing.T) {
 	rig := newStdioRig(t, StdioOptions{HideToolList: true, HideSuggestions: true}, "echo")
 	rig.handshake(t)
-	rig.send(t, lineCall("1", "ech"))
-	if got := rig.next(t); got != `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Unknown tool: ech"}}`+"\n" {
-		t.Fatalf("got %s", got)
-	}
+	rig.unknownWithoutList(t, "ech")
 	if rig.g.Fetches() != 0 {
 		t.Errorf("%d lists asked", rig.g.Fetches())
 	}
