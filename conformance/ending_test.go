@@ -126,12 +126,11 @@ func TestStdioCheckKillsAServerThatIgnoresTERM(t *testing.T) {
 // gains a detail naming the Host the checker sent; a plain 403 does not.
 func TestForbiddenHostNamesTheHostSent(t *testing.T) {
 	for _, tc := range []struct {
-		name     string
-		stage    string
-		status   int
-		body     string
-		category conformance.Category
-		hint     bool
+		name, stage string
+		status      int
+		body        string
+		category    conformance.Category
+		hint        bool
 	}{
 		{"host not allowed at the call", "tools/call", 403, "forbidden: host not allowed", conformance.CredentialGated, true},
 		{"Invalid Host header at the handshake", "initialize", 403, `{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"Invalid Host header: 127.0.0.1"}}`, conformance.CredentialGated, true},
