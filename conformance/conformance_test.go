@@ -75,9 +75,12 @@ func TestRateLimitHonoursRetryAfter(t *testing.T) {
 	}
 }
 
+// A closed port is unreachable, and the report says the connection was
+// refused (not retried: no second connection); a silent server times out.
 func TestUnreachableAndTimeout(t *testing.T) {
 	rep, err := conformance.CheckURL(context.Background(), "http://"+fixture.FreeAddr(t)+"/mcp", conformance.Options{})
-	if err != nil || rep.Verdict != conformance.Unverified || rep.Category != conformance.Unreachable {
+	if err != nil || rep.Verdict != conformance.Unverified || rep.Category != conformance.Unreachable ||
+		!strings.Contains(rep.Detail, "connection refused: nothing listens there") || strings.Contains(rep.Detail, "second connection") {
 		t.Errorf("closed port: %v %v", rep, err)
 	}
 
