@@ -18,7 +18,6 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/toolguard/toolguard/internal/fixture"
-	toolguard "github.com/toolguard/toolguard/middleware"
 )
 
 // A setup is a server under test: it adds its tools and hooks to s, and
@@ -62,15 +61,7 @@ func pair(t *testing.T, mode string, before bool, st setup) (alone, guarded *pee
 		}
 		p := &peer{s: s, h: h, modern: mode == "2026-07-28", before: guard && before}
 		if guard {
-			tools, err := Tools(s, h, Options{AnswerBeforeServer: before, Stateless: mode == "stateless"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			g, err := toolguard.New(toolguard.Options{Tools: tools})
-			if err != nil {
-				t.Fatal(err)
-			}
-			p.h = g.Handler(h)
+			p.h = behindGuard(t, s, h, mode, before, nil)
 		}
 		if mode == "session" {
 			p.session = initialize(t, p.h)
