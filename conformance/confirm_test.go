@@ -83,14 +83,9 @@ func TestSecondNamesAreCheckedAgainstTheList(t *testing.T) {
 // The fleet summary counts mcp_name_header on its own, and the report
 // prints both checks, one line each.
 func TestSummaryAndLinesCarryBothChecks(t *testing.T) {
-	strict := httptest.NewServer(&zoo.Fake{Sessionless: true, Tools: []string{"x"}})
-	defer strict.Close()
-	lenient := httptest.NewServer(&zoo.Fake{Sessionless: true, LenientName: true, Tools: []string{"x"}})
-	defer lenient.Close()
-	old := httptest.NewServer(&zoo.Fake{Tools: []string{"x"}})
-	defer old.Close()
+	strict, lenient, old := zoo.NameHeaderServers(t)
 	var reps []conformance.Report
-	sum := conformance.CheckFleet(context.Background(), slices.Values([]conformance.Target{{Target: strict.URL}, {Target: lenient.URL}, {Target: old.URL}}),
+	sum := conformance.CheckFleet(context.Background(), slices.Values([]conformance.Target{{Target: strict}, {Target: lenient}, {Target: old}}),
 		conformance.Options{}, conformance.FleetOptions{Report: func(r conformance.Report) { reps = append(reps, r) }})
 	want := map[conformance.Strictness]int{conformance.Strict: 1, conformance.Lenient: 1, conformance.NotApplicable: 1}
 	for k, v := range want {

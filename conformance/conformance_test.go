@@ -3,7 +3,6 @@ package conformance_test
 import (
 	"context"
 	"errors"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/toolguard/toolguard/conformance"
 	"github.com/toolguard/toolguard/conformance/internal/zoo"
+	"github.com/toolguard/toolguard/internal/fixture"
 )
 
 func TestZoo(t *testing.T) {
@@ -75,15 +75,12 @@ func TestRateLimitHonoursRetryAfter(t *testing.T) {
 	}
 }
 
+// A closed port is unreachable, and the report says the connection was
+// refused (not retried: no second connection); a silent server times out.
 func TestUnreachableAndTimeout(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	rep, err := conformance.CheckURL(context.Background(), "http://"+addr+"/mcp", conformance.Options{})
-	if err != nil || rep.Verdict != conformance.Unverified || rep.Category != conformance.Unreachable {
+	rep, err := conformance.CheckURL(context.Background(), "http://"+fixture.FreeAddr(t)+"/mcp", conformance.Options{})
+	if err != nil || rep.Verdict != conformance.Unverified || rep.Category != conformance.Unreachable ||
+		!strings.Contains(rep.Detail, "connection refused: nothing listens there") || strings.Contains(rep.Detail, "second connection") {
 		t.Errorf("closed port: %v %v", rep, err)
 	}
 
@@ -235,12 +232,7 @@ func TestFleetOfBadTargets(t *testing.T) {
 	silent := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-block }))
 	defer silent.Close()
 	defer close(block)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	closed := "http://" + ln.Addr().String() + "/mcp"
-	ln.Close()
+	closed := "http://" + fixture.FreeAddr(t) + "/mcp"
 	good := httptest.NewServer(&zoo.Fake{Tools: []string{"x"}})
 	defer good.Close()
 	want := map[string]conformance.Category{

@@ -7,8 +7,6 @@ import (
 	"time"
 )
 
-func ownGroup(cmd *exec.Cmd) {}
-
 // endGroup gives the command grace to exit once its input is closed, then
 // kills it (there are no process groups to signal here).
 func endGroup(cmd *exec.Cmd, exited <-chan error, grace, termGrace time.Duration) error {

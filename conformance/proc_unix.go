@@ -7,14 +7,9 @@ import (
 	"os/exec"
 	"syscall"
 	"time"
-)
 
-// ownGroup starts the command in a process group of its own, so that
-// signals reach what it starts too (a shell's children, npm exec's sh and
-// node, say).
-func ownGroup(cmd *exec.Cmd) {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-}
+	"github.com/toolguard/toolguard/internal/proc"
+)
 
 // endGroup ends a started command whose standard input the caller has just
 // closed, as a careful wrapper does: it gives the command grace to exit by
@@ -69,11 +64,13 @@ func endGroup(cmd *exec.Cmd, exited <-chan error, grace, termGrace time.Duration
 }
 
 // groupAlive reports whether the process group has a process in it that
-// has not exited (a zombie waiting for its parent counts as gone).
+// has not exited. Where /proc tells, a zombie waiting for its parent counts
+// as gone; elsewhere a group that answers signals is taken to be alive.
 func groupAlive(pgid int) bool {
 	err := syscall.Kill(-pgid, 0)
 	if err == nil || errors.Is(err, syscall.EPERM) {
-		return !onlyZombies(pgid)
+		running, ok := proc.GroupRunning(pgid)
+		return running || !ok
 	}
 	return false
 }

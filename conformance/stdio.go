@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/toolguard/toolguard/internal/proc"
 )
 
 // A stdio server is ended as a careful wrapper ends it: its standard input
@@ -47,7 +49,7 @@ func startStdio(argv []string, opts *Options) (*stdioConn, error) {
 		return nil, errors.New("empty stdio command")
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
-	ownGroup(cmd)
+	proc.OwnGroup(cmd)
 	c := &stdioConn{cmd: cmd, opts: opts, lines: make(chan stdioLine, 16),
 		stderrDone: make(chan struct{}), done: make(chan struct{})}
 	c.stderr.n = 4 << 10

@@ -2,9 +2,16 @@ package interop
 
 import (
 	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -13,6 +20,7 @@ import (
 
 	"github.com/toolguard/toolguard/conformance"
 	"github.com/toolguard/toolguard/internal/fixture"
+	"github.com/toolguard/toolguard/internal/proc"
 )
 
 // TestMain lets the test binary serve a real mcp-go server on stdio, for
@@ -149,4 +157,232 @@ func TestCheckerOnPublishedStdioServers(t *testing.T) {
 			}
 		})
 	}
+}
+
+// byHand sends one 2026-07-28 tools/call of the made-up probe name with
+// Mcp-Name set to header, as curl would, and returns the HTTP status and
+// the JSON-RPC error code (ok false when the reply carries none).
+func byHand(t *testing.T, url, header string) (status, code int, ok bool, body string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"`+conformance.DefaultProbeName+`","arguments":{}`+fixture.ModernMeta+`}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", conformance.Era2026)
+	req.Header.Set("Mcp-Method", "tools/call")
+	req.Header.Set("Mcp-Name", header)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	code, _, ok = fixture.ErrorMessage(string(b))
+	return resp.StatusCode, code, ok, strings.TrimSpace(string(b))
+}
+
+// judge reads the two hand-made replies as the issue defines strictness.
+func judge(matchStatus, matchCode int, matchOK bool, status, code int, ok bool) conformance.Strictness {
+	switch {
+	case ok && code == -32020:
+		return conformance.Strict
+	case status == matchStatus && ok == matchOK && code == matchCode:
+		return conformance.Lenient
+	case ok && status == 400:
+		return conformance.Strict
+	}
+	return conformance.Undetermined
+}
+
+// Real servers speaking 2026-07-28: the checker's mcp_name_header matches
+// what each does when the mismatch is sent by hand, and what each does is
+// pinned here.
+func TestNameHeaderOnRealServers(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		url   func(t *testing.T) string
+		want  conformance.Strictness
+		code  int
+		state int
+	}{
+		{"mcp-go v1.2.1", func(t *testing.T) string {
+			srv := httptest.NewServer(server.NewStreamableHTTPServer(newMCPGo("echo", "add")))
+			t.Cleanup(srv.Close)
+			return srv.URL + "/mcp"
+		}, conformance.Strict, -32020, 400},
+		{"go-sdk v1.8.0", func(t *testing.T) string {
+			// go-sdk speaks 2026-07-28 in its stateless mode only.
+			srv := httptest.NewServer(goSDKHandler(newGoSDK("echo", "add"), &gosdk.StreamableHTTPOptions{Stateless: true}))
+			t.Cleanup(srv.Close)
+			return srv.URL
+		}, conformance.Strict, -32020, 400},
+		{"TypeScript SDK v2 (@modelcontextprotocol/server 2.4.0)", func(t *testing.T) string {
+			return fixture.StartNode(t, "v2-caps-server.mjs").URL
+		}, conformance.Strict, -32020, 400},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			url := tc.url(t)
+			rep, err := conformance.CheckURL(context.Background(), url, conformance.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			nh := rep.NameHeader
+			t.Logf("checker: %s", rep.Lines())
+			if rep.Era != conformance.Era2026 {
+				t.Fatalf("era %s, want 2026-07-28", rep.Era)
+			}
+
+			// The same two calls by hand: the right Mcp-Name, then another
+			// made-up one.
+			ms, mc, mok, mbody := byHand(t, url, conformance.DefaultProbeName)
+			s, c, ok, body := byHand(t, url, nh.HeaderName)
+			t.Logf("by hand, Mcp-Name %s: HTTP %d %s", conformance.DefaultProbeName, ms, mbody)
+			t.Logf("by hand, Mcp-Name %s: HTTP %d %s", nh.HeaderName, s, body)
+			hand := judge(ms, mc, mok, s, c, ok)
+			if nh.State != hand || nh.HTTPStatus != s || (nh.ErrorCode != nil) != ok || ok && *nh.ErrorCode != c {
+				t.Errorf("checker says %s, by hand %s (HTTP %d, code %d)", nh, hand, s, c)
+			}
+			if nh.State != tc.want || s != tc.state || c != tc.code {
+				t.Errorf("%s is now %s (HTTP %d, code %d); pinned %s (HTTP %d, code %d)", tc.name, nh.State, s, c, tc.want, tc.state, tc.code)
+			}
+		})
+	}
+}
+
+// A server of the 2025 era only (server-everything over Streamable HTTP)
+// is not asked mcp_name_header.
+func TestNameHeaderNotApplicableToServerEverything(t *testing.T) {
+	url := startServerEverythingHTTP(t)
+	rep, err := conformance.CheckURL(context.Background(), url, conformance.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s", rep.Lines())
+	if rep.Era != conformance.Era2025 || rep.NameHeader.State != conformance.NotApplicable || rep.Tools == 0 {
+		t.Errorf("%s (era %s)", rep.Lines(), rep.Era)
+	}
+	// Its isError answer is confirmed by a second made-up name.
+	if rep.Verdict != conformance.ObservedRisk || rep.Category != conformance.ResultIsError ||
+		rep.Confirmation == nil || rep.Confirmation.Category != conformance.ResultIsError {
+		t.Errorf("error_taxonomy: %s, confirmation %+v", rep, rep.Confirmation)
+	}
+}
+
+// A real TypeScript SDK v2 server with its Host check on, reached under a
+// name it does not allow: the 403 stays credential_gated, and the detail
+// says it is the Host check and names the Host sent.
+func TestCheckerNamesTheHostARealServerRefuses(t *testing.T) {
+	ts := fixture.StartNode(t, "v2-caps-server.mjs", "--host-check")
+	real := strings.TrimPrefix(strings.TrimSuffix(ts.URL, "/mcp"), "http://")
+	_, port, _ := net.SplitHostPort(real)
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, network, real) // rebinding.example resolves here
+	}
+	defer tr.CloseIdleConnections()
+	host := "rebinding.example:" + port
+	rep, err := conformance.CheckURL(context.Background(), "http://"+host+"/mcp", conformance.Options{Client: &http.Client{Transport: tr}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s", rep)
+	if rep.Verdict != conformance.Unverified || rep.Category != conformance.CredentialGated || rep.HTTPStatus != 403 ||
+		!strings.Contains(rep.Detail, "DNS-rebinding") || !strings.Contains(rep.Detail, `"`+host+`"`) {
+		t.Errorf("%s", rep)
+	}
+}
+
+// marked returns the processes (not zombies) whose environment holds mark.
+func marked(mark string) []string {
+	var found []string
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
+		if err != nil || !strings.Contains(string(env), mark) {
+			continue
+		}
+		stat, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if i := strings.LastIndexByte(string(stat), ')'); i >= 0 && len(stat) > i+2 && (stat[i+2] == 'Z' || stat[i+2] == 'X') {
+			continue
+		}
+		cmdline, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		found = append(found, e.Name()+": "+strings.ReplaceAll(string(cmdline), "\x00", " "))
+	}
+	return found
+}
+
+// The checker's stdio targets end as a careful wrapper ends them: after a
+// check of server-everything started through npx (sh, npm exec, node),
+// alone and in a fleet, no process of the chain is left.
+func TestCheckerLeavesNoProcessOfAnNpxChain(t *testing.T) {
+	dir := fixture.NodeDir(t)
+	if _, err := exec.LookPath("npx"); err != nil {
+		t.Skip("npx is not installed")
+	}
+	for _, mode := range []string{"alone", "fleet"} {
+		t.Run(mode, func(t *testing.T) {
+			mark := fmt.Sprintf("TOOLGUARD_CHECKER_MARK=%d-%s", os.Getpid(), mode)
+			// A script, since a fleet splits its command line on spaces.
+			script := filepath.Join(t.TempDir(), "npx.sh")
+			if err := os.WriteFile(script, []byte("cd '"+dir+"' && npx -y --offline mcp-server-everything stdio\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			argv := []string{"env", mark, "sh", script}
+			var rep conformance.Report
+			opts := conformance.Options{Timeout: 20 * time.Second}
+			if mode == "alone" {
+				var err error
+				if rep, err = conformance.CheckCommand(context.Background(), argv, opts); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				conformance.CheckFleet(context.Background(), func(yield func(conformance.Target) bool) {
+					yield(conformance.Target{Target: "stdio:" + strings.Join(argv, " ")})
+				}, opts, conformance.FleetOptions{Report: func(r conformance.Report) { rep = r }})
+			}
+			if rep.Verdict != conformance.ObservedRisk || rep.Category != conformance.ResultIsError || rep.Tools == 0 {
+				t.Errorf("%s", rep)
+			}
+			if left := marked(mark); len(left) > 0 {
+				t.Errorf("left behind:\n%s", strings.Join(left, "\n"))
+				for _, l := range left {
+					var pid int
+					fmt.Sscanf(l, "%d:", &pid)
+					syscall.Kill(pid, syscall.SIGKILL)
+				}
+			}
+		})
+	}
+}
+
+// startServerEverythingHTTP starts npm server-everything over Streamable
+// HTTP on a free loopback port and returns its URL.
+func startServerEverythingHTTP(t *testing.T) string {
+	t.Helper()
+	dir := fixture.NodeDir(t)
+	addr := fixture.FreeAddr(t)
+	_, port, _ := net.SplitHostPort(addr)
+	cmd := exec.Command("node", filepath.Join(dir, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js"), "streamableHttp")
+	cmd.Env = append(os.Environ(), "PORT="+port)
+	proc.OwnGroup(cmd)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		cmd.Wait()
+	})
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if c, err := net.Dial("tcp", addr); err == nil {
+			c.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("server-everything did not listen")
+		}
+	}
+	return "http://" + addr + "/mcp"
 }

@@ -2,11 +2,15 @@ package interop
 
 import (
 	"bufio"
+	"context"
+	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -14,6 +18,7 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/server"
+	gosdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolguard/toolguard/conformance"
 	"github.com/toolguard/toolguard/internal/fixture"
@@ -205,5 +210,347 @@ func TestProxyCommandUsage(t *testing.T) {
 		if cmd.ProcessState == nil || cmd.ProcessState.ExitCode() != 64 {
 			t.Errorf("%q: %v, want exit status 64\n%s", args, err, out)
 		}
+	}
+}
+
+// postAs posts body to url with the Host header host ("" for the URL's)
+// and returns the status and body.
+func postAs(t *testing.T, url, host, body string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest("POST", url, strings.NewReader(body))
+	if host != "" {
+		req.Host = host
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	client := &http.Client{Timeout: 30 * time.Second}
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// requestLines returns the proxy's log lines about requests: all but the
+// lines of its start and its shutdown.
+func requestLines(p *proxyProcess) []string {
+	var out []string
+	for _, l := range p.logLines() {
+		if !strings.Contains(l, "listening on") && !strings.HasSuffix(l, "shutting down") {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+const (
+	reportInitialize = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"interop","version":"1"}}}`
+	reportUnknown    = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ech0","arguments":{}}}`
+	reportKnown      = `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}`
+)
+
+// TestProxyCommandUnreachableUpstream: toolguard-proxy in front of a port
+// nothing listens on answers 502 with a body naming the cause, and logs
+// one line naming the upstream and the cause.
+func TestProxyCommandUnreachableUpstream(t *testing.T) {
+	upstream := "http://" + fixture.FreeAddr(t) + "/mcp"
+	p := startProxy(t, "-upstream", upstream)
+	answersAndLogsOnce(t, p, upstream, reportUnknown, http.StatusBadGateway, "connection refused")
+}
+
+// answersAndLogsOnce posts body through p, in front of upstream: the answer
+// is status with a body naming cause, and p logs one line naming upstream
+// and cause.
+func answersAndLogsOnce(t *testing.T, p *proxyProcess, upstream, body string, status int, cause string) {
+	t.Helper()
+	got, b := postAs(t, p.URL, "", body)
+	if got != status || !strings.Contains(b, cause) {
+		t.Errorf("answered %d %q, want %d naming %q", got, b, status, cause)
+	}
+	p.stop(t)
+	lines := requestLines(p)
+	if len(lines) != 1 || !strings.Contains(lines[0], upstream) || !strings.Contains(lines[0], cause) {
+		t.Errorf("logged %q, want one line naming %s and %q", lines, upstream, cause)
+	}
+}
+
+// TestProxyCommandSilentUpstream: in front of an upstream that accepts
+// connections and never answers, toolguard-proxy answers 504 after
+// -upstream-timeout, with a body naming the cause, and logs one line.
+func TestProxyCommandSilentUpstream(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var held []net.Conn
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			held = append(held, c) // read nothing, answer nothing
+			mu.Unlock()
+		}
+	}()
+	defer func() {
+		ln.Close()
+		mu.Lock()
+		for _, c := range held {
+			c.Close()
+		}
+		mu.Unlock()
+	}()
+	upstream := "http://" + ln.Addr().String() + "/mcp"
+	p := startProxy(t, "-upstream", upstream, "-upstream-timeout", "1s")
+	answersAndLogsOnce(t, p, upstream, reportInitialize, http.StatusGatewayTimeout, "did not answer within 1s")
+}
+
+// TestProxyCommandLogPassHostAllowList: mcp-go v1.2.1 on localhost, with
+// its DNS-rebinding protection on (its default), answers 403 to a Host
+// that is not a loopback name. Through toolguard-proxy -log-pass (which
+// keeps the caller's Host), the pass-through lines name the reason, the
+// 403 and the Host; with -host upstream the same caller gets through.
+func TestProxyCommandLogPassHostAllowList(t *testing.T) {
+	up := httptest.NewServer(server.NewStreamableHTTPServer(newMCPGo("echo", "add"), server.WithStateLess(true)))
+	defer up.Close()
+	if status, body := postAs(t, up.URL+"/mcp", "mcp.example", reportInitialize); status != http.StatusForbidden {
+		t.Fatalf("mcp-go alone answered Host mcp.example %d %q, want its 403", status, body)
+	}
+
+	p := startProxy(t, "-upstream", up.URL+"/mcp", "-log-pass")
+	for _, body := range []string{reportInitialize, reportUnknown, reportKnown} {
+		if status, got := postAs(t, p.URL, "mcp.example", body); status != http.StatusForbidden {
+			t.Errorf("%.50s: answered %d %q, want mcp-go's 403", body, status, got)
+		}
+	}
+	p.stop(t)
+	lines := requestLines(p)
+	if len(lines) != 3 {
+		t.Fatalf("logged %d lines, want one per request:\n%s", len(lines), strings.Join(lines, "\n"))
+	}
+	for i, reason := range []string{"reason=not-tools-call", "reason=", "reason="} {
+		l := lines[i]
+		if !strings.Contains(l, reason) || !strings.Contains(l, "status=403") || !strings.Contains(l, `host="mcp.example"`) {
+			t.Errorf("line %d: %q, want the reason, status=403 and the Host", i, l)
+		}
+	}
+	if !strings.Contains(lines[1], `tool="ech0"`) || !strings.Contains(lines[2], `tool="echo"`) {
+		t.Errorf("the calls' lines do not name their tools:\n%s", strings.Join(lines, "\n"))
+	}
+
+	p = startProxy(t, "-upstream", up.URL+"/mcp", "-host", "upstream")
+	if status, got := postAs(t, p.URL, "mcp.example", reportKnown); status != http.StatusOK || !strings.Contains(got, "echo:hi") {
+		t.Errorf("-host upstream: the known call answered %d %q", status, got)
+	}
+	if status, got := postAs(t, p.URL, "mcp.example", reportUnknown); !strings.Contains(got, `"code":-32602`) {
+		t.Errorf("-host upstream: the unknown call answered %d %q", status, got)
+	}
+	p.stop(t)
+}
+
+// reply is one HTTP answer, whole.
+type reply struct {
+	status int
+	ct     string
+	body   string
+}
+
+func send(t *testing.T, url, body string, hdr http.Header) reply {
+	t.Helper()
+	r := fixture.PostWithin(t, 20*time.Second, url, body, hdr)
+	return reply{r.Status, r.Header.Get("Content-Type"), r.Body}
+}
+
+// answerOf returns the JSON-RPC message of a reply, JSON or the data of
+// the event stream's last message.
+func answerOf(r reply) string {
+	if !strings.HasPrefix(r.ct, "text/event-stream") {
+		return r.body
+	}
+	var last string
+	for _, line := range strings.Split(r.body, "\n") {
+		if d, ok := strings.CutPrefix(strings.TrimRight(line, "\r"), "data: "); ok && strings.Contains(d, `"id"`) {
+			last = d
+		}
+	}
+	return last
+}
+
+// availableTools reads data.availableTools of a -32602 answer.
+func availableToolsOf(t *testing.T, r reply) []string {
+	t.Helper()
+	var m struct {
+		Error *struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+			Data    struct {
+				AvailableTools []string `json:"availableTools"`
+			} `json:"data"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal([]byte(answerOf(r)), &m); err != nil || m.Error == nil || m.Error.Code != -32602 || !strings.HasPrefix(m.Error.Message, "Unknown tool: ") {
+		t.Fatalf("not the guard's -32602: %d %s %s", r.status, r.ct, r.body)
+	}
+	return m.Error.Data.AvailableTools
+}
+
+const elicitCaps = `{"elicitation":{}}`
+
+func v2Call(id, name, caps string) string {
+	return `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"` + name + `","arguments":{},"_meta":{` +
+		`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"},` +
+		`"io.modelcontextprotocol/clientCapabilities":` + caps + `}}}`
+}
+
+func v2Headers(name string) http.Header {
+	return http.Header{"Mcp-Protocol-Version": {"2026-07-28"}, "Mcp-Method": {"tools/call"}, "Mcp-Name": {name}}
+}
+
+// A TypeScript SDK v2 server hides delete_repository from the list of a
+// caller that does not declare elicitation, and runs it when that caller
+// calls it, answering an actionable isError (github-mcp-server does the
+// same). Through toolguard-proxy that answer reaches the caller byte for
+// byte; a name the server does not have gets the guard's -32602 with the
+// caller's own list.
+func TestProxyPassesTheActionableIsErrorOfAHiddenTool(t *testing.T) {
+	ts := fixture.StartNode(t, "v2-caps-server.mjs")
+	p := startProxy(t, "-upstream", ts.URL)
+	for _, caps := range []string{`{}`, elicitCaps} {
+		alone := send(t, ts.URL, v2Call("1", "delete_repository", caps), v2Headers("delete_repository"))
+		through := send(t, p.URL, v2Call("1", "delete_repository", caps), v2Headers("delete_repository"))
+		if through != alone {
+			t.Errorf("caps %s: through the proxy %+v\nalone %+v", caps, through, alone)
+		}
+		if caps == `{}` && !strings.Contains(alone.body, `requires client support for form elicitation`) {
+			t.Errorf("the fixture did not answer the actionable isError: %+v", alone)
+		}
+	}
+	alone := send(t, ts.URL, v2Call("2", "nope", `{}`), v2Headers("nope"))
+	if alone.status != 200 || !strings.Contains(alone.body, `"code":-32602`) || strings.Contains(alone.body, "availableTools") {
+		t.Fatalf("the server alone answered %+v", alone)
+	}
+	for caps, want := range map[string]string{`{}`: "get_repository", elicitCaps: "delete_repository,get_repository"} {
+		through := send(t, p.URL, v2Call("2", "nope", caps), v2Headers("nope"))
+		if through.status != alone.status || strings.Join(availableToolsOf(t, through), ",") != want {
+			t.Errorf("caps %s: unknown tool through the proxy %+v, want status %d and the list %s", caps, through, alone.status, want)
+		}
+	}
+}
+
+// Every SDK's own not-found answer, through toolguard-proxy, becomes the
+// guard's -32602 with the caller's list: the checker finds each server
+// VERIFIED, and a made-up name gets data.availableTools.
+func TestProxyTranslatesEverySDKsNotFoundAnswer(t *testing.T) {
+	mcpgoSrv := httptest.NewServer(server.NewStreamableHTTPServer(newMCPGo("echo", "add"), server.WithStateLess(true)))
+	defer mcpgoSrv.Close()
+	gosdkSrv := httptest.NewServer(goSDKHandler(newGoSDK("echo", "add"), &gosdk.StreamableHTTPOptions{Stateless: true}))
+	defer gosdkSrv.Close()
+	for _, tc := range []struct {
+		name      string
+		url       func(t *testing.T) string
+		aloneRisk bool   // OBSERVED_RISK alone
+		known     string // a tool the server has
+	}{
+		{"mcp-go", func(*testing.T) string { return mcpgoSrv.URL + "/mcp" }, false, "echo"},
+		{"go-sdk", func(*testing.T) string { return gosdkSrv.URL }, false, "echo"},
+		{"TypeScript SDK v1", func(t *testing.T) string { return fixture.StartTS(t, "--mode=stateful").URL }, true, "echo"},
+		{"TypeScript SDK v2", func(t *testing.T) string { return fixture.StartNode(t, "v2-caps-server.mjs").URL }, false, "get_repository"},
+		{"npm fastmcp", func(t *testing.T) string { return fixture.StartNode(t, "fastmcp-server.mjs", "--http").URL }, false, "echo"},
+		{"server-everything (npm 2026.8.31)", startServerEverythingHTTP, true, "echo"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			up := tc.url(t)
+			alone, err := conformance.CheckURL(context.Background(), up, conformance.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (alone.Verdict == conformance.ObservedRisk) != tc.aloneRisk {
+				t.Errorf("alone: %s", alone)
+			}
+			p := startProxy(t, "-upstream", up)
+			through, err := conformance.CheckURL(context.Background(), p.URL, conformance.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if through.Verdict != conformance.Verified || through.ErrorCode == nil || *through.ErrorCode != -32602 {
+				t.Errorf("through the proxy: %s", through)
+			}
+			// The real TypeScript client: the same tools as alone, and for a
+			// mistyped name the guard's -32602 with the caller's list.
+			res := fixture.TSClient(t, p.URL, tc.known, map[string]any{"text": "hi"})
+			var listed []string
+			if err := json.Unmarshal(res.Unknown.Data, &struct {
+				AvailableTools *[]string `json:"availableTools"`
+			}{&listed}); err != nil || res.Unknown.Code != -32602 || !slices.Equal(listed, slices.Sorted(slices.Values(res.Tools))) {
+				t.Errorf("a mistyped name through the proxy: %+v (tools %v)", res.Unknown, res.Tools)
+			}
+			var rejected bool
+			p.stop(t)
+			for _, l := range p.logLines() {
+				rejected = rejected || strings.Contains(l, `rejected unknown tool "__toolguard_probe_nonexistent_tool__"`)
+			}
+			if !rejected {
+				t.Errorf("no log line for the translated answer:\n%s", strings.Join(p.logLines(), "\n"))
+			}
+		})
+	}
+}
+
+// silentList is mcp-go whose tools/list never answers (until the test
+// ends): a known call must not wait for it, and an unknown call gets its
+// answer within -list-timeout, without the list, and a log line says so.
+type silentList struct {
+	h    http.Handler
+	done chan struct{}
+}
+
+func (s silentList) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	if strings.Contains(string(body), `"tools/list"`) {
+		select {
+		case <-s.done:
+		case <-r.Context().Done():
+		}
+		return
+	}
+	r.Body = io.NopCloser(strings.NewReader(string(body)))
+	s.h.ServeHTTP(w, r)
+}
+
+func TestProxyKnownCallNeverWaitsForASilentList(t *testing.T) {
+	done := make(chan struct{})
+	defer close(done)
+	up := httptest.NewServer(silentList{h: server.NewStreamableHTTPServer(newMCPGo("echo", "add"), server.WithStateLess(true)), done: done})
+	defer up.Close()
+	// A list timeout far longer than the test's bound on each answer: a
+	// known call that waited for the list could not answer in time.
+	p := startProxy(t, "-upstream", up.URL+"/mcp", "-list-timeout", "1m")
+	known := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}`
+	for range 3 {
+		alone := send(t, up.URL+"/mcp", known, nil)
+		through := send(t, p.URL, known, nil)
+		if through != alone || !strings.Contains(through.body, "echo:hi") {
+			t.Fatalf("known call through the proxy %+v, alone %+v", through, alone)
+		}
+	}
+
+	p2 := startProxy(t, "-upstream", up.URL+"/mcp", "-list-timeout", "500ms")
+	unknown := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"nope","arguments":{}}}`
+	through := send(t, p2.URL, unknown, nil)
+	if tools := availableToolsOf(t, through); tools != nil {
+		t.Errorf("a list that never came: %v", tools)
+	}
+	p2.stop(t)
+	var logged bool
+	for _, l := range p2.logLines() {
+		logged = logged || (strings.Contains(l, `rejected unknown tool "nope"`) && strings.Contains(l, "without the tool list"))
+	}
+	if !logged {
+		t.Errorf("no log line says the answer went without the list:\n%s", strings.Join(p2.logLines(), "\n"))
 	}
 }

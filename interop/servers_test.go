@@ -4,12 +4,30 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"testing"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	gosdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
+
+// behindProxy fronts the server at endpoint with a reverse proxy, as a Go
+// gateway would: every request goes to the endpoint, with the caller's
+// Host.
+func behindProxy(t *testing.T, endpoint string) http.Handler {
+	u, err := url.Parse(endpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &httputil.ReverseProxy{Rewrite: func(pr *httputil.ProxyRequest) {
+		pr.SetURL(u)
+		pr.Out.URL.Path = u.Path
+		pr.Out.Host = pr.In.Host
+	}}
+}
 
 // newMCPGo returns a real mcp-go server with the given tools, each echoing
 // its "text" argument.

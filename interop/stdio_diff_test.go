@@ -263,34 +263,30 @@ func unknownToolName(sdk string, out []string) (string, bool) {
 	return "", false
 }
 
-// stdioTally counts what compareStdio saw, and every broken promise by kind.
+// stdioTally counts what compareStdio saw, in the differential's Tally: a
+// session is a case, one whose answers the guard translated is rejected,
+// and the broken promises (each also reported as a test error) are
+// WrongRejection (the guard answered -32602 where the server alone ran a
+// tool or gave another answer than its not-found), OtherName (the guard's
+// answer names another tool than the server's not-found answer), OtherRun
+// (the tools run differ), ChangedAnswer (an answer changed other than the
+// server's own not-found answer, or the server read other lines) and
+// OtherBytes (a passing answer whose bytes differ from alone). The server's
+// not-found answers are counted besides.
 type stdioTally struct {
-	cases, translated, passed, ranAlone, notFoundAlone int
-	untranslated                                       int // the server's not-found answers passed on as they were (a line the guard did not track)
-	// Broken promises: each is also reported as a test error.
-	wrong             int // the guard answered -32602 where the server alone ran a tool or gave another answer than its not-found
-	nameDisagreements int // the guard's answer names another tool than the server's not-found answer
-	altered           int // an answer changed other than the server's own not-found answer, or the server read other lines
-	bytesDiffer       int // a passing answer whose bytes differ from alone
+	fixture.Tally
+	notFoundAlone int // sessions in which the server alone gave its not-found answer
+	untranslated  int // the server's not-found answers passed on as they were (a line the guard did not track)
 }
 
 func (tl *stdioTally) add(o stdioTally) {
-	tl.cases += o.cases
-	tl.translated += o.translated
-	tl.passed += o.passed
-	tl.ranAlone += o.ranAlone
+	tl.Tally.Add(o.Tally)
 	tl.notFoundAlone += o.notFoundAlone
 	tl.untranslated += o.untranslated
-	tl.wrong += o.wrong
-	tl.nameDisagreements += o.nameDisagreements
-	tl.altered += o.altered
-	tl.bytesDiffer += o.bytesDiffer
 }
 
 func (tl stdioTally) String() string {
-	return fmt.Sprintf("%d sessions: %d with an answer translated, %d passed untouched, %d ran a tool alone, %d got the server's not-found answer alone (%d of those answers passed on untranslated); "+
-		"%d wrong rejections, %d name disagreements, %d answers changed other than the server's not-found answer, %d passing answers whose bytes differ from alone",
-		tl.cases, tl.translated, tl.passed, tl.ranAlone, tl.notFoundAlone, tl.untranslated, tl.wrong, tl.nameDisagreements, tl.altered, tl.bytesDiffer)
+	return fmt.Sprintf("%s; %d sessions got the server's not-found answer alone (%d of those answers passed on untranslated)", tl.Tally, tl.notFoundAlone, tl.untranslated)
 }
 
 // guardAnswer reads the guard's -32602 answer: its id and tool name.
@@ -310,12 +306,12 @@ func guardAnswer(line string) (id json.RawMessage, name string, ok bool) {
 // same tool.
 func compareRuns(t testing.TB, sdk string, lines []string, alone, guarded stdioRun, tl *stdioTally) {
 	t.Helper()
-	tl.cases++
+	tl.Cases++
 	if len(alone.ran) > 0 {
-		tl.ranAlone++
+		tl.RanAlone++
 	}
 	if !slices.Equal(slices.Sorted(slices.Values(alone.ran)), slices.Sorted(slices.Values(guarded.ran))) {
-		tl.altered++
+		tl.OtherRun++
 		t.Errorf("%s: alone ran %q, guarded ran %q\nlines %q", sdk, alone.ran, guarded.ran, lines)
 	}
 	// The server reads the client's lines, byte for byte (a server that
@@ -323,7 +319,7 @@ func compareRuns(t testing.TB, sdk string, lines []string, alone, guarded stdioR
 	sent := strings.Join(lines, "\n") + "\n"
 	read := strings.Join(guarded.read, "")
 	if aloneRead := strings.Join(alone.read, ""); !strings.HasPrefix(sent+fence(false)+"\n", read) && !strings.HasPrefix(sent+fence(true)+"\n", read) && read != aloneRead {
-		tl.altered++
+		tl.ChangedAnswer++
 		t.Errorf("%s: the server read %q\nthe client sent %q", sdk, read, sent)
 	}
 	rest := slices.Clone(guarded.out)
@@ -346,24 +342,24 @@ func compareRuns(t testing.TB, sdk string, lines []string, alone, guarded stdioR
 	}
 	defer func() { tl.untranslated += notFound - len(guarded.rejected) }()
 	if len(replaced) == 0 && len(rest) == 0 {
-		tl.passed++
+		tl.Passed++
 		if len(guarded.rejected) > 0 {
-			tl.altered++
+			tl.ChangedAnswer++
 			t.Errorf("%s: OnReject told %q, but the client read what it reads alone\nlines %q", sdk, guarded.rejected, lines)
 		}
 		return
 	}
-	tl.translated++
+	tl.Rejected++
 	for _, l := range replaced {
 		sdkName, ok := unknownToolName(sdk, []string{l})
 		if !ok {
 			// An answer other than the server's not-found answer changed.
 			if len(alone.ran) > 0 {
-				tl.wrong++
+				tl.WrongRejection++
 			} else if _, _, guard := guardAnswer(strings.Join(rest, "")); guard {
-				tl.wrong++
+				tl.WrongRejection++
 			} else {
-				tl.bytesDiffer++
+				tl.OtherBytes++
 			}
 			t.Errorf("%s: alone the client read %q, guarded instead %q\nlines %q", sdk, l, rest, lines)
 			continue
@@ -375,18 +371,18 @@ func compareRuns(t testing.TB, sdk string, lines []string, alone, guarded stdioR
 			return ok && string(id) == string(m.ID)
 		})
 		if j < 0 {
-			tl.altered++
+			tl.ChangedAnswer++
 			t.Errorf("%s: the server's not-found answer %q is gone, and no -32602 answer to its id came: %q\nlines %q", sdk, l, rest, lines)
 			continue
 		}
 		if _, name, _ := guardAnswer(rest[j]); name != sdkName && !(len(sdkName) > 128 && strings.HasPrefix(sdkName, strings.TrimSuffix(name, "…"))) {
-			tl.nameDisagreements++
+			tl.OtherName++
 			t.Errorf("%s: the guard named %q, the server %q\nlines %q", sdk, name, sdkName, lines)
 		}
 		rest = slices.Delete(rest, j, j+1)
 	}
 	if len(rest) > 0 {
-		tl.altered++
+		tl.ChangedAnswer++
 		t.Errorf("%s: guarded the client read more: %q\nlines %q", sdk, rest, lines)
 	}
 	if len(guarded.rejected) != len(replaced) {
@@ -428,7 +424,7 @@ func TestStdioDifferential(t *testing.T) {
 				}
 			}
 			t.Logf("%s: %s", sdk, tl)
-			if tl.translated == 0 || tl.ranAlone == 0 {
+			if tl.Rejected == 0 || tl.RanAlone == 0 {
 				t.Errorf("degenerate corpus: %+v", tl)
 			}
 			all.add(tl)
@@ -460,7 +456,7 @@ func TestStdioDifferentialSessions(t *testing.T) {
 				}
 			}
 			t.Logf("%s: %s", sdk, tl)
-			if tl.translated == 0 {
+			if tl.Rejected == 0 {
 				t.Error("degenerate")
 			}
 		})

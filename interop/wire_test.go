@@ -12,15 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gin-gonic/gin"
-	echov4 "github.com/labstack/echo/v4"
-	echov5 "github.com/labstack/echo/v5"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	toolguardecho "github.com/toolguard/toolguard/adapters/echo"
-	toolguardechov5 "github.com/toolguard/toolguard/adapters/echov5"
-	toolguardgin "github.com/toolguard/toolguard/adapters/gin"
 	toolguardmcpgo "github.com/toolguard/toolguard/adapters/mcpgo"
 	toolguard "github.com/toolguard/toolguard/middleware"
 )
@@ -52,27 +46,21 @@ func (b *bodyTap) last() (string, bool) {
 	return s, true
 }
 
-// hosts serves one guard in front of one SDK handler through net/http,
-// echo v4, echo v5 and gin.
-func hosts(t *testing.T, g *toolguard.Guard, sdk http.Handler) map[string]*httptest.Server {
-	gin.SetMode(gin.ReleaseMode)
+// hosts serves one guard in front of one SDK handler through net/http and
+// each of the frameworks, and returns the URL of each endpoint.
+func hosts(t *testing.T, g *toolguard.Guard, sdk http.Handler) map[string]string {
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", g.Handler(sdk))
-
-	e4 := echov4.New()
-	e4.Any("/mcp", echov4.WrapHandler(sdk), toolguardecho.Middleware(g))
-	e5 := echov5.New()
-	e5.Any("/mcp", echov5.WrapHandler(sdk), toolguardechov5.Middleware(g))
-	r := gin.New()
-	r.Any("/mcp", toolguardgin.Middleware(g), gin.WrapH(sdk))
-
-	out := map[string]*httptest.Server{}
-	for name, h := range map[string]http.Handler{"net/http": mux, "echo": e4, "echo/v5": e5, "gin": r} {
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	urls := map[string]string{"net/http": srv.URL + "/mcp"}
+	for _, fw := range frameworks {
+		h, _ := fw.Mount(g, sdk)
 		srv := httptest.NewServer(h)
 		t.Cleanup(srv.Close)
-		out[name] = srv
+		urls[fw.Name] = srv.URL + fw.Path
 	}
-	return out
+	return urls
 }
 
 type wireCase struct {
@@ -122,12 +110,12 @@ func TestWireIdenticalAcrossHosts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srvs := hosts(t, g, tap)
+	urls := hosts(t, g, tap)
 	for _, tc := range wireTable {
 		t.Run(tc.name, func(t *testing.T) {
 			answers := map[string]wireAnswer{}
 			for _, host := range []string{"net/http", "echo", "echo/v5", "gin"} {
-				req, _ := http.NewRequest(tc.method, srvs[host].URL+"/mcp", strings.NewReader(tc.body))
+				req, _ := http.NewRequest(tc.method, urls[host], strings.NewReader(tc.body))
 				req.Header.Set("Content-Type", "application/json")
 				req.Header.Set("Accept", "application/json, text/event-stream")
 				req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
@@ -186,10 +174,10 @@ func TestSSEStreamsThroughHosts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for host, srv := range hosts(t, g, h) {
+	for host, url := range hosts(t, g, h) {
 		t.Run(host, func(t *testing.T) {
 			body := `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"slow","arguments":{},"_meta":{"progressToken":"p1"}}}`
-			req, _ := http.NewRequest("POST", srv.URL+"/mcp", strings.NewReader(body))
+			req, _ := http.NewRequest("POST", url, strings.NewReader(body))
 			req.Header.Set("Content-Type", "application/json")
 			req.Header.Set("Accept", "application/json, text/event-stream")
 			req.Header.Set("Mcp-Protocol-Version", "2025-11-25")

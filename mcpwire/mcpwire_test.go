@@ -4,9 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
-	"strconv"
 	"testing"
-	"time"
 )
 
 func TestVersions(t *testing.T) {
@@ -162,48 +160,4 @@ func TestDecodeListReplyAgrees(t *testing.T) {
 			t.Errorf("%s: one pass %+v %v, two %+v %v", msg, one, err1, two, err2)
 		}
 	}
-}
-
-// bigList is a tools/list reply of n tools with realistic input schemas.
-func bigList(n int) []byte {
-	var b []byte
-	b = append(b, `{"jsonrpc":"2.0","id":"x","result":{"tools":[`...)
-	for i := range n {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, `{"name":"tool_`...)
-		b = strconv.AppendInt(b, int64(i), 10)
-		b = append(b, `","description":"Does the thing number `...)
-		b = strconv.AppendInt(b, int64(i), 10)
-		b = append(b, ` with care.","inputSchema":{"type":"object","properties":{"city":{"type":"string","description":"the city"},"days":{"type":"integer","minimum":1,"maximum":14},"units":{"type":"string","enum":["metric","imperial"]}},"required":["city"]}}`...)
-	}
-	return append(b, `]}}`...)
-}
-
-// BenchmarkListReplyPaired reads the same 1,000-tool reply both ways in
-// each iteration and reports the ratio (one pass / result then page).
-func BenchmarkListReplyPaired(b *testing.B) {
-	msg := bigList(1000)
-	var one, two time.Duration
-	for range b.N {
-		t0 := time.Now()
-		if _, err := DecodeListReply(msg, "x"); err != nil {
-			b.Fatal(err)
-		}
-		t1 := time.Now()
-		res, err := Result(msg, "x")
-		if err != nil {
-			b.Fatal(err)
-		}
-		if _, err := DecodePage(res); err != nil {
-			b.Fatal(err)
-		}
-		t2 := time.Now()
-		one += t1.Sub(t0)
-		two += t2.Sub(t1)
-	}
-	b.ReportMetric(float64(one.Nanoseconds())/float64(b.N), "one-pass-ns/op")
-	b.ReportMetric(float64(two.Nanoseconds())/float64(b.N), "two-pass-ns/op")
-	b.ReportMetric(float64(one)/float64(two), "ratio")
 }

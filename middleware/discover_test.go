@@ -265,21 +265,8 @@ func TestDiscoverValidates(t *testing.T) {
 	if _, err := Discover(nil, DiscoverOptions{}); err == nil {
 		t.Error("nil handler accepted")
 	}
-	for _, tc := range []struct {
-		opts  DiscoverOptions
-		field string
-	}{
-		{DiscoverOptions{TTL: -1}, "TTL"},
-		{DiscoverOptions{Budget: -1}, "Budget"},
-		{DiscoverOptions{Timeout: -1}, "Timeout"},
-		{DiscoverOptions{MaxPages: -1}, "MaxPages"},
-		{DiscoverOptions{MaxBodyBytes: -1}, "MaxBodyBytes"},
-		{DiscoverOptions{MaxKeys: -1}, "MaxKeys"},
-	} {
-		if _, err := Discover(&listServer{}, tc.opts); err == nil || !strings.HasPrefix(err.Error(), "toolguard: DiscoverOptions."+tc.field+" ") {
-			t.Errorf("Discover(%+v) = %v, want an error naming %s", tc.opts, err, tc.field)
-		}
-	}
+	refusesNegative(t, func(o DiscoverOptions) error { _, err := Discover(&listServer{}, o); return err }, DiscoverOptions{},
+		"TTL", "Budget", "Timeout", "MaxPages", "MaxBodyBytes", "MaxKeys")
 }
 
 // Amplification: unknown calls from callers who differ in anything

@@ -85,9 +85,9 @@ func httpText(first string, h http.Header, body string) string {
 	return b.String()
 }
 
-// goldenServer answers a tools/call with a fixed answer and tools/list
-// with two tools, as mcp-go would.
-func goldenServer(status int, ct, answer string) http.Handler {
+// goldenServer answers a tools/call with a and tools/list with two tools,
+// as mcp-go would.
+func goldenServer(a serverAnswer) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		if strings.Contains(string(body), `"tools/list"`) {
@@ -96,9 +96,9 @@ func goldenServer(status int, ct, answer string) http.Handler {
 			io.WriteString(w, `{"jsonrpc":"2.0","id":`+id+`,"result":{"tools":[{"name":"get_forecast"},{"name":"get_weather"}]}}`+"\n")
 			return
 		}
-		w.Header().Set("Content-Type", ct)
-		w.WriteHeader(status)
-		io.WriteString(w, answer)
+		w.Header().Set("Content-Type", a.contentType)
+		w.WriteHeader(a.status)
+		io.WriteString(w, a.body)
 	})
 }
 
@@ -124,8 +124,13 @@ type goldenHTTP struct {
 	opts          Options
 	body          string
 	header        http.Header
-	server        http.Handler // nil: answered before the server
-	serverText    string       // what the server answered, for the transcript
+	server        *serverAnswer // nil: answered before the server
+}
+
+// serverAnswer is the server's answer to the call.
+type serverAnswer struct {
+	status            int
+	contentType, body string
 }
 
 func goldenHTTPCases() []goldenHTTP {
@@ -156,24 +161,17 @@ func goldenHTTPCases() []goldenHTTP {
 		{name: "before-capped", comment: "ToolListLimit cuts the list and says so.\n",
 			opts: Options{Tools: weatherTools, ToolListLimit: 2}, body: goldenCall, header: jsonAccept},
 		{name: "after-json-2025", comment: "mcp-go's own not-found answer, translated (HTTP 200 kept).\n",
-			opts: Options{Tools: unsureTools}, body: goldenCall, header: jsonAccept,
-			server: goldenServer(200, "application/json", mcpgoNotFound), serverText: httpText("200", http.Header{"Content-Type": {"application/json"}}, mcpgoNotFound)},
+			opts: Options{Tools: unsureTools}, body: goldenCall, header: jsonAccept, server: &serverAnswer{200, "application/json", mcpgoNotFound}},
 		{name: "after-json-2026", comment: "go-sdk's own not-found answer to a 2026-07-28 call, translated (HTTP 400 kept).\n",
-			opts: Options{Tools: unsureTools}, body: goldenModernCall, header: modernHdr,
-			server: goldenServer(400, "application/json", modernNotFound), serverText: httpText("400", http.Header{"Content-Type": {"application/json"}}, modernNotFound)},
+			opts: Options{Tools: unsureTools}, body: goldenModernCall, header: modernHdr, server: &serverAnswer{400, "application/json", modernNotFound}},
 		{name: "after-sse-2025", comment: "An event stream: the progress event passes, the not-found event is replaced, keeping its id.\n",
-			opts: Options{Tools: unsureTools}, body: goldenCall, header: jsonAccept,
-			server: goldenServer(200, "text/event-stream", stream), serverText: httpText("200", http.Header{"Content-Type": {"text/event-stream"}}, stream)},
+			opts: Options{Tools: unsureTools}, body: goldenCall, header: jsonAccept, server: &serverAnswer{200, "text/event-stream", stream}},
 		{name: "after-sse-2026", comment: "A 2026-07-28 call answered not found in an event stream (HTTP 200), translated in the stream.\n",
-			opts: Options{Tools: unsureTools}, body: goldenModernCall, header: modernHdr,
-			server:     goldenServer(200, "text/event-stream", "event: message\ndata: "+strings.TrimSpace(modernNotFound)+"\n\n"),
-			serverText: httpText("200", http.Header{"Content-Type": {"text/event-stream"}}, "event: message\ndata: "+strings.TrimSpace(modernNotFound)+"\n\n")},
+			opts: Options{Tools: unsureTools}, body: goldenModernCall, header: modernHdr, server: &serverAnswer{200, "text/event-stream", "event: message\ndata: " + strings.TrimSpace(modernNotFound) + "\n\n"}},
 		{name: "after-iserror-2025", comment: "The TypeScript SDK v1's isError not-found answer, translated.\n",
-			opts: Options{Tools: unsureTools}, body: goldenCall, header: jsonAccept,
-			server: goldenServer(200, "application/json", tsV1), serverText: httpText("200", http.Header{"Content-Type": {"application/json"}}, tsV1)},
+			opts: Options{Tools: unsureTools}, body: goldenCall, header: jsonAccept, server: &serverAnswer{200, "application/json", tsV1}},
 		{name: "after-without-list", comment: "The caller's list failed: the answer goes out without data.availableTools.\n",
-			opts: Options{Tools: failing}, body: goldenCall, header: jsonAccept,
-			server: goldenServer(200, "application/json", mcpgoNotFound), serverText: httpText("200", http.Header{"Content-Type": {"application/json"}}, mcpgoNotFound)},
+			opts: Options{Tools: failing}, body: goldenCall, header: jsonAccept, server: &serverAnswer{200, "application/json", mcpgoNotFound}},
 	}
 }
 
@@ -181,9 +179,9 @@ func TestGoldenHTTP(t *testing.T) {
 	for _, tc := range goldenHTTPCases() {
 		t.Run(tc.name, func(t *testing.T) {
 			g := mustGuard(t, tc.opts)
-			next := tc.server
-			if next == nil {
-				next = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { t.Error("the request reached the server") })
+			next := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { t.Error("the request reached the server") }))
+			if tc.server != nil {
+				next = goldenServer(*tc.server)
 			}
 			r := newRequest("POST", tc.body, tc.header)
 			w := httptest.NewRecorder()
@@ -193,8 +191,8 @@ func TestGoldenHTTP(t *testing.T) {
 				reqHdr[k] = v
 			}
 			files := []txtarFile{{"request", httpText("POST /mcp", reqHdr, tc.body+"\n")}}
-			if tc.server != nil {
-				files = append(files, txtarFile{"server", tc.serverText})
+			if a := tc.server; a != nil {
+				files = append(files, txtarFile{"server", httpText(fmt.Sprint(a.status), http.Header{"Content-Type": {a.contentType}}, a.body)})
 			}
 			ans := http.Header{}
 			for _, k := range []string{"Content-Type", "Content-Length", "Cache-Control"} {

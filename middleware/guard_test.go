@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -339,17 +340,24 @@ func TestSuggestions(t *testing.T) {
 }
 
 func TestNewValidates(t *testing.T) {
-	for _, tc := range []struct {
-		opts  Options
-		field string
-	}{
-		{Options{}, "Options.Tools"},
-		{Options{Tools: weatherTools, MaxBodyBytes: -1}, "Options.MaxBodyBytes"},
-		{Options{Tools: weatherTools, ToolListLimit: -1}, "Options.ToolListLimit"},
-		{Options{Tools: weatherTools, ListTimeout: -1}, "Options.ListTimeout"},
-	} {
-		if _, err := New(tc.opts); err == nil || !strings.HasPrefix(err.Error(), "toolguard: "+tc.field+" ") {
-			t.Errorf("New(%+v) = %v, want an error naming %s", tc.opts, err, tc.field)
+	if _, err := New(Options{}); err == nil || !strings.HasPrefix(err.Error(), "toolguard: Options.Tools ") {
+		t.Errorf("New without Tools = %v, want an error naming Options.Tools", err)
+	}
+	refusesNegative(t, func(o Options) error { _, err := New(o); return err }, Options{Tools: weatherTools},
+		"MaxBodyBytes", "ToolListLimit", "ListTimeout")
+}
+
+// refusesNegative checks that construct, given opts with one of fields
+// set to -1 (each in turn), fails with an error that names the field:
+// "toolguard: <type of opts>.<field> must not be negative".
+func refusesNegative[O any](t *testing.T, construct func(O) error, opts O, fields ...string) {
+	t.Helper()
+	for _, f := range fields {
+		o := opts
+		reflect.ValueOf(&o).Elem().FieldByName(f).SetInt(-1)
+		want := "toolguard: " + reflect.TypeOf(o).Name() + "." + f + " must not be negative"
+		if err := construct(o); err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("%s -1: %v, want %q", f, err, want)
 		}
 	}
 }

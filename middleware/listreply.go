@@ -200,18 +200,11 @@ func (s *scanner) listPage(p *mcpwire.Page) bool {
 
 // toolNames reads the tools array into p.Names.
 func (s *scanner) toolNames(p *mcpwire.Page) bool {
-	if s.i >= len(s.b) || s.b[s.i] != '[' || !s.enter() {
+	if s.i >= len(s.b) || s.b[s.i] != '[' {
 		return false
 	}
-	s.i++
 	p.Names = make([]string, 0, 16)
-	s.ws()
-	if s.i < len(s.b) && s.b[s.i] == ']' {
-		s.i++
-		s.depth--
-		return true
-	}
-	for {
+	return s.elements(']', func() bool {
 		if s.i >= len(s.b) || s.b[s.i] != '{' {
 			return false
 		}
@@ -231,20 +224,6 @@ func (s *scanner) toolNames(p *mcpwire.Page) bool {
 		}
 		var scratch [128]byte
 		p.Names = append(p.Names, string(decoded(scratch[:0], s.b, name)))
-		s.ws()
-		if s.i >= len(s.b) {
-			return false
-		}
-		switch s.b[s.i] {
-		case ',':
-			s.i++
-			s.ws()
-		case ']':
-			s.i++
-			s.depth--
-			return true
-		default:
-			return false
-		}
-	}
+		return true
+	})
 }

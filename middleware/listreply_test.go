@@ -6,8 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
+	"github.com/toolguard/toolguard/internal/fixture"
 	"github.com/toolguard/toolguard/mcpwire"
 )
 
@@ -180,27 +180,14 @@ func BenchmarkListReplyPaired(b *testing.B) {
 				b.Fatal("the reply is not read by names")
 			}
 			b.SetBytes(int64(len(in)))
-			var tn, to time.Duration
-			first := false
-			for b.Loop() {
-				run := func(f func([]byte, bool, string) (mcpwire.Page, error)) time.Duration {
-					t0 := time.Now()
+			side := func(name string, f func([]byte, bool, string) (mcpwire.Page, error)) fixture.Side {
+				return fixture.Side{Name: name, Run: func() {
 					if p, err := f(in, stream, "x"); err != nil || len(p.Names) != 1000 {
 						b.Fatal(err)
 					}
-					return time.Since(t0)
-				}
-				if first = !first; first {
-					tn += run(decodeListReply)
-					to += run(decodeListReplyJSON)
-				} else {
-					to += run(decodeListReplyJSON)
-					tn += run(decodeListReply)
-				}
+				}}
 			}
-			b.ReportMetric(float64(tn.Nanoseconds())/float64(b.N), "new-ns/op")
-			b.ReportMetric(float64(to.Nanoseconds())/float64(b.N), "old-ns/op")
-			b.ReportMetric(float64(tn)/float64(to), "new/old")
+			fixture.Alternated(b, side("new", decodeListReply), side("old", decodeListReplyJSON))
 		})
 	}
 }

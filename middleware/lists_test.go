@@ -8,8 +8,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 	"unicode/utf8"
+
+	"github.com/toolguard/toolguard/internal/fixture"
 )
 
 // The index gives exactly the suggestions of the plain search, for many
@@ -238,25 +239,15 @@ func BenchmarkRejectionPaired(b *testing.B) {
 						b.Fatalf("the two answers differ:\n%s\n%s", got, want)
 					}
 				}
-				var pre, per time.Duration
-				b.ResetTimer()
-				for range b.N {
-					if mode == "first" {
+				pre := fixture.Side{Name: "precomputed", Run: func() { g.newUnknownTool(id, name, names, 200, false) }}
+				if mode == "first" {
+					pre.Setup = func() {
 						for i := range g.lists.entries {
 							g.lists.entries[i].Store(nil)
 						}
 					}
-					t0 := time.Now()
-					g.newUnknownTool(id, name, names, 200, false)
-					t1 := time.Now()
-					unknownToolPerRejection(g, id, name, names)
-					t2 := time.Now()
-					pre += t1.Sub(t0)
-					per += t2.Sub(t1)
 				}
-				b.ReportMetric(float64(pre.Nanoseconds())/float64(b.N), "precomputed-ns/op")
-				b.ReportMetric(float64(per.Nanoseconds())/float64(b.N), "per-rejection-ns/op")
-				b.ReportMetric(float64(pre)/float64(per), "ratio")
+				fixture.Alternated(b, pre, fixture.Side{Name: "per-rejection", Run: func() { unknownToolPerRejection(g, id, name, names) }})
 			})
 		}
 	}

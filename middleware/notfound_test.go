@@ -43,10 +43,8 @@ func TestNotFoundShapesAreRecognised(t *testing.T) {
 
 func TestIsNotFound(t *testing.T) {
 	for _, tc := range []struct {
-		reply string
-		id    string
-		name  string
-		want  bool
+		reply, id, name string
+		want            bool
 	}{
 		// Errors that name the tool as unknown, in the usual spellings.
 		{errorReply(`"abc"`, -32602, "Unknown tool: nope"), `"abc"`, "nope", true},

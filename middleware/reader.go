@@ -114,18 +114,8 @@ func skipWS(b []byte, i int) int {
 // with the index of the key among keys (-1 for any other key); visit scans
 // the value and reports success. A duplicate or ambiguous key among keys fails.
 func (s *scanner) members(keys []string, visit func(k int) bool) bool {
-	if !s.enter() {
-		return false
-	}
-	s.i++ // '{'
 	var seen uint8
-	s.ws()
-	if s.i < len(s.b) && s.b[s.i] == '}' {
-		s.i++
-		s.depth--
-		return true
-	}
-	for {
+	return s.elements('}', func() bool {
 		if s.i >= len(s.b) || s.b[s.i] != '"' {
 			return false
 		}
@@ -149,7 +139,27 @@ func (s *scanner) members(keys []string, visit func(k int) bool) bool {
 		}
 		s.i++
 		s.ws()
-		if !visit(k) {
+		return visit(k)
+	})
+}
+
+// elements walks an array or object whose opening bracket is at s.i, up to
+// the closing one, end (']' or '}'). For each element (an object's is a
+// member, key and value) it calls element, which scans it and reports
+// success; between them it steps over a comma.
+func (s *scanner) elements(end byte, element func() bool) bool {
+	if !s.enter() {
+		return false
+	}
+	s.i++ // '[' or '{'
+	s.ws()
+	if s.i < len(s.b) && s.b[s.i] == end {
+		s.i++
+		s.depth--
+		return true
+	}
+	for {
+		if !element() {
 			return false
 		}
 		s.ws()
@@ -160,7 +170,7 @@ func (s *scanner) members(keys []string, visit func(k int) bool) bool {
 		case ',':
 			s.i++
 			s.ws()
-		case '}':
+		case end:
 			s.i++
 			s.depth--
 			return true

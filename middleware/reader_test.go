@@ -286,12 +286,10 @@ func FuzzReader(f *testing.F) {
 var skipPad = []byte(strings.Repeat(" ", 24))
 
 // refSkip reads one JSON value under the rules skipValue applies, the plain
-// way: recursive, one byte at a time. It is the reference the fast scanner
-// is checked against.
-type refSkip struct {
-	b        []byte
-	i, depth int
-}
+// way: recursive, one byte at a time (arrays and objects element by element,
+// with the scanner's elements). It is the reference the fast scanner is
+// checked against.
+type refSkip struct{ scanner }
 
 var refNumber = regexp.MustCompile(`^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`)
 
@@ -307,18 +305,7 @@ func (r *refSkip) value() bool {
 	}
 	switch c := r.b[r.i]; c {
 	case '{', '[':
-		r.depth++
-		if r.depth > maxDepth {
-			return false
-		}
-		r.i++
-		r.ws()
-		if r.i < len(r.b) && r.b[r.i] == c+2 {
-			r.i++
-			r.depth--
-			return true
-		}
-		for {
+		return r.elements(c+2, func() bool {
 			if c == '{' {
 				if r.i >= len(r.b) || r.b[r.i] != '"' || !r.str() {
 					return false
@@ -330,25 +317,8 @@ func (r *refSkip) value() bool {
 				r.i++
 				r.ws()
 			}
-			if !r.value() {
-				return false
-			}
-			r.ws()
-			if r.i >= len(r.b) {
-				return false
-			}
-			switch r.b[r.i] {
-			case ',':
-				r.i++
-				r.ws()
-			case c + 2:
-				r.i++
-				r.depth--
-				return true
-			default:
-				return false
-			}
-		}
+			return r.value()
+		})
 	case '"':
 		return r.str()
 	case 't', 'f', 'n':
@@ -406,7 +376,7 @@ func (r *refSkip) str() bool {
 // sameSkip checks that skipValue and the reference accept the same value
 // at the start of b and end it at the same byte.
 func sameSkip(b []byte) error {
-	ref := refSkip{b: b}
+	ref := refSkip{scanner{b: b}}
 	wantOK := ref.value()
 	end, ok := skipValue(b, 0, 0)
 	if ok != wantOK || ok && end != ref.i {

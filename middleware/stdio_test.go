@@ -129,16 +129,16 @@ func (f *lineServer) handle(line []byte) {
 }
 
 // received returns every line the server read.
-func (f *lineServer) received() []string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return slices.Clone(f.got)
-}
+func (f *lineServer) received() []string { return cloneLocked(&f.mu, &f.got) }
 
-func (f *lineServer) listRequests() []string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return slices.Clone(f.lists)
+// listRequests returns every tools/list request the server read.
+func (f *lineServer) listRequests() []string { return cloneLocked(&f.mu, &f.lists) }
+
+// cloneLocked returns a copy of *s, taken while holding mu.
+func cloneLocked[T any](mu *sync.Mutex, s *[]T) []T {
+	mu.Lock()
+	defer mu.Unlock()
+	return slices.Clone(*s)
 }
 
 // stdioRig is a client, the guard and a line server, connected by pipes.
@@ -231,17 +231,19 @@ func (rig *stdioRig) next(t *testing.T) string {
 	}
 }
 
-func (rig *stdioRig) rejections() []*Rejection {
-	rig.mu.Lock()
-	defer rig.mu.Unlock()
-	return slices.Clone(rig.rejected)
+// unknownWithoutList sends a call (id 1) of the unknown tool name, and
+// checks that the answer is -32602 with neither list nor suggestions.
+func (rig *stdioRig) unknownWithoutList(t *testing.T, name string) {
+	t.Helper()
+	rig.send(t, lineCall("1", name))
+	if got, want := rig.next(t), `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Unknown tool: `+name+`"}}`+"\n"; got != want {
+		t.Fatalf("got %s, want %s", got, want)
+	}
 }
 
-func (rig *stdioRig) untrackedReasons() []string {
-	rig.mu.Lock()
-	defer rig.mu.Unlock()
-	return slices.Clone(rig.untracked)
-}
+func (rig *stdioRig) rejections() []*Rejection { return cloneLocked(&rig.mu, &rig.rejected) }
+
+func (rig *stdioRig) untrackedReasons() []string { return cloneLocked(&rig.mu, &rig.untracked) }
 
 const initializeLine = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n"
 
@@ -471,10 +473,7 @@ func TestStdioListFollowsCursor(t *testing.T) {
 	srv2 := &lineServer{pageSize: 3}
 	rig2 := newStdioRigWith(t, StdioOptions{MaxPages: 2}, srv2, tools...)
 	rig2.handshake(t)
-	rig2.send(t, lineCall("1", "zz"))
-	if got := rig2.next(t); got != `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Unknown tool: zz"}}`+"\n" {
-		t.Fatalf("a list longer than MaxPages: %s", got)
-	}
+	rig2.unknownWithoutList(t, "zz")
 	if rej := rig2.rejections(); len(rej) != 1 || rej[0].ListErr == nil || !strings.Contains(rej[0].ListErr.Error(), "MaxPages") {
 		t.Errorf("OnReject told %+v", rej)
 	}
@@ -598,10 +597,7 @@ func TestStdioOwnAnswersNeverReachTheClient(t *testing.T) {
 	}
 	rig := newStdioRig(t, StdioOptions{MaxServerLineBytes: 2 << 10}, tools...)
 	rig.handshake(t)
-	rig.send(t, lineCall("1", "nope"))
-	if got := rig.next(t); got != `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Unknown tool: nope"}}`+"\n" {
-		t.Fatalf("got %s", got)
-	}
+	rig.unknownWithoutList(t, "nope")
 	if rej := rig.rejections(); len(rej) != 1 || rej[0].ListErr == nil || !strings.Contains(rej[0].ListErr.Error(), "MaxServerLineBytes") {
 		t.Errorf("OnReject told %+v", rej)
 	}
@@ -617,10 +613,7 @@ func TestStdioOwnAnswersNeverReachTheClient(t *testing.T) {
 func TestStdioHideBothAsksNoList(t *testing.T) {
 	rig := newStdioRig(t, StdioOptions{HideToolList: true, HideSuggestions: true}, "echo")
 	rig.handshake(t)
-	rig.send(t, lineCall("1", "ech"))
-	if got := rig.next(t); got != `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Unknown tool: ech"}}`+"\n" {
-		t.Fatalf("got %s", got)
-	}
+	rig.unknownWithoutList(t, "ech")
 	if rig.g.Fetches() != 0 {
 		t.Errorf("%d lists asked", rig.g.Fetches())
 	}
@@ -751,22 +744,8 @@ func waitGoroutines(t *testing.T, before int) {
 
 // TestStdioOptionErrors: a negative option is an error naming its field.
 func TestStdioOptionErrors(t *testing.T) {
-	for _, tc := range []struct {
-		opts  StdioOptions
-		field string
-	}{
-		{StdioOptions{MaxLineBytes: -1}, "StdioOptions.MaxLineBytes"},
-		{StdioOptions{MaxServerLineBytes: -1}, "StdioOptions.MaxServerLineBytes"},
-		{StdioOptions{ListTimeout: -1}, "StdioOptions.ListTimeout"},
-		{StdioOptions{MaxPages: -1}, "StdioOptions.MaxPages"},
-	} {
-		if _, err := NewStdio(strings.NewReader(""), io.Discard, tc.opts); err == nil || !strings.Contains(err.Error(), tc.field+" must not be negative") {
-			t.Errorf("%s: %v", tc.field, err)
-		}
-	}
-	if _, err := NewStdio(strings.NewReader(""), io.Discard, StdioOptions{ToolListLimit: -1}); err == nil {
-		t.Error("ToolListLimit -1: no error")
-	}
+	refusesNegative(t, func(o StdioOptions) error { _, err := NewStdio(strings.NewReader(""), io.Discard, o); return err }, StdioOptions{},
+		"MaxLineBytes", "MaxServerLineBytes", "ListTimeout", "MaxPages", "ToolListLimit")
 	if _, err := NewStdio(nil, io.Discard, StdioOptions{}); err == nil {
 		t.Error("nil reader: no error")
 	}

@@ -5,9 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"maps"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -16,7 +18,6 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/toolguard/toolguard/internal/fixture"
-	toolguard "github.com/toolguard/toolguard/middleware"
 )
 
 // A setup is a server under test: it adds its tools and hooks to s, and
@@ -60,15 +61,7 @@ func pair(t *testing.T, mode string, before bool, st setup) (alone, guarded *pee
 		}
 		p := &peer{s: s, h: h, modern: mode == "2026-07-28", before: guard && before}
 		if guard {
-			tools, err := Tools(s, h, Options{AnswerBeforeServer: before, Stateless: mode == "stateless"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			g, err := toolguard.New(toolguard.Options{Tools: tools})
-			if err != nil {
-				t.Fatal(err)
-			}
-			p.h = g.Handler(h)
+			p.h = behindGuard(t, s, h, mode, before, nil)
 		}
 		if mode == "session" {
 			p.session = initialize(t, p.h)
@@ -149,6 +142,104 @@ func each(t *testing.T, f func(t *testing.T, mode string, before bool)) {
 			t.Run(name, func(t *testing.T) { f(t, mode, before) })
 		}
 	}
+}
+
+// In every mode, era and framing: a known call passes untouched, an
+// unknown one gets the guard's -32602 with availableTools, with the
+// server's status and Content-Type. The event-stream answers come from a
+// BeforeCallTool hook that has mcp-go answer the call as an event stream.
+func TestKnownAndUnknownInEveryMode(t *testing.T) {
+	for _, framing := range []string{"json", "sse"} {
+		t.Run(framing, func(t *testing.T) {
+			each(t, func(t *testing.T, mode string, before bool) {
+				var st setup
+				if framing == "sse" {
+					st.tools = func(s *server.MCPServer, hooks *server.Hooks) {
+						hooks.AddBeforeCallTool(func(ctx context.Context, id any, req *mcp.CallToolRequest) {
+							if s, ok := server.ClientSessionFromContext(ctx).(server.SessionWithStreamableHTTPConfig); ok {
+								s.UpgradeToSSEWhenReceiveNotification()
+							}
+						})
+					}
+				}
+				alone, guarded := pair(t, mode, before, st)
+				if _, ct, _ := alone.call("echo"); ct != map[string]string{"json": "application/json", "sse": "text/event-stream"}[framing] {
+					t.Fatalf("mcp-go alone answers %s, not %s", ct, framing)
+				}
+				if same(t, alone, guarded, "echo") {
+					t.Error("echo: not found alone")
+				}
+				if !same(t, alone, guarded, "get_weathr") {
+					t.Error("get_weathr: not mcp-go's not-found answer alone")
+				}
+				_, _, b := guarded.call("get_weathr")
+				if a := fixture.ReadAnswer(t, b); fmt.Sprint(a.Data.AvailableTools) != "[echo get_weather]" || fmt.Sprint(a.Data.Suggestions) != "[get_weather]" {
+					t.Errorf("data: %+v", a.Data)
+				}
+			})
+		})
+	}
+}
+
+// A session's tools are Present, in its list, and gone with it: after
+// the session ended, a call for one gets mcp-go's not-found answer,
+// translated, as alone.
+func TestSessionTools(t *testing.T) {
+	for _, before := range []bool{false, true} {
+		alone, guarded := pair(t, "session", before, setup{})
+		for _, p := range []*peer{alone, guarded} {
+			if err := p.s.AddSessionTool(p.session, mcp.NewTool("mine"), ran("mine")); err != nil {
+				t.Fatal(err)
+			}
+			p.ping()
+		}
+		if same(t, alone, guarded, "mine") {
+			t.Error("the session tool did not run alone")
+		}
+		if _, _, b := guarded.call("mina"); fmt.Sprint(fixture.ReadAnswer(t, b).Data.AvailableTools) != "[echo get_weather mine]" {
+			t.Errorf("the session's list: %s", b)
+		}
+		for _, p := range []*peer{alone, guarded} {
+			r := httptest.NewRequest("DELETE", "/mcp", nil)
+			r.Header.Set("Mcp-Session-Id", p.session)
+			w := httptest.NewRecorder()
+			p.h.ServeHTTP(w, r)
+			if w.Code != 200 {
+				t.Fatalf("DELETE: %d %s", w.Code, w.Body)
+			}
+		}
+		if !same(t, alone, guarded, "mine") {
+			t.Error("the ended session's tool: not mcp-go's not-found answer alone")
+		}
+	}
+}
+
+// A tool added at runtime runs at once, whatever the tool set read
+// before; a deleted one gets a -32602, from the guard or mcp-go.
+func TestRuntimeChanges(t *testing.T) {
+	each(t, func(t *testing.T, mode string, before bool) {
+		alone, guarded := pair(t, mode, before, setup{})
+		for i := range 10 {
+			name := fmt.Sprintf("added_%d", i)
+			if !same(t, alone, guarded, name) {
+				t.Fatalf("%s before it exists: not mcp-go's not-found answer alone", name)
+			}
+			for _, p := range []*peer{alone, guarded} {
+				p.s.AddTool(mcp.NewTool(name), ran(name))
+				p.ping()
+			}
+			if same(t, alone, guarded, name) {
+				t.Fatalf("%s did not run right after it was added", name)
+			}
+		}
+		for _, p := range []*peer{alone, guarded} {
+			p.s.DeleteTools("added_0")
+			p.ping()
+		}
+		if !same(t, alone, guarded, "added_0") {
+			t.Error("the deleted tool: not mcp-go's not-found answer alone")
+		}
+	})
 }
 
 // addSessionTool gives the caller's session (the one mcp-go serves the

@@ -72,20 +72,12 @@ func newHarness(t testing.TB, mode string, before bool) *harness {
 	}
 	alone := server.NewStreamableHTTPServer(h.mcp, hopts...)
 	h.Alone = alone
-	tools, err := Tools(h.mcp, alone, Options{AnswerBeforeServer: before, Stateless: mode == "stateless"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := toolguard.New(toolguard.Options{Tools: tools, OnReject: func(r *http.Request, rej *toolguard.Rejection) {
+	h.Guarded = behindGuard(t, h.mcp, alone, mode, before, func(r *http.Request, rej *toolguard.Rejection) {
 		h.Rejected(rej.Name)
 		if !rej.Translated {
 			h.before.Add(1)
 		}
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.Guarded = g.Handler(alone)
+	})
 
 	if mode == "default" || mode == "stateful" {
 		h.session = initialize(t, alone)
@@ -96,6 +88,21 @@ func newHarness(t testing.TB, mode string, before bool) *harness {
 		fixture.Send(alone, `{"jsonrpc":"2.0","id":2,"method":"ping"}`, h.headers("", nil))
 	}
 	return h
+}
+
+// behindGuard is h behind the guard, with s's tools as Tools reads them
+// in mode (with AnswerBeforeServer when before); onReject may be nil.
+func behindGuard(t testing.TB, s *server.MCPServer, h http.Handler, mode string, before bool, onReject func(*http.Request, *toolguard.Rejection)) http.Handler {
+	t.Helper()
+	tools, err := Tools(s, h, Options{AnswerBeforeServer: before, Stateless: mode == "stateless"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := toolguard.New(toolguard.Options{Tools: tools, OnReject: onReject})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g.Handler(h)
 }
 
 // initialize opens a 2025-era session on h and returns its id.

@@ -3,7 +3,6 @@ package main
 import (
 	"io"
 	"log"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -41,24 +40,12 @@ const (
 	unknownCall = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ech0","arguments":{}}}`
 )
 
-// closedPort returns an address nothing listens on.
-func closedPort(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
-}
-
 // TestUnreachableUpstreamIsNamed: an upstream that refuses the connection
 // gets the caller 502 with a body naming the cause, and one log line
 // naming the upstream and the cause, for a tools/call (whose tool list
 // fails too) as for any other request.
 func TestUnreachableUpstreamIsNamed(t *testing.T) {
-	upstream := "http://" + closedPort(t) + "/mcp"
+	upstream := "http://" + fixture.FreeAddr(t) + "/mcp"
 	url, logged := front(t, upstream)
 	for _, body := range []string{initialize, unknownCall} {
 		status, got := send(t, url, "", body)

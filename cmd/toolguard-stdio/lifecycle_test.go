@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/toolguard/toolguard/internal/fixture"
+	"github.com/toolguard/toolguard/internal/proc"
 )
 
 // The servers below start a child, then print their pid, which is their
@@ -60,12 +61,11 @@ func running(pid int) bool {
 	if syscall.Kill(pid, 0) != nil {
 		return false
 	}
-	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	p, err := proc.Read(pid)
 	if err != nil {
 		return !errors.Is(err, fs.ErrNotExist) || !procMounted()
 	}
-	_, after, _ := strings.Cut(string(stat), ") ")
-	return !strings.HasPrefix(after, "Z") && !strings.HasPrefix(after, "X")
+	return !p.Exited()
 }
 
 func procMounted() bool {

@@ -60,6 +60,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/toolguard/toolguard/internal/proc"
 	toolguard "github.com/toolguard/toolguard/middleware"
 )
 
@@ -119,7 +120,7 @@ func run(args []string, stdin io.Reader, stdout io.WriteCloser, stderr io.Writer
 	// until every process holding it is gone: a child the server left
 	// would hold Wait, so that copy gets grace once the server exited.
 	cmd.WaitDelay = grace
-	inOwnGroup(cmd)
+	proc.OwnGroup(cmd)
 	serverIn, err := cmd.StdinPipe()
 	if err != nil {
 		fmt.Fprintln(stderr, "toolguard-stdio:", err)

@@ -4,12 +4,8 @@ package main
 
 import (
 	"os"
-	"os/exec"
 	"syscall"
 )
-
-// inOwnGroup does nothing where there are no process groups.
-func inOwnGroup(cmd *exec.Cmd) {}
 
 // signalGroup signals the server alone; SIGTERM and SIGKILL kill it.
 func signalGroup(p *os.Process, sig os.Signal) {

@@ -4,15 +4,10 @@ package main
 
 import (
 	"os"
-	"os/exec"
 	"syscall"
-)
 
-// inOwnGroup makes the server the leader of a new process group, so that
-// everything it starts (npx: npm exec, sh, node) can be signalled at once.
-func inOwnGroup(cmd *exec.Cmd) {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-}
+	"github.com/toolguard/toolguard/internal/proc"
+)
 
 // signalGroup sends sig to the server's process group. The group outlives
 // its leader while any member is left, so this reaches what the server
@@ -33,6 +28,6 @@ func groupLeft(pgid int) bool {
 	if syscall.Kill(-pgid, 0) != nil {
 		return false
 	}
-	running, ok := groupRunning(pgid)
+	running, ok := proc.GroupRunning(pgid)
 	return running || !ok
 }

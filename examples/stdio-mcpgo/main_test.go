@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/toolguard/toolguard/internal/fixture"
 )
 
 // TestExample runs the example as a client would over its pipes: a known
@@ -32,14 +34,7 @@ func TestExample(t *testing.T) {
 	type reply struct {
 		ID     int             `json:"id"`
 		Result json.RawMessage `json:"result"`
-		Error  *struct {
-			Code    int    `json:"code"`
-			Message string `json:"message"`
-			Data    struct {
-				AvailableTools []string `json:"availableTools"`
-				Suggestions    []string `json:"suggestions"`
-			} `json:"data"`
-		} `json:"error"`
+		Error  *fixture.Answer `json:"error"`
 	}
 	recv := func(id int) reply {
 		t.Helper()

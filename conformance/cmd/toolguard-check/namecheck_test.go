@@ -35,19 +35,14 @@ func TestNameHeaderInTableAndJSON(t *testing.T) {
 // and the summary counts it in a table of its own; a risk confirmed shows
 // its second name in the table of one target.
 func TestFleetSummaryCountsNameHeader(t *testing.T) {
-	strict := httptest.NewServer(&zoo.Fake{Sessionless: true, Tools: []string{"x"}})
-	defer strict.Close()
-	lenient := httptest.NewServer(&zoo.Fake{Sessionless: true, LenientName: true, Tools: []string{"x"}})
-	defer lenient.Close()
-	old := httptest.NewServer(&zoo.Fake{Tools: []string{"x"}})
-	defer old.Close()
-	list := strict.URL + "\n" + lenient.URL + "\n" + old.URL + "\n"
+	strict, lenient, old := zoo.NameHeaderServers(t)
+	list := strict + "\n" + lenient + "\n" + old + "\n"
 	code, out, _ := runCLI(t, list, "-fleet", "-", "-spacing", "1ms", "-quiet")
 	if code != exitVerified {
 		t.Errorf("exit %d", code)
 	}
 	for _, want := range []string{
-		"mcp_name_header strict " + strict.URL, "mcp_name_header lenient " + lenient.URL,
+		"mcp_name_header strict " + strict, "mcp_name_header lenient " + lenient,
 		"error_taxonomy servers VERIFIED 3 OBSERVED_RISK 0 UNVERIFIED 0 total 3",
 		"mcp_name_header servers strict 1 lenient 1 undetermined 0 not_applicable 1",
 	} {
@@ -55,7 +50,7 @@ func TestFleetSummaryCountsNameHeader(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
-	if strings.Contains(out, "mcp_name_header not_applicable "+old.URL) {
+	if strings.Contains(out, "mcp_name_header not_applicable "+old) {
 		t.Errorf("a 2025-era target got a mcp_name_header line:\n%s", out)
 	}
 
