@@ -32,8 +32,11 @@ port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); 
 alone_port=$(port)
 guard_port=$(port)
 echo "== starting mcp-go's conformance server on :$alone_port and the guard in front of it on :$guard_port"
-(cd "$work" && CONFORMANCE_ADDR=127.0.0.1:$alone_port go run github.com/mark3labs/mcp-go/examples/conformance@v1.2.1 >"$work/server.log" 2>&1) &
-(cd "$root/examples" && go run ./proxy -upstream "http://127.0.0.1:$alone_port/mcp" -addr "127.0.0.1:$guard_port" >"$work/proxy.log" 2>&1) &
+# Built first and started directly, so that the trap's kill reaches them.
+GOBIN="$work/bin" go install github.com/mark3labs/mcp-go/examples/conformance@v1.2.1
+(cd "$root/examples" && go build -o "$work/bin/proxy" ./proxy)
+CONFORMANCE_ADDR=127.0.0.1:$alone_port "$work/bin/conformance" >"$work/server.log" 2>&1 &
+"$work/bin/proxy" -upstream "http://127.0.0.1:$alone_port/mcp" -addr "127.0.0.1:$guard_port" >"$work/proxy.log" 2>&1 &
 for p in $alone_port $guard_port; do
 	for _ in $(seq 120); do
 		(exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null && break
