@@ -7,20 +7,42 @@ import (
 	"sync"
 )
 
-// Buffers of up to maxPooled bytes are reused across requests; larger ones
-// are left to the garbage collector so one huge body does not pin memory.
-const maxPooled = 1 << 20
+// Buffers are reused across requests, in two pools so that a small body
+// neither takes nor keeps a large buffer: one of buffers up to smallPooled
+// bytes, one of buffers up to maxPooled (a body of the default limit).
+// Larger ones are left to the garbage collector, so that one huge body does
+// not pin memory.
+const (
+	smallPooled = 64 << 10
+	maxPooled   = DefaultMaxBodyBytes + 1
+)
 
 type buffer struct{ b []byte }
 
-var buffers = sync.Pool{New: func() any { return &buffer{b: make([]byte, 0, 2048)} }}
+var (
+	smallBuffers = sync.Pool{New: func() any { return &buffer{b: make([]byte, 0, 2048)} }}
+	largeBuffers sync.Pool
+)
 
-func getBuffer() *buffer { return buffers.Get().(*buffer) }
+// getBuffer returns a buffer for a body of about hint bytes (0: unknown).
+func getBuffer(hint int64) *buffer {
+	if hint > smallPooled {
+		if b, ok := largeBuffers.Get().(*buffer); ok {
+			return b
+		}
+		return &buffer{}
+	}
+	return smallBuffers.Get().(*buffer)
+}
 
 func putBuffer(b *buffer) {
-	if cap(b.b) <= maxPooled {
+	switch c := cap(b.b); {
+	case c <= smallPooled:
 		b.b = b.b[:0]
-		buffers.Put(b)
+		smallBuffers.Put(b)
+	case c <= maxPooled:
+		b.b = b.b[:0]
+		largeBuffers.Put(b)
 	}
 }
 
@@ -28,7 +50,7 @@ func putBuffer(b *buffer) {
 // eof reports that the whole body was read; err is a read error other than
 // io.EOF, to be handed on to the next handler.
 func readBody(body io.Reader, limit, hint int64) (buf *buffer, eof bool, err error) {
-	buf = getBuffer()
+	buf = getBuffer(hint)
 	b := buf.b[:0]
 	if hint > 0 && hint <= limit {
 		b = slices.Grow(b, int(hint)+1) // +1: room to see EOF without growing

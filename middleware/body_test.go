@@ -175,14 +175,16 @@ func readAll(r io.ReadCloser) ([]byte, error) { return io.ReadAll(r) }
 // change.
 func TestBodyBufferReleasedEarly(t *testing.T) {
 	body := []byte(knownCall)
-	big := append([]byte(knownCall), bytes.Repeat([]byte(" "), maxPooled+10)...)
+	large := append([]byte(knownCall), bytes.Repeat([]byte(" "), smallPooled+10)...)
+	huge := append([]byte(knownCall), bytes.Repeat([]byte(" "), maxPooled+10)...)
 	tests := []struct {
 		name string
 		body []byte
 		use  func(r io.ReadCloser) ([]byte, error)
 	}{
 		{"read all", body, readAll},
-		{"read all, larger than the pool keeps", big, readAll},
+		{"read all, larger than the small pool keeps", large, readAll},
+		{"read all, larger than any pool keeps", huge, readAll},
 		{"one byte at a time", body, func(r io.ReadCloser) ([]byte, error) { return io.ReadAll(iotest.OneByteReader(r)) }},
 		{"exact length then stop", body, func(r io.ReadCloser) ([]byte, error) {
 			p := make([]byte, len(body))
@@ -201,7 +203,7 @@ func TestBodyBufferReleasedEarly(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			g := mustGuard(t, Options{})
+			g := mustGuard(t, Options{MaxBodyBytes: 2 * maxPooled})
 			r := httptest.NewRequest("POST", "/mcp", bytes.NewReader(tt.body))
 			r.Header.Set("Content-Type", "application/json")
 			called := false
@@ -251,4 +253,18 @@ func TestBodyReadAfterCloseLikeOriginal(t *testing.T) {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
+}
+
+// A buffer grown for a large body goes back to the pool of large buffers:
+// a small body never takes it.
+func TestSmallBodyNeverTakesALargeBuffer(t *testing.T) {
+	for range 100 {
+		putBuffer(&buffer{b: make([]byte, 0, 2*smallPooled)})
+		if b := getBuffer(300); cap(b.b) > smallPooled {
+			t.Fatalf("a 300-byte body got a buffer of %d bytes", cap(b.b))
+		}
+		if b := getBuffer(0); cap(b.b) > smallPooled {
+			t.Fatalf("a body of unknown length got a buffer of %d bytes", cap(b.b))
+		}
+	}
 }

@@ -107,8 +107,8 @@ func initSession(b *testing.B, h http.Handler, hdr http.Header) string {
 }
 
 // BenchmarkKnown1MiBPaired: a known tools/call of 1 MiB (its arguments one
-// long string) through mcp-go alone and through guard + mcp-go, paired as
-// BenchmarkPaired: what a user feels of the guard's reader on big bodies.
+// long string) through mcp-go alone and through guard + mcp-go, paired
+// call by call: what a user feels of the guard's reader on big bodies.
 //
 //	go test -run '^$' -bench Known1MiBPaired -benchtime 200x -count 6 .
 func BenchmarkKnown1MiBPaired(b *testing.B) {
@@ -121,5 +121,5 @@ func BenchmarkKnown1MiBPaired(b *testing.B) {
 	body := `{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"name":"tool_0003","arguments":{"city":"Oslo","detail":"` +
 		strings.Repeat("x", 1<<20) + `"}}}`
 	send(b, guarded, body, hdr)
-	fixture.Paired(b, "guard/alone", "guard/alone-cpu", func() { send(b, alone, body, hdr) }, func() { send(b, guarded, body, hdr) })
+	fixture.PairedEach(b, "guard/alone", "guard/alone-cpu", func() { send(b, alone, body, hdr) }, func() { send(b, guarded, body, hdr) })
 }
