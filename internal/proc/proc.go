@@ -9,7 +9,7 @@ package proc
 
 // Process is a process as /proc/<pid>/stat shows it.
 type Process struct {
-	PID, PPID, PGID int
+	PID, PPID, PGID int    // the process, its parent, its process group
 	State           byte   // R, S, D, T, Z (zombie), X (dead), ...
 	Start           string // start time, clock ticks after boot: tells it from a later process given the same pid
 }
