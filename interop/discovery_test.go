@@ -298,7 +298,7 @@ func TestDifferentialTypeScriptV2(t *testing.T) {
 		t.Fatal(err)
 	}
 	diff.Alone = ranRecorder(diff, proxy)
-	diff.Guarded = g.Handler(ranRecorder(diff, proxy))
+	diff.Guarded = g.Handler(diff.Tee(ranRecorder(diff, proxy)))
 	var total fixture.Tally
 	for _, era := range []string{"2026-07-28", "2025-11-25"} {
 		t.Run(era, func(t *testing.T) {

@@ -70,7 +70,7 @@ func newHarness(t testing.TB, mode string) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.Guarded = g.Handler(h.Alone)
+	h.Guarded = g.Handler(h.Tee(h.Alone))
 	if !opts.Stateless {
 		w := fixture.Send(h.Alone, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"diff","version":"1"}}}`, http.Header{"Mcp-Protocol-Version": {"2025-11-25"}})
 		h.session = w.Header().Get("Mcp-Session-Id")

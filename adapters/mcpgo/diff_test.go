@@ -72,12 +72,12 @@ func newHarness(t testing.TB, mode string, before bool) *harness {
 	}
 	alone := server.NewStreamableHTTPServer(h.mcp, hopts...)
 	h.Alone = alone
-	h.Guarded = behindGuard(t, h.mcp, alone, mode, before, func(r *http.Request, rej *toolguard.Rejection) {
+	h.Guarded = guardOf(t, h.mcp, alone, mode, before, func(r *http.Request, rej *toolguard.Rejection) {
 		h.Rejected(rej.Name)
 		if !rej.Translated {
 			h.before.Add(1)
 		}
-	})
+	}).Handler(h.Tee(alone))
 
 	if mode == "default" || mode == "stateful" {
 		h.session = initialize(t, alone)
@@ -94,6 +94,12 @@ func newHarness(t testing.TB, mode string, before bool) *harness {
 // in mode (with AnswerBeforeServer when before); onReject may be nil.
 func behindGuard(t testing.TB, s *server.MCPServer, h http.Handler, mode string, before bool, onReject func(*http.Request, *toolguard.Rejection)) http.Handler {
 	t.Helper()
+	return guardOf(t, s, h, mode, before, onReject).Handler(h)
+}
+
+// guardOf is the guard behindGuard puts in front of h.
+func guardOf(t testing.TB, s *server.MCPServer, h http.Handler, mode string, before bool, onReject func(*http.Request, *toolguard.Rejection)) *toolguard.Guard {
+	t.Helper()
 	tools, err := Tools(s, h, Options{AnswerBeforeServer: before, Stateless: mode == "stateless"})
 	if err != nil {
 		t.Fatal(err)
@@ -102,7 +108,7 @@ func behindGuard(t testing.TB, s *server.MCPServer, h http.Handler, mode string,
 	if err != nil {
 		t.Fatal(err)
 	}
-	return g.Handler(h)
+	return g
 }
 
 // initialize opens a 2025-era session on h and returns its id.
