@@ -9,12 +9,14 @@ import (
 
 // Buffers are reused across requests, in two pools so that a small body
 // neither takes nor keeps a large buffer: one of buffers up to smallPooled
-// bytes, one of buffers up to maxPooled (a body of the default limit).
-// Larger ones are left to the garbage collector, so that one huge body does
-// not pin memory.
+// bytes, one of buffers up to maxPooled (a body of the default limit, with
+// room for the allocator's rounding). Larger ones are left to the garbage
+// collector. A pooled buffer stays in memory until one or two collections
+// after its last use: after a burst of N concurrent bodies of 4 MiB, up to
+// N×4 MiB for that long.
 const (
 	smallPooled = 64 << 10
-	maxPooled   = DefaultMaxBodyBytes + 1
+	maxPooled   = DefaultMaxBodyBytes + 64<<10
 )
 
 type buffer struct{ b []byte }
@@ -60,7 +62,19 @@ func readBody(body io.Reader, limit, hint int64) (buf *buffer, eof bool, err err
 			if int64(len(b)) > limit {
 				break
 			}
-			b = slices.Grow(b, int(min(int64(cap(b)), limit+1-int64(len(b)))))
+			if cap(b) <= smallPooled && 2*cap(b) > smallPooled {
+				// A body of unknown length outgrows the small buffers: on
+				// in a large one, if the pool has one.
+				if large, ok := largeBuffers.Get().(*buffer); ok {
+					large.b = append(large.b[:0], b...)
+					buf.b = b
+					putBuffer(buf)
+					buf, b = large, large.b
+				}
+			}
+			if len(b) == cap(b) {
+				b = slices.Grow(b, int(min(int64(cap(b)), limit+1-int64(len(b)))))
+			}
 		}
 		room := b[len(b):cap(b)]
 		if over := int64(len(b)+len(room)) - (limit + 1); over > 0 {
@@ -91,7 +105,15 @@ func readBody(body io.Reader, limit, hint int64) (buf *buffer, eof bool, err err
 // handler has read the last byte of it, or closes the body. A server that
 // reads the whole body first (as the SDKs do) thus holds the body once, in
 // its own copy, for the rest of the request, not twice.
+//
+// It may be read after the handler returned, and concurrently with that
+// return: httputil.ReverseProxy's transport can still be sending the body
+// upstream when the upstream has answered early. A mutex keeps the buffer
+// from going back to the pool while a Read copies from it, and once
+// Handler has ended the body, what was not read of the buffer is gone and
+// a late Read fails instead of sending the rest of the body without it.
 type replayBody struct {
+	mu   sync.Mutex
 	buf  *buffer
 	data []byte
 	err  error // a read error met by the middleware, returned after data
@@ -99,11 +121,17 @@ type replayBody struct {
 	rest io.ReadCloser
 
 	closed bool
+	ended  bool // ended by Handler with bytes of the buffer unread
 }
 
 func (b *replayBody) Read(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	if b.closed {
 		return b.rest.Read(p) // whatever the original body says after Close
+	}
+	if b.ended {
+		return 0, http.ErrBodyReadAfterClose
 	}
 	if len(b.data) > 0 {
 		n := copy(p, b.data)
@@ -123,14 +151,27 @@ func (b *replayBody) Read(p []byte) (int, error) {
 }
 
 func (b *replayBody) Close() error {
+	b.mu.Lock()
 	b.closed = true
 	b.release()
+	b.mu.Unlock()
 	return b.rest.Close()
+}
+
+// end is called by Handler when the next handler has returned: the buffer
+// goes back, and a Read of bytes that were in it fails from now on.
+func (b *replayBody) end() {
+	b.mu.Lock()
+	if b.buf != nil && len(b.data) > 0 {
+		b.ended = true
+	}
+	b.release()
+	b.mu.Unlock()
 }
 
 // release gives the buffer back (to the pool, or to the garbage collector
 // when it is too large to keep) and drops every reference to it. Reads
-// after it see no more buffered bytes. It is idempotent.
+// after it see no more buffered bytes. It is idempotent; b.mu is held.
 func (b *replayBody) release() {
 	if b.buf != nil {
 		b.data = nil

@@ -7,6 +7,8 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -266,5 +268,46 @@ func TestSmallBodyNeverTakesALargeBuffer(t *testing.T) {
 		if b := getBuffer(0); cap(b.b) > smallPooled {
 			t.Fatalf("a body of unknown length got a buffer of %d bytes", cap(b.b))
 		}
+	}
+}
+
+// httputil.ReverseProxy can still be sending the body upstream after the
+// handler returned (the upstream answered early, without reading it): the
+// guard's buffer must not go back to the pool while that read copies from
+// it (go test -race sees it), and such a late read fails rather than
+// sending the rest of the body without its start.
+func TestBodyReadByAProxyAfterTheHandlerReturned(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusRequestEntityTooLarge) // without reading the body
+	}))
+	defer up.Close()
+	u, _ := url.Parse(up.URL)
+	g := mustGuard(t, Options{Tools: unsure{names: []string{"a"}}})
+	front := httptest.NewServer(g.Handler(httputil.NewSingleHostReverseProxy(u)))
+	defer front.Close()
+	body := append([]byte(`{"jsonrpc":"2.0","id":1,"method":"ping","x":"`), bytes.Repeat([]byte("y"), 3<<20)...)
+	body = append(body, `"}`...)
+	for range 20 {
+		resp, err := http.Post(front.URL, "application/json", bytes.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusRequestEntityTooLarge {
+			t.Fatalf("status %d", resp.StatusCode)
+		}
+	}
+
+	// A read after end: the unread bytes of the buffer are gone.
+	buf := getBuffer(0)
+	buf.b = append(buf.b, "abcdef"...)
+	rb := &replayBody{buf: buf, data: buf.b, eof: true, rest: http.NoBody}
+	p := make([]byte, 2)
+	if n, err := rb.Read(p); n != 2 || err != nil {
+		t.Fatalf("read %d, %v", n, err)
+	}
+	rb.end()
+	if n, err := rb.Read(p); n != 0 || err != http.ErrBodyReadAfterClose {
+		t.Errorf("after end: read %d, %v", n, err)
 	}
 }

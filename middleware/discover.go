@@ -262,23 +262,35 @@ func (d *Discovery) List(r *http.Request) ([]string, error) {
 		f := &fetch{done: make(chan struct{})}
 		e.inflight = f
 		e.mu.Unlock()
+		return d.fetchFor(r, e, f, reserved)
+	}
+}
 
-		start := time.Now()
-		list, ttl, err := d.fetch(r)
+// errFetchPanicked is what the waiters of a fetch that panicked get.
+var errFetchPanicked = errors.New("toolguard: tools/list: the fetch panicked")
+
+// fetchFor makes the fetch f of e's caller. However it ends, even by a
+// panic, the budget is charged, e no longer waits for it, and its waiters
+// are told.
+func (d *Discovery) fetchFor(r *http.Request, e *entry, f *fetch, reserved time.Duration) ([]string, error) {
+	start := time.Now()
+	var ttl time.Duration
+	f.err = errFetchPanicked // until the fetch returns
+	defer func() {
 		d.spent(reserved, time.Since(start))
-		f.list, f.err = list, err
 		e.mu.Lock()
 		e.inflight = nil
-		if err == nil {
+		if f.err == nil {
 			if ttl <= 0 {
 				ttl = d.opts.TTL
 			}
-			e.list, e.expires = list, time.Now().Add(ttl)
+			e.list, e.expires = f.list, time.Now().Add(ttl)
 		}
 		e.mu.Unlock()
 		close(f.done)
-		return list, err
-	}
+	}()
+	f.list, ttl, f.err = d.fetch(r)
+	return f.list, f.err
 }
 
 // current returns e's list when it is fresh, or the fetch under way.

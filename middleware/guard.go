@@ -161,7 +161,7 @@ func (g *Guard) Handler(next http.Handler) http.Handler {
 		if r.Body == io.ReadCloser(body) {
 			r.Body = orig
 		}
-		body.release()
+		body.end()
 	})
 }
 
@@ -456,7 +456,7 @@ var noList = &listAnswer{hideSuggestions: true}
 // within ListTimeout; past it, or when the list fails, the answer has no
 // list, and the Logger says why.
 func (g *Guard) translate(c *watched, status int, sse bool) *Rejection {
-	ctx, cancel := context.WithTimeout(c.r.Context(), g.opts.ListTimeout)
+	ctx, cancel := context.WithTimeoutCause(c.r.Context(), g.opts.ListTimeout, errListTimeout)
 	defer cancel()
 	lr, call := withCallIn(c.r, ctx, Call{Name: c.name, Meta: c.meta, Sessionless: c.modern})
 	names, err := g.list(lr)
@@ -484,15 +484,23 @@ func (g *Guard) translate(c *watched, status int, sse bool) *Rejection {
 	return rej
 }
 
-// list asks the tool set for the caller's list; a panic is an error.
+// errListTimeout is the cause of the context translate gives the tool set
+// when ListTimeout has passed.
+var errListTimeout = errors.New("toolguard: ListTimeout passed")
+
+// list asks the tool set for the caller's list; a panic is an error (but
+// http.ErrAbortHandler, which aborts the answer, goes on up).
 func (g *Guard) list(r *http.Request) (names []string, err error) {
 	defer func() {
 		if p := recover(); p != nil {
+			if p == http.ErrAbortHandler {
+				panic(p)
+			}
 			names, err = nil, fmt.Errorf("toolguard: tool set panicked: %v", p)
 		}
 	}()
 	names, err = g.opts.Tools.List(r)
-	if err != nil && r.Context().Err() == context.DeadlineExceeded {
+	if err != nil && context.Cause(r.Context()) == errListTimeout {
 		err = fmt.Errorf("toolguard: no tool list within ListTimeout (%v): %w", g.opts.ListTimeout, err)
 	}
 	return names, err

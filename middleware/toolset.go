@@ -98,7 +98,9 @@ func (s staticTools) List(*http.Request) ([]string, error) { return s.sorted, ni
 // caller of r can call: the author asserts that these are the tools the
 // server will run for that caller, and the guard answers any other name
 // before the server. It is called for every tools/call, so it should be
-// cheap; an error means "cannot tell": the server decides.
+// cheap; an error means "cannot tell": the server decides. Like any List,
+// f must return once r's context is done: the guard bounds its wait for a
+// list by Options.ListTimeout through that context, and waits for f.
 type ToolsFunc func(r *http.Request) ([]string, error)
 
 // Lookup calls f and reports whether name is among its names.

@@ -3,6 +3,7 @@ package toolguard
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"log/slog"
@@ -157,6 +158,59 @@ func TestAnswerWithoutListWhenListFails(t *testing.T) {
 	w := guarded(t, unsure{err: errors.New("down")}, answering(200, "application/json", errorReply("1", -32602, "Unknown tool: nope")), call("1", `"nope"`), nil)
 	if want := `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Unknown tool: nope"}}`; w.Body.String() != want {
 		t.Errorf("answer %s", w.Body)
+	}
+}
+
+// panicking is a tool set whose List panics with v.
+type panicking struct{ v any }
+
+func (p panicking) Lookup(*http.Request, string) Presence { return Unsure }
+func (p panicking) List(*http.Request) ([]string, error)  { panic(p.v) }
+
+// A tool set whose List panics: the answer goes out without the list, and
+// ListErr says why; http.ErrAbortHandler still aborts the answer.
+func TestAnswerWithoutListWhenListPanics(t *testing.T) {
+	var got *Rejection
+	g := mustGuard(t, Options{Tools: panicking{"boom"}, OnReject: func(_ *http.Request, rej *Rejection) { got = rej }})
+	server := answering(200, "application/json", errorReply("1", -32602, "Unknown tool: nope"))
+	w := httptest.NewRecorder()
+	g.Handler(server).ServeHTTP(w, newRequest("POST", call("1", `"nope"`), nil))
+	if want := `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Unknown tool: nope"}}`; w.Body.String() != want {
+		t.Errorf("answer %s", w.Body)
+	}
+	if got == nil || got.ListErr == nil || !strings.Contains(got.ListErr.Error(), "tool set panicked: boom") {
+		t.Errorf("OnReject got %+v", got)
+	}
+
+	abort := mustGuard(t, Options{Tools: panicking{http.ErrAbortHandler}})
+	defer func() {
+		if p := recover(); p != http.ErrAbortHandler {
+			t.Errorf("recovered %v, want http.ErrAbortHandler", p)
+		}
+	}()
+	abort.Handler(server).ServeHTTP(httptest.NewRecorder(), newRequest("POST", call("1", `"nope"`), nil))
+}
+
+// The caller's own deadline, passed while the list is fetched, is not
+// reported as ListTimeout.
+func TestCallerDeadlineIsNotReportedAsListTimeout(t *testing.T) {
+	block := make(chan struct{})
+	defer close(block)
+	var got *Rejection
+	g := mustGuard(t, Options{
+		Tools:       unsure{names: []string{"a"}, block: block},
+		ListTimeout: time.Hour,
+		OnReject:    func(_ *http.Request, rej *Rejection) { got = rej },
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	r := newRequest("POST", call("1", `"nope"`), nil).WithContext(ctx)
+	g.Handler(answering(200, "application/json", errorReply("1", -32602, "Unknown tool: nope"))).ServeHTTP(httptest.NewRecorder(), r)
+	if got == nil {
+		t.Fatal("no rejection")
+	}
+	if !errors.Is(got.ListErr, context.DeadlineExceeded) || strings.Contains(got.ListErr.Error(), "ListTimeout") {
+		t.Errorf("ListErr %v", got.ListErr)
 	}
 }
 
