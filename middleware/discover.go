@@ -144,6 +144,10 @@ type fetch struct {
 	done chan struct{}
 	list []string
 	err  error
+	// ownerGone: the fetch failed once the request that started it had
+	// ended (its client left, or its ListTimeout passed), not for a cause
+	// of its own. Set before done is closed.
+	ownerGone bool
 }
 
 func (d *Discovery) entry(key string) *entry {
@@ -242,7 +246,13 @@ func (d *Discovery) List(r *http.Request) ([]string, error) {
 			if list, f, ok := e.current(); ok {
 				return list, nil
 			} else if f != nil {
-				return f.wait(r.Context())
+				list, err := f.wait(r.Context())
+				if err != nil && r.Context().Err() == nil && f.ownerGone {
+					// The call that started the fetch ended, this one has
+					// time left: it asks again.
+					continue
+				}
+				return list, err
 			}
 		}
 		// A new fetch, if the budget allows one: a caller refused by the
@@ -290,6 +300,7 @@ func (d *Discovery) fetchFor(r *http.Request, e *entry, f *fetch, reserved time.
 		close(f.done)
 	}()
 	f.list, ttl, f.err = d.fetch(r)
+	f.ownerGone = f.err != nil && r.Context().Err() != nil
 	return f.list, f.err
 }
 

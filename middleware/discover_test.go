@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"context"
+	"errors"
 	"github.com/toolguard/toolguard/mcpwire"
 )
 
@@ -506,4 +508,53 @@ func TestDiscoveryRelaysTheServersMessages(t *testing.T) {
 			}
 		}
 	}
+}
+
+// A fetch several calls of one caller share fails when the call that
+// started it ends (its client left): the others, with time left, ask again
+// and get the list.
+func TestDiscoveryWaitersOutliveTheFetchOwner(t *testing.T) {
+	var lists atomic.Int32
+	server := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if lists.Add(1) == 1 {
+			<-r.Context().Done() // the first list is never answered
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"jsonrpc":"2.0","id":`+listID(r)+`,"result":{"tools":[{"name":"a"}]}}`)
+	})
+	d, err := Discover(server, DiscoverOptions{Budget: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ownerCtx, leave := context.WithCancel(context.Background())
+	owner := newRequest("POST", call("1", `"nope"`), nil).WithContext(ownerCtx)
+	ownerDone := make(chan error, 1)
+	go func() { _, err := d.List(owner); ownerDone <- err }()
+	for lists.Load() == 0 {
+		time.Sleep(time.Millisecond) // the owner's fetch is under way
+	}
+	waiterDone := make(chan []string, 1)
+	go func() {
+		names, err := d.List(newRequest("POST", call("2", `"nope"`), nil))
+		if err != nil {
+			t.Errorf("the waiter: %v", err)
+		}
+		waiterDone <- names
+	}()
+	time.Sleep(20 * time.Millisecond) // the waiter waits on the owner's fetch
+	leave()
+	if err := <-ownerDone; !errors.Is(err, context.Canceled) {
+		t.Errorf("the owner: %v", err)
+	}
+	if names := <-waiterDone; !slices.Equal(names, []string{"a"}) {
+		t.Errorf("the waiter got %q", names)
+	}
+}
+
+// listID is the id of the tools/list r carries.
+func listID(r *http.Request) string {
+	var m struct{ ID json.RawMessage }
+	json.NewDecoder(r.Body).Decode(&m)
+	return string(m.ID)
 }
