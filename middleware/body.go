@@ -162,9 +162,7 @@ func (b *replayBody) Close() error {
 // goes back, and a Read of bytes that were in it fails from now on.
 func (b *replayBody) end() {
 	b.mu.Lock()
-	if b.buf != nil && len(b.data) > 0 {
-		b.ended = true
-	}
+	b.ended = len(b.data) > 0
 	b.release()
 	b.mu.Unlock()
 }

@@ -211,16 +211,12 @@ func (d *Discovery) spent(reserved, took time.Duration) {
 	d.mu.Unlock()
 }
 
-// fetchCharged is fetch, within the budget.
-func (d *Discovery) fetchCharged(r *http.Request) ([]string, time.Duration, error) {
-	reserved, ok := d.spend()
-	if !ok {
-		return nil, 0, ErrBudget
-	}
+// charged is fetch, charged to the budget reserved for it: however it
+// ends, even by a panic, what it took is charged.
+func (d *Discovery) charged(r *http.Request, reserved time.Duration) ([]string, time.Duration, error) {
 	start := time.Now()
-	list, ttl, err := d.fetch(r)
-	d.spent(reserved, time.Since(start))
-	return list, ttl, err
+	defer func() { d.spent(reserved, time.Since(start)) }()
+	return d.fetch(r)
 }
 
 // ErrBudget is the List error past DiscoverOptions.Budget.
@@ -234,7 +230,11 @@ func (d *Discovery) Lookup(*http.Request, string) Presence { return Unsure }
 func (d *Discovery) List(r *http.Request) ([]string, error) {
 	key := d.opts.Key(r)
 	if key == "" {
-		list, _, err := d.fetchCharged(r)
+		reserved, ok := d.spend()
+		if !ok {
+			return nil, ErrBudget
+		}
+		list, _, err := d.charged(r, reserved)
 		return list, err
 	}
 	for {
@@ -280,14 +280,11 @@ func (d *Discovery) List(r *http.Request) ([]string, error) {
 var errFetchPanicked = errors.New("toolguard: tools/list: the fetch panicked")
 
 // fetchFor makes the fetch f of e's caller. However it ends, even by a
-// panic, the budget is charged, e no longer waits for it, and its waiters
-// are told.
+// panic, e no longer waits for it and its waiters are told.
 func (d *Discovery) fetchFor(r *http.Request, e *entry, f *fetch, reserved time.Duration) ([]string, error) {
-	start := time.Now()
 	var ttl time.Duration
 	f.err = errFetchPanicked // until the fetch returns
 	defer func() {
-		d.spent(reserved, time.Since(start))
 		e.mu.Lock()
 		e.inflight = nil
 		if f.err == nil {
@@ -299,7 +296,7 @@ func (d *Discovery) fetchFor(r *http.Request, e *entry, f *fetch, reserved time.
 		e.mu.Unlock()
 		close(f.done)
 	}()
-	f.list, ttl, f.err = d.fetch(r)
+	f.list, ttl, f.err = d.charged(r, reserved)
 	f.ownerGone = f.err != nil && r.Context().Err() != nil
 	return f.list, f.err
 }

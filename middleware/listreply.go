@@ -109,11 +109,6 @@ type reply struct {
 // absent or null and whose result, if any, is a tools/list page. ok is
 // false for anything else.
 func readReply(b []byte) (r reply, ok bool) {
-	return readReplyWith(b, func(s *scanner, r *reply) bool { return s.listPage(&r.page) })
-}
-
-// readReplyWith is readReply with the result read by result.
-func readReplyWith(b []byte, result func(*scanner, *reply) bool) (r reply, ok bool) {
 	s := scanner{b: b}
 	s.ws()
 	if s.i >= len(b) || b[s.i] != '{' {
@@ -130,7 +125,7 @@ func readReplyWith(b []byte, result func(*scanner, *reply) bool) (r reply, ok bo
 			return true
 		case 1:
 			r.hasResult = true
-			return result(&s, &r)
+			return s.listPage(&r.page)
 		case 2:
 			return s.null()
 		}
