@@ -125,7 +125,7 @@ func CheckURL(ctx context.Context, url string, opts Options) (Report, error) {
 		// A transport of the check's own, not http.DefaultTransport: its
 		// connections end with the check, and no other check's
 		// connections count against its pool.
-		tr := newTransport(1)
+		tr := newTransport()
 		defer tr.CloseIdleConnections()
 		client.Transport = tr
 	}
@@ -186,7 +186,13 @@ func CheckCommand(ctx context.Context, argv []string, opts Options) (Report, err
 func unreachable(target, detail string) Report {
 	return Report{Target: target, Check: CheckName, Verdict: Unverified, Category: Unreachable, Detail: detail,
 		NameHeader: NameHeaderReport{Check: NameHeaderCheck, State: NotApplicable,
-			Detail: CheckName + " stopped before its call could be compared (" + string(Unreachable) + ")"}}
+			Detail: stoppedBefore(Unreachable)}}
+}
+
+// stoppedBefore says why mcp_name_header was not run after error_taxonomy
+// stopped with c before its call.
+func stoppedBefore(c Category) string {
+	return fmt.Sprintf("%s stopped before its call could be compared (%s)", CheckName, c)
 }
 
 // prober runs one check over one connection.
@@ -623,7 +629,7 @@ func (p *prober) notApplicable() string {
 	case p.era == Era2025:
 		return "the server speaks 2025-11-25: Mcp-Name is a 2026-07-28 header"
 	case p.rep.Category != "":
-		return fmt.Sprintf("%s stopped before its call could be compared (%s)", CheckName, p.rep.Category)
+		return stoppedBefore(p.rep.Category)
 	}
 	return "the target was not asked"
 }

@@ -16,18 +16,10 @@ import (
 	"time"
 )
 
-// newTransport returns the HTTP transport for concurrency checks in
-// progress at once (1 for a single check). A check has one request in
-// flight at a time, so its pool never needs to close an idle connection
-// one check is about to reuse to make room for another's: it keeps up to
-// two idle connections per check in progress, and as many to one host as
-// there are checks (a fleet may list many paths on one host).
-// http.DefaultTransport keeps 100 in all and 2 per host, which a fleet of
-// hundreds outgrows.
-func newTransport(concurrency int) *http.Transport {
+// newTransport returns the HTTP transport of one check (in a fleet, each
+// target in progress has its own, so no pool is shared).
+func newTransport() *http.Transport {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.MaxIdleConns = max(100, 2*concurrency)
-	tr.MaxIdleConnsPerHost = max(2, concurrency)
 	tr.IdleConnTimeout = 10 * time.Second
 	// A check keeps its connection while it waits out the spacing; in a
 	// fleet hundreds do. Small buffers keep them small: requests are

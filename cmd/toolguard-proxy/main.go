@@ -215,7 +215,7 @@ func servedPath(p string) (string, error) {
 // handler returns the guarded reverse proxy.
 func handler(c *config, logger *log.Logger) (http.Handler, error) {
 	u, _ := url.Parse(c.upstream)
-	rp := &reporter{upstream: c.upstream, logger: logger, logPass: c.logPass, upstreamTimeout: c.upstreamTimeout}
+	rp := &reporter{upstream: c.upstream, logger: logger, upstreamTimeout: c.upstreamTimeout}
 	transport := http.DefaultTransport.(*http.Transport).Clone()
 	transport.ResponseHeaderTimeout = c.upstreamTimeout
 	proxy := &httputil.ReverseProxy{

@@ -30,7 +30,6 @@ import (
 type reporter struct {
 	upstream        string
 	logger          *log.Logger
-	logPass         bool
 	upstreamTimeout time.Duration // the transport's ResponseHeaderTimeout
 }
 
@@ -102,7 +101,7 @@ func (rp *reporter) report(r *http.Request, x *exchange, status int) {
 	if failed != nil {
 		parts = append(parts, fmt.Sprintf("upstream %s %s (%v): answered %d to %s %s from %s", rp.upstream, failed.cause, failed.err, failed.status, r.Method, r.URL.Path, r.RemoteAddr))
 	}
-	if pass != nil && rp.logPass {
+	if pass != nil { // recorded only with -log-pass
 		s := "passed through"
 		if failed == nil {
 			s += fmt.Sprintf(" %s %s from %s", r.Method, r.URL.Path, r.RemoteAddr)
@@ -139,7 +138,7 @@ func (rp *reporter) report(r *http.Request, x *exchange, status int) {
 // names both.
 func (rp *reporter) proxyError(w http.ResponseWriter, r *http.Request, err error) {
 	own := r.Context().Value(guardsOwnKey{}) != nil
-	f := rp.classify(r, err, own)
+	f := rp.classify(r, err)
 	recorded := false
 	if x, ok := r.Context().Value(exchangeKey{}).(*exchange); ok {
 		x.mu.Lock()
@@ -165,7 +164,7 @@ func (rp *reporter) proxyError(w http.ResponseWriter, r *http.Request, err error
 
 // classify names why err kept the request from the upstream, and the
 // status it gets: 504 when the upstream did not answer in time, else 502.
-func (rp *reporter) classify(r *http.Request, err error, own bool) *failure {
+func (rp *reporter) classify(r *http.Request, err error) *failure {
 	f := &failure{status: http.StatusBadGateway, err: err}
 	var (
 		dnsErr  *net.DNSError
