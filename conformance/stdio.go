@@ -18,7 +18,7 @@ import (
 // A stdio server is ended as a careful wrapper ends it: its standard input
 // is closed and it has stdioGrace to exit; then whatever is left of its
 // process group (it, or what it started) gets SIGTERM, and stdioTermGrace
-// later SIGKILL. See endGroup.
+// later SIGKILL. See proc.End.
 const (
 	stdioGrace     = 500 * time.Millisecond
 	stdioTermGrace = 500 * time.Millisecond
@@ -207,7 +207,7 @@ func (c *stdioConn) close() error {
 		c.stdin.Close()
 		exited := make(chan error, 1)
 		go func() { exited <- c.cmd.Wait() }()
-		err = endGroup(c.cmd, exited, stdioGrace, stdioTermGrace)
+		err = proc.End(c.cmd, exited, stdioGrace, stdioTermGrace)
 		// Standard error reaches its end once nothing of the group holds
 		// it; a process that left the group (setsid) is not ours to end.
 		select {

@@ -46,7 +46,7 @@ func serverPIDs(t *testing.T, errOut *fixture.SyncBuffer) (pgid, child int) {
 // still running (a zombie waiting for init to reap it is not).
 func assertGone(t *testing.T, pgid, child int) {
 	t.Helper()
-	if groupLeft(pgid) {
+	if proc.GroupAlive(pgid) {
 		t.Errorf("process group %d is still running after toolguard-stdio exited", pgid)
 		syscall.Kill(-pgid, syscall.SIGKILL)
 	}

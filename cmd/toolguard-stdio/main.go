@@ -196,7 +196,7 @@ func run(args []string, stdin io.Reader, stdout io.WriteCloser, stderr io.Writer
 	for done := false; !done; {
 		select {
 		case sig := <-signals:
-			signalGroup(cmd.Process, sig)
+			proc.SignalGroup(cmd.Process, sig)
 		case <-ended:
 			ended = nil
 			goneAway()
@@ -211,12 +211,12 @@ func run(args []string, stdin io.Reader, stdout io.WriteCloser, stderr io.Writer
 			if !termed {
 				termed = true
 				logger.Printf("the server is still running %v after the client went away; SIGTERM to its process group", wait)
-				signalGroup(cmd.Process, syscall.SIGTERM)
+				proc.SignalGroup(cmd.Process, syscall.SIGTERM)
 				stop.Reset(wait)
 				deadline = time.Now().Add(wait)
 			} else {
 				logger.Printf("the server is still running %v after SIGTERM; SIGKILL to its process group", wait)
-				signalGroup(cmd.Process, syscall.SIGKILL)
+				proc.SignalGroup(cmd.Process, syscall.SIGKILL)
 				stopC = nil
 			}
 		case waitErr = <-exited:
@@ -247,7 +247,7 @@ func run(args []string, stdin io.Reader, stdout io.WriteCloser, stderr io.Writer
 // it is still there grace after that. It returns once the group is gone or
 // after the SIGKILL.
 func endLeftovers(p *os.Process, grace time.Duration, drained <-chan struct{}, logger *log.Logger) {
-	if !groupLeft(p.Pid) {
+	if !proc.GroupAlive(p.Pid) {
 		return
 	}
 	deadline := time.Now().Add(grace)
@@ -255,17 +255,17 @@ func endLeftovers(p *os.Process, grace time.Duration, drained <-chan struct{}, l
 	case <-drained:
 	case <-time.After(grace):
 	}
-	for groupLeft(p.Pid) && time.Now().Before(deadline) {
+	for proc.GroupAlive(p.Pid) && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond) // children ending as the server did
 	}
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
-		if !groupLeft(p.Pid) {
+		if !proc.GroupAlive(p.Pid) {
 			return
 		}
 		logger.Printf("the server has exited, processes it started have not; %v to its process group", sig)
-		signalGroup(p, sig)
+		proc.SignalGroup(p, sig)
 		for deadline := time.Now().Add(grace); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-			if !groupLeft(p.Pid) {
+			if !proc.GroupAlive(p.Pid) {
 				return
 			}
 		}

@@ -2,7 +2,23 @@
 
 package proc
 
-import "os/exec"
+import (
+	"os"
+	"os/exec"
+	"syscall"
+)
 
 // OwnGroup does nothing where there are no process groups.
 func OwnGroup(cmd *exec.Cmd) {}
+
+// SignalGroup signals p alone, there being no process groups: SIGTERM and
+// SIGKILL kill it.
+func SignalGroup(p *os.Process, sig os.Signal) error {
+	if sig == syscall.SIGTERM || sig == syscall.SIGKILL {
+		return p.Kill()
+	}
+	return p.Signal(sig)
+}
+
+// GroupAlive reports false: there is no group to wait for.
+func GroupAlive(pgid int) bool { return false }

@@ -3,6 +3,8 @@
 package proc
 
 import (
+	"errors"
+	"os"
 	"os/exec"
 	"syscall"
 )
@@ -12,4 +14,29 @@ import (
 // can be signalled at once.
 func OwnGroup(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+}
+
+// SignalGroup sends sig to the process group p leads (see OwnGroup). The
+// group outlives its leader while any member is left, so this reaches
+// what p left behind after it was reaped. A signal that is not a
+// syscall.Signal goes to p alone.
+func SignalGroup(p *os.Process, sig os.Signal) error {
+	s, ok := sig.(syscall.Signal)
+	if !ok {
+		return p.Signal(sig)
+	}
+	return syscall.Kill(-p.Pid, s)
+}
+
+// GroupAlive reports whether process group pgid has a process in it that
+// has not exited. A member the caller may not signal (EPERM) is still a
+// member. Where /proc tells, a zombie waiting for its parent (or an init
+// that takes its time) to reap it counts as gone; elsewhere a group that
+// answers signals is taken to be alive.
+func GroupAlive(pgid int) bool {
+	if err := syscall.Kill(-pgid, 0); err != nil && !errors.Is(err, syscall.EPERM) {
+		return false
+	}
+	running, ok := GroupRunning(pgid)
+	return running || !ok
 }

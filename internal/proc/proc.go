@@ -1,10 +1,10 @@
 // Package proc is about the commands toolguard-stdio and the checker run:
 // OwnGroup starts one in a process group of its own, so that what it
-// starts can be ended with it; Read, All and GroupRunning read processes as
-// Linux's /proc shows them, so that the caller can wait for a group to be
-// gone (a zombie waiting to be reaped counts as gone) and the tests can
-// find what a session left running. Without /proc, Read and All return
-// errors.ErrUnsupported.
+// starts can be ended with it (SignalGroup, GroupAlive, End); Read, All
+// and GroupRunning read processes as Linux's /proc shows them, so that the
+// caller can wait for a group to be gone (a zombie waiting to be reaped
+// counts as gone) and the tests can find what a session left running.
+// Without /proc, Read and All return errors.ErrUnsupported.
 package proc
 
 // Process is a process as /proc/<pid>/stat shows it.
