@@ -208,43 +208,33 @@ func (s *Stdio) serverLine(line []byte) []byte {
 	return nil
 }
 
+// answerKeys are the members replyID looks for.
+var answerKeys = []string{"id", "method"}
+
 // replyID returns the raw id of a JSON-RPC response line (one without a
-// method), or nil. It only picks the answer's call: IsNotFound then reads
-// the line with encoding/json and checks the id again.
+// method) in the strict subset, or nil. It only picks the answer's call:
+// IsNotFound then reads the line whole and checks the id again. A line
+// outside the subset is not translated.
 func replyID(line []byte) []byte {
-	b := line
-	i := skipWS(b, 0)
-	if i >= len(b) || b[i] != '{' {
+	s := scanner{b: line}
+	s.ws()
+	if s.i >= len(line) || line[s.i] != '{' {
 		return nil
 	}
-	var id []byte
-	for i = skipWS(b, i+1); i < len(b) && b[i] == '"'; {
-		kend, ok := skipValue(b, i, 1)
-		if !ok {
-			return nil
+	var id span
+	ok := s.members(answerKeys, func(k int) bool {
+		switch k {
+		case 0:
+			return s.capture(&id)
+		case 1:
+			return false // a request or notification of the server's
 		}
-		key := b[i:kend]
-		j := skipWS(b, kend)
-		if j >= len(b) || b[j] != ':' {
-			return nil
-		}
-		v := skipWS(b, j+1)
-		vend, ok := skipValue(b, v, 1)
-		if !ok {
-			return nil
-		}
-		switch {
-		case keyEquals(key, "method"):
-			return nil
-		case keyEquals(key, "id"):
-			id = b[v:vend]
-		}
-		if i = skipWS(b, vend); i >= len(b) || b[i] != ',' {
-			break
-		}
-		i = skipWS(b, i+1)
+		return s.value()
+	})
+	if !ok || id.kind == absent {
+		return nil
 	}
-	return id
+	return id.raw(line)
 }
 
 // ownAnswer reports whether a whole server line is an answer to one of
