@@ -52,6 +52,7 @@ func End(cmd *exec.Cmd, exited <-chan error, grace, termGrace time.Duration) err
 	}
 	if !reaped {
 		err = <-exited
+		reaped = true
 	}
 	// SIGKILL cannot be caught; what it hit is gone once the kernel is
 	// done with it. Wait for that, within a bound.

@@ -56,3 +56,38 @@ func TestZombieGroupNotRunning(t *testing.T) {
 		t.Errorf("the test's group: running %v, ok %v", running, ok)
 	}
 }
+
+// End sends SIGTERM and then SIGKILL to a command that ignores its input's
+// end and SIGTERM, and what it started, and returns once the group is gone
+// rather than after its last bound: the orphan it leaves as a zombie for
+// init to reap counts as gone.
+func TestEndReturnsOnceTheGroupIsGone(t *testing.T) {
+	cmd := exec.Command("sh", "-c", `trap "" TERM; sleep 30`)
+	OwnGroup(cmd)
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	in.Close()
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	const grace, termGrace = 100 * time.Millisecond, 100 * time.Millisecond
+	start := time.Now()
+	err = End(cmd, exited, grace, termGrace)
+	took := time.Since(start)
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); err == nil || !ok || ws.Signal() != syscall.SIGKILL {
+		t.Errorf("End: %v; want the command killed by SIGKILL", err)
+	}
+	if GroupAlive(cmd.Process.Pid) {
+		t.Errorf("process group %d outlived End", cmd.Process.Pid)
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
+	// The last wait is bounded by a second: a group already gone must
+	// not wait it out.
+	if took >= grace+termGrace+800*time.Millisecond {
+		t.Errorf("End took %v after the group was killed at %v", took, grace+termGrace)
+	}
+}
