@@ -123,6 +123,14 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("-upstream %q is not an http(s) URL", c.upstream)
 	}
+	if u.User != nil {
+		// Never sent (a reverse proxy does not turn them into a header),
+		// and printed in the log: refused rather than dropped.
+		return nil, fmt.Errorf("-upstream must not carry credentials (user:password@): the caller's Authorization header reaches the upstream as it is")
+	}
+	if u.Fragment != "" || strings.HasSuffix(c.upstream, "#") {
+		return nil, fmt.Errorf("-upstream %q has a fragment (#), which is never sent", c.upstream)
+	}
 	if err := checkFlags(c); err != nil {
 		return nil, err
 	}
@@ -220,9 +228,8 @@ func handler(c *config, logger *log.Logger) (http.Handler, error) {
 	transport.ResponseHeaderTimeout = c.upstreamTimeout
 	proxy := &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
-			pr.SetURL(u)
+			pr.SetURL(u) // the upstream's query, then the caller's
 			pr.Out.URL.Path, pr.Out.URL.RawPath = u.Path, u.RawPath
-			pr.Out.URL.RawQuery = pr.In.URL.RawQuery
 			if c.host == "keep" {
 				pr.Out.Host = pr.In.Host
 			}
@@ -244,11 +251,14 @@ func handler(c *config, logger *log.Logger) (http.Handler, error) {
 		if c.quiet {
 			return
 		}
-		if rej.ListErr != nil {
-			logger.Printf("rejected unknown tool %q from %s (HTTP %d, the upstream's not-found answer) without the tool list: %v", rej.Name, r.RemoteAddr, rej.Status, rej.ListErr)
-			return
+		switch {
+		case rej.Code == toolguard.CodeHeaderMismatch:
+			logger.Printf("rejected a call of %q from %s (HTTP %d, -32020: its Mcp-Method or Mcp-Name header does not match the body; the upstream was not asked)", rej.Name, r.RemoteAddr, rej.Status)
+		case rej.ListErr != nil:
+			logger.Printf("rejected unknown tool %q from %s (HTTP %d, the upstream's not-found answer) without the tool list: %v", rej.Name, r.RemoteAddr, rej.Status, listErrText(rej.ListErr, c))
+		default:
+			logger.Printf("rejected unknown tool %q from %s (HTTP %d, the upstream's not-found answer)", rej.Name, r.RemoteAddr, rej.Status)
 		}
-		logger.Printf("rejected unknown tool %q from %s (HTTP %d, the upstream's not-found answer)", rej.Name, r.RemoteAddr, rej.Status)
 	}
 	if c.logPass {
 		opts.OnPass = rp.onPass
@@ -315,4 +325,16 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// listErrText says why an answer went out without the tool list, in the
+// words of the command's flags.
+func listErrText(err error, c *config) string {
+	switch {
+	case errors.Is(err, toolguard.ErrBudget):
+		return fmt.Sprintf("the upstream's time for the guard's tools/list fetches (-list-budget %v a second) is spent", c.discover.Budget)
+	case errors.Is(err, context.DeadlineExceeded):
+		return fmt.Sprintf("no tools/list answer within -list-timeout %v", c.guard.ListTimeout)
+	}
+	return err.Error()
 }

@@ -9,7 +9,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -267,6 +269,8 @@ func TestUsageMessages(t *testing.T) {
 		{[]string{"-upstream", up, "-max-body-bytes", "0"}, "-max-body-bytes must be more than 0"},
 		{[]string{"-upstream", up, "-max-body-bytes", "-1"}, "-max-body-bytes must be more than 0"},
 		{[]string{"-upstream", "ftp://x"}, `-upstream "ftp://x" is not an http(s) URL`},
+		{[]string{"-upstream", "http://user:pw@127.0.0.1:1/mcp"}, "-upstream must not carry credentials"},
+		{[]string{"-upstream", "http://127.0.0.1:1/mcp#top"}, "has a fragment"},
 	} {
 		var stderr bytes.Buffer
 		code := run(context.Background(), tc.args, &stderr)
@@ -311,5 +315,34 @@ func TestZeroMeansZero(t *testing.T) {
 			t.Errorf("%q: %s; want a list: %v", tc.flags, got, tc.withList)
 		}
 		front.Close()
+	}
+}
+
+// TestUpstreamQueryIsKept: the query of -upstream (an API key, say)
+// reaches the upstream on every request, the guard's own tools/list
+// included, followed by the caller's.
+func TestUpstreamQueryIsKept(t *testing.T) {
+	var mu sync.Mutex
+	var queries []string
+	var hosts []string
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		queries = append(queries, r.URL.RawQuery)
+		mu.Unlock()
+		fakeUpstream(&hosts).ServeHTTP(w, r)
+	}))
+	defer up.Close()
+	url, _ := front(t, up.URL+"/mcp?key=a%2Fb")
+	if got := post(t, url, "", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo"}}`); !strings.Contains(got, "ran") {
+		t.Errorf("known call: %s", got)
+	}
+	if got := post(t, url+"?tenant=x", "", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"ech0"}}`); !strings.Contains(got, `"availableTools":["echo"]`) {
+		t.Errorf("unknown call: %s", got)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	want := []string{"key=a%2Fb", "key=a%2Fb&tenant=x", "key=a%2Fb&tenant=x"} // the call, the unknown call, its tools/list
+	if !slices.Equal(queries, want) {
+		t.Errorf("the upstream saw the queries %q, want %q", queries, want)
 	}
 }

@@ -18,7 +18,8 @@ import (
 )
 
 // What the proxy says about each request: at most one log line, written
-// when the answer starts. It names the upstream and the cause when the
+// when the answer starts (for a call whose answer the guard watches, when
+// it ends). It names the upstream and the cause when the
 // upstream could not be reached or did not answer in time (for the
 // caller's own request or the guard's requests made for it), and with
 // -log-pass why the guard passed the request through, with the tool set's
@@ -59,9 +60,23 @@ func (rp *reporter) wrap(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		x := &exchange{}
 		r = r.WithContext(context.WithValue(r.Context(), exchangeKey{}, x))
-		sw := &statusWriter{ResponseWriter: w, start: func(status int) { rp.report(r, x, status) }}
+		// The line of a call whose answer the guard watches waits for the
+		// answer's end: the server's not-found answer may still be
+		// translated (an event stream starts before it), and then the
+		// translation's line is the one.
+		status, postponed := 0, false
+		sw := &statusWriter{ResponseWriter: w, start: func(s int) {
+			if x.watched() {
+				status, postponed = s, true
+				return
+			}
+			rp.report(r, x, s)
+		}}
 		h.ServeHTTP(sw, r)
 		sw.started(http.StatusOK) // nothing written: net/http sends 200
+		if postponed {
+			rp.report(r, x, status)
+		}
 	})
 }
 
@@ -79,6 +94,14 @@ func (rp *reporter) onPass(r *http.Request, p toolguard.Pass) {
 		x.pass = &p
 		x.mu.Unlock()
 	}
+}
+
+// watched reports whether the request is a call the guard passed on to
+// the server watching for its not-found answer.
+func (x *exchange) watched() bool {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.pass != nil && x.pass.Reason == toolguard.ReasonToServer
 }
 
 // onReject forgets the pass-through recorded for r: the guard answered it

@@ -159,3 +159,68 @@ func TestStatusWriterKeepsStreaming(t *testing.T) {
 	}
 	close(next)
 }
+
+// TestRejectionLogLinesNameTheirCause: a -32020 answer to a header that
+// does not match the body is logged as that, not as an unknown tool the
+// upstream did not find; an answer without the list past -list-budget
+// names the flag.
+func TestRejectionLogLinesNameTheirCause(t *testing.T) {
+	var hosts []string
+	up := httptest.NewServer(fakeUpstream(&hosts))
+	defer up.Close()
+
+	url, logged := front(t, up.URL+"/mcp", "-answer-header-mismatch")
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
+	status, got := fixture.Post(t, url, body, http.Header{
+		"Accept":               {"application/json, text/event-stream"},
+		"Mcp-Protocol-Version": {"2026-07-28"},
+		"Mcp-Method":           {"tools/call"},
+		"Mcp-Name":             {"other"},
+	})
+	if status != http.StatusBadRequest || !strings.Contains(got, "-32020") {
+		t.Fatalf("mismatched Mcp-Name: %d %s", status, got)
+	}
+	if l := logged.String(); !strings.Contains(l, "-32020") || !strings.Contains(l, "the upstream was not asked") || strings.Contains(l, "unknown tool") {
+		t.Errorf("log: %q", l)
+	}
+
+	url, logged = front(t, up.URL+"/mcp", "-list-ttl", "0", "-list-budget", "1ns")
+	for range 3 {
+		send(t, url, "", unknownCall)
+	}
+	if l := logged.String(); !strings.Contains(l, "-list-budget") || strings.Contains(l, "DiscoverOptions") {
+		t.Errorf("log past the budget: %q", l)
+	}
+}
+
+// TestLogPassLeavesTranslatedStreamsToTheirLine: an upstream that answers
+// a call with an event stream starts its answer before the not-found
+// event; with -log-pass the call still gets one line, the translation's,
+// and a known call streamed the same way its pass-through line.
+func TestLogPassLeavesTranslatedStreamsToTheirLine(t *testing.T) {
+	var hosts []string
+	plain := fakeUpstream(&hosts)
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec := httptest.NewRecorder()
+		plain.ServeHTTP(rec, r)
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		w.(http.Flusher).Flush()
+		io.WriteString(w, "event: message\ndata: "+strings.TrimSpace(rec.Body.String())+"\n\n")
+	}))
+	defer up.Close()
+	url, logged := front(t, up.URL+"/mcp", "-log-pass")
+	hdr := http.Header{"Accept": {"application/json, text/event-stream"}}
+	if _, body := fixture.Post(t, url, unknownCall, hdr); !strings.Contains(body, "Unknown tool: ech0") {
+		t.Fatalf("unknown call: %s", body)
+	}
+	if lines := logged.Lines(); len(lines) != 1 || !strings.Contains(lines[0], `rejected unknown tool "ech0"`) {
+		t.Errorf("a translated event stream: logged %q, want the translation's line alone", lines)
+	}
+	if _, body := fixture.Post(t, url, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo"}}`, hdr); !strings.Contains(body, "ran") {
+		t.Fatalf("known call: %s", body)
+	}
+	if lines := logged.Lines(); len(lines) != 1 || !strings.Contains(lines[0], "passed through") || !strings.Contains(lines[0], "status=200") {
+		t.Errorf("a known call's event stream: logged %q", lines)
+	}
+}
