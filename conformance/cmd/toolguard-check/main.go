@@ -33,6 +33,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -72,7 +73,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		opts        conformance.Options
 		asJSON      = fs.Bool("json", false, "print JSON instead of a table")
 		stdio       = fs.Bool("stdio", false, "the arguments after -- are a command that speaks MCP over stdio")
-		fleetFile   = fs.String("fleet", "", "check every target listed in `file` (- for standard input)")
+		fleetFile   = fs.String("fleet", "", "check every target listed in `file` (- for standard input), one a line: a URL, stdio:COMMAND, or {\"target\": ..., \"header\": {...}, \"name\": ...}")
 		concurrency = fs.Int("concurrency", 512, "fleet: targets in progress at once (a target waiting out -spacing costs next to nothing)")
 		processes   = fs.Int("processes", 8, "fleet: stdio servers running at once")
 		spacing     = fs.Duration("spacing", 250*time.Millisecond, "fleet: least time between two requests to one host (host:port)")
@@ -100,7 +101,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 
 Calls a made-up tool on an MCP server and classifies the answer.
 Exit status: 0 VERIFIED, 1 OBSERVED_RISK, 2 UNVERIFIED, 64 usage error
-(0 for -h).
+(0 for -h); a fleet: 1 if any target is OBSERVED_RISK, else 2 if any is
+UNVERIFIED.
 
 `)
 		fs.PrintDefaults()
@@ -116,17 +118,23 @@ Exit status: 0 VERIFIED, 1 OBSERVED_RISK, 2 UNVERIFIED, 64 usage error
 		fs.Usage()
 		return exitUsage
 	}
+	// 0 would mean the library's default: an explicit 0 is refused rather
+	// than read as a value it is not (-spacing 0 is no spacing).
 	for _, f := range []struct {
-		name     string
-		negative bool
+		name string
+		bad  bool
 	}{
-		{"-timeout", opts.Timeout < 0}, {"-max-pages", opts.MaxPages < 0}, {"-max-bytes", opts.MaxBodyBytes < 0},
-		{"-concurrency", *concurrency < 0}, {"-processes", *processes < 0}, {"-spacing", *spacing < 0},
+		{"-timeout", opts.Timeout <= 0}, {"-max-pages", opts.MaxPages <= 0}, {"-max-bytes", opts.MaxBodyBytes <= 0},
+		{"-concurrency", *concurrency <= 0}, {"-processes", *processes <= 0},
 	} {
-		if f.negative {
-			fmt.Fprintf(stderr, "toolguard-check: %s must not be negative\n", f.name)
+		if f.bad {
+			fmt.Fprintf(stderr, "toolguard-check: %s must be more than 0\n", f.name)
 			return exitUsage
 		}
+	}
+	if *spacing < 0 {
+		fmt.Fprintln(stderr, "toolguard-check: -spacing must not be negative")
+		return exitUsage
 	}
 
 	if *fleetFile != "" {
@@ -190,7 +198,8 @@ func exitCode(v conformance.Verdict) int {
 }
 
 func printReport(w io.Writer, r conformance.Report) {
-	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+	var table bytes.Buffer
+	tw := tabwriter.NewWriter(&table, 0, 8, 2, ' ', 0)
 	verdict := string(r.Verdict)
 	if r.Category != "" {
 		verdict += " " + string(r.Category)
@@ -237,6 +246,11 @@ func printReport(w io.Writer, r conformance.Report) {
 		}
 	}
 	tw.Flush()
+	for line := range strings.Lines(table.String()) {
+		// The blank line between the two checks is padded like the
+		// others: no trailing spaces.
+		io.WriteString(w, strings.TrimRight(line, " \n")+"\n")
+	}
 }
 
 func readTargets(name string, stdin io.Reader) ([]conformance.Target, error) {
@@ -250,6 +264,7 @@ func readTargets(name string, stdin io.Reader) ([]conformance.Target, error) {
 		r = f
 	}
 	var targets []conformance.Target
+	lines := map[string]int{} // a target's key (see targetKey): its line
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for n := 1; sc.Scan(); n++ {
@@ -257,24 +272,29 @@ func readTargets(name string, stdin io.Reader) ([]conformance.Target, error) {
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
-		if !strings.HasPrefix(line, "{") {
-			targets = append(targets, conformance.Target{Target: line})
-			continue
-		}
-		var t struct {
-			Target string            `json:"target"`
-			Header map[string]string `json:"header"`
-		}
-		if err := json.Unmarshal([]byte(line), &t); err != nil || t.Target == "" {
-			return nil, fmt.Errorf("%s:%d: want a URL, stdio:COMMAND or {\"target\": ..., \"header\": {...}}", name, n)
-		}
-		tg := conformance.Target{Target: t.Target}
-		for k, v := range t.Header {
-			if tg.Header == nil {
-				tg.Header = http.Header{}
+		tg := conformance.Target{Target: line}
+		if strings.HasPrefix(line, "{") {
+			var t struct {
+				Target string            `json:"target"`
+				Header map[string]string `json:"header"`
+				Name   string            `json:"name"`
 			}
-			tg.Header.Set(k, v)
+			if err := json.Unmarshal([]byte(line), &t); err != nil || t.Target == "" {
+				return nil, fmt.Errorf("%s:%d: want a URL, stdio:COMMAND or {\"target\": ..., \"header\": {...}, \"name\": ...}", name, n)
+			}
+			tg = conformance.Target{Target: t.Target, Name: t.Name}
+			for k, v := range t.Header {
+				if tg.Header == nil {
+					tg.Header = http.Header{}
+				}
+				tg.Header.Set(k, v)
+			}
 		}
+		key := targetKey(tg.Target, tg.Name)
+		if first, ok := lines[key]; ok {
+			return nil, fmt.Errorf("%s:%d: the same target as line %d: give each its own \"name\" (a JSON line), or drop one", name, n, first)
+		}
+		lines[key] = n
 		targets = append(targets, tg)
 	}
 	if err := sc.Err(); err != nil {
@@ -285,6 +305,10 @@ func readTargets(name string, stdin io.Reader) ([]conformance.Target, error) {
 	}
 	return targets, nil
 }
+
+// targetKey is what tells a fleet target and its report from the others:
+// its name, when it has one, and its target.
+func targetKey(target, name string) string { return name + "\x00" + target }
 
 // skipDone drops the targets an earlier run reported in file (JSON lines)
 // and counts those reports.
@@ -303,10 +327,10 @@ func skipDone(file string, targets []conformance.Target) ([]conformance.Target, 
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
 		var r conformance.Report
-		if json.Unmarshal(sc.Bytes(), &r) != nil || r.Target == "" || r.Verdict == "" || done[r.Target] {
+		if json.Unmarshal(sc.Bytes(), &r) != nil || r.Target == "" || r.Verdict == "" || done[targetKey(r.Target, r.Name)] {
 			continue // a line cut by an interrupted run, or a repeat
 		}
-		done[r.Target] = true
+		done[targetKey(r.Target, r.Name)] = true
 		sum.Add(r)
 	}
 	if err := sc.Err(); err != nil {
@@ -314,7 +338,7 @@ func skipDone(file string, targets []conformance.Target) ([]conformance.Target, 
 	}
 	left := targets[:0]
 	for _, t := range targets {
-		if !done[t.Target] {
+		if !done[targetKey(t.Target, t.Name)] {
 			left = append(left, t)
 		}
 	}
@@ -354,11 +378,15 @@ func fleet(ctx context.Context, targets []conformance.Target, previous conforman
 			if cat == "" {
 				cat = "-"
 			}
-			fmt.Fprintf(out, "%-14s %-22s %s\n", r.Verdict, cat, r.Target)
+			target := r.Target
+			if r.Name != "" {
+				target += " (" + r.Name + ")"
+			}
+			fmt.Fprintf(out, "%-14s %-22s %s\n", r.Verdict, cat, target)
 			if st := r.NameHeader.State; st != "" && st != conformance.NotApplicable {
 				// The second check on a line of its own, as Checkup
 				// reports every check.
-				fmt.Fprintf(out, "%-14s %-22s %s\n", conformance.NameHeaderCheck, st, r.Target)
+				fmt.Fprintf(out, "%-14s %-22s %s\n", conformance.NameHeaderCheck, st, target)
 			}
 		}
 		out.Flush() // a line per target as it finishes: the run can be read, cut, resumed

@@ -244,12 +244,51 @@ func TestFleetResume(t *testing.T) {
 	}
 }
 
-// A fleet with a silent stdio server, one that does not read, a silent HTTP
-// server and a crashing one finishes within the timeout and reports each.
-func TestFleetOfBadTargets(t *testing.T) {
+// One URL checked with two sets of headers: each line has a name, each
+// report carries it, and -resume tells the two apart. The same target
+// twice without names is a usage error naming both lines.
+func TestFleetTargetsSharingAURL(t *testing.T) {
 	if testing.Short() {
 		t.Skip("seconds of real processes or pacing: not in -short")
 	}
+	ok := &zoo.Fake{Tools: []string{"x"}}
+	srv := httptest.NewServer(ok)
+	defer srv.Close()
+	list := `{"target": "` + srv.URL + `", "header": {"X-Tenant": "a"}, "name": "tenant-a"}` + "\n" +
+		`{"target": "` + srv.URL + `", "header": {"X-Tenant": "b"}, "name": "tenant-b"}` + "\n"
+	code, out, stderr := runCLI(t, list, "-fleet", "-", "-json", "-quiet")
+	if code != exitVerified || strings.Count(out, `"name":"tenant-a"`) != 1 || strings.Count(out, `"name":"tenant-b"`) != 1 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, stderr)
+	}
+	// A cut run that reported tenant-b only: tenant-a is checked again.
+	done := t.TempDir() + "/done.jsonl"
+	var b string
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		if strings.Contains(line, `"name":"tenant-b"`) {
+			b = line + "\n"
+		}
+	}
+	if err := os.WriteFile(done, []byte(b), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, stderr = runCLI(t, list, "-fleet", "-", "-json", "-resume", done)
+	if code != exitVerified || strings.Count(out, "\n") != 1 || !strings.Contains(out, `"name":"tenant-a"`) ||
+		!strings.Contains(stderr, "1 targets already reported, 1 to go") || !strings.Contains(words(stderr), "total 2") {
+		t.Errorf("resumed: exit %d\n%s\n%s", code, out, stderr)
+	}
+	_, text, _ := runCLI(t, list, "-fleet", "-", "-quiet")
+	if !strings.Contains(text, srv.URL+" (tenant-a)") || !strings.Contains(text, srv.URL+" (tenant-b)") {
+		t.Errorf("text output without the names:\n%s", text)
+	}
+	twice := srv.URL + "\n# again\n" + `{"target": "` + srv.URL + `", "header": {"X-Tenant": "b"}}` + "\n"
+	if code, _, stderr := runCLI(t, twice, "-fleet", "-"); code != exitUsage || !strings.Contains(stderr, "-:3: the same target as line 1") {
+		t.Errorf("the same target twice: exit %d, %s", code, stderr)
+	}
+}
+
+// A fleet with a silent stdio server, one that does not read, a silent HTTP
+// server and a crashing one finishes within the timeout and reports each.
+func TestFleetOfBadTargets(t *testing.T) {
 	if testing.Short() {
 		t.Skip("seconds of real processes or pacing: not in -short")
 	}
@@ -336,13 +375,22 @@ func TestHelpAndFlagErrors(t *testing.T) {
 			t.Errorf("%q: exit %d, %q; want 0 and the usage", args, code, errOut)
 		}
 	}
-	for _, args := range [][]string{
-		{"-timeout", "-1s"}, {"-max-pages", "-1"}, {"-max-bytes", "-1"},
-		{"-concurrency", "-1"}, {"-processes", "-1"}, {"-spacing", "-1s"},
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-timeout", "-1s"}, "-timeout must be more than 0"},
+		{[]string{"-timeout", "0"}, "-timeout must be more than 0"},
+		{[]string{"-max-pages", "-1"}, "-max-pages must be more than 0"},
+		{[]string{"-max-pages", "0"}, "-max-pages must be more than 0"},
+		{[]string{"-max-bytes", "0"}, "-max-bytes must be more than 0"},
+		{[]string{"-concurrency", "0"}, "-concurrency must be more than 0"},
+		{[]string{"-processes", "-1"}, "-processes must be more than 0"},
+		{[]string{"-spacing", "-1s"}, "-spacing must not be negative"},
 	} {
-		code, _, errOut := runCLI(t, "", append(args, "http://127.0.0.1:1")...)
-		if code != exitUsage || strings.Count(errOut, args[0]+" must not be negative") != 1 {
-			t.Errorf("%q: exit %d, %q; want %d naming %s once", args, code, errOut, exitUsage, args[0])
+		code, _, errOut := runCLI(t, "", append(tc.args, "http://127.0.0.1:1")...)
+		if code != exitUsage || strings.Count(errOut, tc.want) != 1 {
+			t.Errorf("%q: exit %d, %q; want %d and %q once", tc.args, code, errOut, exitUsage, tc.want)
 		}
 	}
 	code, _, errOut := runCLI(t, "", "-nosuchflag", "http://x")

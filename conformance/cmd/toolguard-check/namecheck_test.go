@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http/httptest"
 	"strings"
@@ -59,5 +60,24 @@ func TestFleetSummaryCountsNameHeader(t *testing.T) {
 	_, out, _ = runCLI(t, "", risky.URL)
 	if !strings.Contains(words(out), "second name __toolguard_probe_nonexistent_tool_second__: OBSERVED_RISK result_is_error (HTTP 200, application/json)") {
 		t.Errorf("table:\n%s", out)
+	}
+}
+
+// The text report has no trailing white space, on the blank line between
+// the two checks or anywhere else.
+func TestTextReportHasNoTrailingSpace(t *testing.T) {
+	var out bytes.Buffer
+	code := 42
+	printReport(&out, conformance.Report{
+		Target: "http://x/mcp", Check: conformance.CheckName, Verdict: conformance.Verified, ErrorCode: &code,
+		NameHeader: conformance.NameHeaderReport{Check: conformance.NameHeaderCheck, State: conformance.NotApplicable},
+	})
+	for i, line := range strings.Split(out.String(), "\n") {
+		if strings.TrimRight(line, " \t") != line {
+			t.Errorf("line %d has trailing white space: %q", i+1, line)
+		}
+	}
+	if !strings.Contains(out.String(), "\n\ncheck") {
+		t.Errorf("no blank line between the two checks:\n%s", out.String())
 	}
 }
