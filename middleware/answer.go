@@ -266,7 +266,8 @@ func cut(s string, n int) string {
 }
 
 // suggest returns up to maxSuggestions names near name: first those that
-// differ only in case and separators, then those a small edit away. names
+// differ only in case and separators, then those a few edits away (a rune
+// inserted, removed or replaced, or two adjacent runes swapped). names
 // is sorted. It is the plain search over every name; rejections use
 // nameIndex.suggest, which gives the same answer from an index built once
 // per list (lists_test.go holds them to it).
@@ -292,7 +293,7 @@ func suggest(name string, names []string) []string {
 		if abs(len(got)-len(want)) > limit || bagDistance(&bag, len(want), got) > limit {
 			continue
 		}
-		if d := distance(want, got, sc.row[:0]); d <= limit {
+		if d := osaDistance(want, got, limit, &sc.osa); d <= limit {
 			cands = append(cands, cand{n, d, i})
 		}
 	}
@@ -343,7 +344,7 @@ func best(cands []cand) []string {
 // scratch holds the buffers of one suggest call, on the stack.
 type scratch struct {
 	want, got [2 * 64]rune
-	row       [2*64 + 1]int
+	osa       [3][2*64 + 1]int
 }
 
 // normalize lower-cases s and drops separators into dst, so get_user,
@@ -416,25 +417,61 @@ func asciiBagDistance(bag *[256]int16, wantLen int, s string) (int, bool) {
 	return max(length-n, wantLen-n), true
 }
 
-// distance is the Levenshtein distance between a and b; row is scratch.
-func distance(a, b []rune, row []int) int {
-	row = slices.Grow(row[:0], len(b)+1)[:len(b)+1]
-	for j := range row {
-		row[j] = j
+// osaDistance is the optimal string alignment distance between a and b
+// (a rune inserted, removed or replaced, or two adjacent runes swapped,
+// each one edit, no rune edited twice) when it is at most k, and k+1
+// otherwise. It fills only the band of cells within k of the diagonal,
+// keeping the last three rows, and stops once a whole row exceeds k (a swap reaches back two rows, but never below the row
+// between: a cell reached by a swap is reached by two replacements too).
+// a and b are at most 2*64 runes.
+func osaDistance(a, b []rune, k int, rows *[3][2*64 + 1]int) int {
+	if abs(len(a)-len(b)) > k {
+		return k + 1
+	}
+	const far = 1 << 20
+	back, prev, cur := rows[0][:], rows[1][:], rows[2][:]
+	for j := 0; j <= min(len(b), k+1); j++ {
+		prev[j] = j
+		if j > k {
+			prev[j] = far
+		}
 	}
 	for i := 1; i <= len(a); i++ {
-		prev := row[0]
-		row[0] = i
-		for j := 1; j <= len(b); j++ {
+		lo, hi := max(1, i-k), min(len(b), i+k)
+		// The cells just outside the band, read by the next rows.
+		switch {
+		case lo > 1:
+			cur[lo-1] = far
+		case i <= k:
+			cur[0] = i
+		default:
+			cur[0] = far
+		}
+		if hi < len(b) {
+			cur[hi+1] = far
+		}
+		best := cur[lo-1]
+		for j := lo; j <= hi; j++ {
 			cost := 1
 			if a[i-1] == b[j-1] {
 				cost = 0
 			}
-			cur := min(row[j]+1, row[j-1]+1, prev+cost)
-			prev, row[j] = row[j], cur
+			d := min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				d = min(d, back[j-2]+1)
+			}
+			cur[j] = d
+			best = min(best, d)
 		}
+		if best > k {
+			return k + 1
+		}
+		back, prev, cur = prev, cur, back
 	}
-	return row[len(b)]
+	if prev[len(b)] > k {
+		return k + 1
+	}
+	return prev[len(b)]
 }
 
 func abs(x int) int {

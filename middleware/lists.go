@@ -238,7 +238,7 @@ func (idx *nameIndex) suggest(name string) []string {
 			if pat.ok {
 				d = pat.distance(in.norm, limit)
 			} else {
-				d = boundedDistance(want, in.norm, limit, &sc.row)
+				d = osaDistance(want, in.norm, limit, &sc.osa)
 			}
 			if d <= limit {
 				cands = append(cands, cand{in.name, d, in.pos})
@@ -249,9 +249,10 @@ func (idx *nameIndex) suggest(name string) []string {
 }
 
 // A pattern is a query prepared for the bit-parallel edit distance of
-// Myers (1999) in Hyyrö's formulation: one bit per query rune, one step
-// per rune of the other name. It serves ASCII queries of at most 64 runes
-// (ok); others use boundedDistance.
+// Myers (1999), in the formulation of Hyyrö (2003) that counts a swap of
+// two adjacent runes as one edit: one bit per query rune, one step per rune
+// of the other name. It serves ASCII queries of at most 64 runes (ok);
+// others use osaDistance.
 type pattern struct {
 	peq [utf8.RuneSelf]uint64 // bit i set where the query's rune i is c
 	m   int
@@ -272,13 +273,15 @@ func newPattern(want []rune) (p pattern) {
 	return p
 }
 
-// distance is boundedDistance(query, b, k): the Levenshtein distance when
-// it is at most k, else k+1. It tracks the last row of the dynamic
-// programming table as bit vectors of vertical deltas (pv, mv: +1, -1)
-// and stops once the distance can no longer come back within k (it falls
-// by at most one per remaining rune).
+// distance is osaDistance(query, b, k): the distance when it is at most
+// k, else k+1. It tracks the last column of the dynamic programming table
+// as bit vectors of vertical deltas (vp, vn: +1, -1) and the diagonal
+// zero deltas d0, whose last value and the last match vector tell where a
+// swap ends; it stops once the distance can no longer come back within k
+// (it falls by at most one per remaining rune).
 func (p *pattern) distance(b []rune, k int) int {
-	pv, mv := ^uint64(0), uint64(0)
+	vp, vn := ^uint64(0), uint64(0)
+	var d0, lastEq uint64
 	score := p.m
 	top := uint64(1) << (p.m - 1)
 	for j, r := range b {
@@ -286,19 +289,20 @@ func (p *pattern) distance(b []rune, k int) int {
 		if r < utf8.RuneSelf {
 			eq = p.peq[r]
 		}
-		xv := eq | mv
-		xh := (((eq & pv) + pv) ^ pv) | eq
-		ph := mv | ^(xh | pv)
-		mh := pv & xh
-		if ph&top != 0 {
+		swap := ((^d0 & eq) << 1) & lastEq
+		d0 = (((eq & vp) + vp) ^ vp) | eq | vn | swap
+		hp := vn | ^(d0 | vp)
+		hn := d0 & vp
+		if hp&top != 0 {
 			score++
-		} else if mh&top != 0 {
+		} else if hn&top != 0 {
 			score--
 		}
-		ph = ph<<1 | 1 // the top row grows by one per rune
-		mh <<= 1
-		pv = mh | ^(xv | ph)
-		mv = ph & xv
+		hp = hp<<1 | 1 // the top row grows by one per rune
+		hn <<= 1
+		vp = hn | ^(d0 | hp)
+		vn = hp & d0
+		lastEq = eq
 		if score-(len(b)-1-j) > k {
 			return k + 1
 		}
@@ -307,55 +311,4 @@ func (p *pattern) distance(b []rune, k int) int {
 		return k + 1
 	}
 	return score
-}
-
-// boundedDistance is the Levenshtein distance between a and b when it is
-// at most k, and k+1 otherwise. It fills only the band of cells within k of
-// the diagonal and stops as soon as a whole row exceeds k. row is scratch
-// of at least len(b)+1 cells; a and b are at most 2*64 runes.
-func boundedDistance(a, b []rune, k int, row *[2*64 + 1]int) int {
-	if abs(len(a)-len(b)) > k {
-		return k + 1
-	}
-	const far = 1 << 20
-	for j := 0; j <= len(b); j++ {
-		if j <= k {
-			row[j] = j
-		} else {
-			row[j] = far
-		}
-	}
-	for i := 1; i <= len(a); i++ {
-		lo, hi := max(1, i-k), min(len(b), i+k)
-		prev := row[lo-1] // the diagonal cell of the row above
-		if lo == 1 {
-			prev = row[0]
-			row[0] = i
-			if i > k {
-				row[0] = far
-			}
-		} else {
-			row[lo-1] = far
-		}
-		best := row[lo-1]
-		for j := lo; j <= hi; j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur := min(row[j]+1, row[j-1]+1, prev+cost)
-			prev, row[j] = row[j], cur
-			best = min(best, cur)
-		}
-		if hi < len(b) {
-			row[hi+1] = far
-		}
-		if best > k {
-			return k + 1
-		}
-	}
-	if row[len(b)] > k {
-		return k + 1
-	}
-	return row[len(b)]
 }

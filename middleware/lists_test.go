@@ -253,9 +253,9 @@ func BenchmarkRejectionPaired(b *testing.B) {
 	}
 }
 
-// The bit-parallel distance is the banded one, for queries of every
-// length it serves (up to 64 runes) and names up to twice as long, some
-// with runes it does not index.
+// The bit-parallel distance is the banded one and the whole table's, for
+// queries of every length it serves (up to 64 runes) and names up to twice
+// as long, some with runes it does not index, some a few swaps away.
 func TestPatternDistance(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	alphabet := []rune("abcab_9Ü")
@@ -266,7 +266,7 @@ func TestPatternDistance(t *testing.T) {
 		}
 		return r
 	}
-	var row [2*64 + 1]int
+	var rows [3][2*64 + 1]int
 	for range 20000 {
 		a := word(1 + rng.IntN(64))
 		for i, r := range a {
@@ -280,19 +280,120 @@ func TestPatternDistance(t *testing.T) {
 			if len(b) > 2 {
 				b[rng.IntN(len(b))] = 'z'
 			}
+			for range rng.IntN(3) {
+				if i := rng.IntN(len(b)); i+1 < len(b) {
+					b[i], b[i+1] = b[i+1], b[i]
+				}
+			}
 		}
 		p := newPattern(a)
 		if !p.ok {
 			t.Fatalf("%q not served", string(a))
 		}
+		full := fullDistance(a, b)
 		for k := range 5 {
-			if got, want := p.distance(b, k), boundedDistance(a, b, k, &row); got != want {
-				t.Fatalf("%q %q k=%d: bit-parallel %d, banded %d (full %d)", string(a), string(b), k, got, want, distance(a, b, nil))
+			if got, want := p.distance(b, k), osaDistance(a, b, k, &rows); got != want || got != min(full, k+1) {
+				t.Fatalf("%q %q k=%d: bit-parallel %d, banded %d, full %d", string(a), string(b), k, got, want, full)
 			}
 		}
 	}
 	if newPattern([]rune("Über")).ok || newPattern(nil).ok || newPattern(make([]rune, 65)).ok {
 		t.Error("a query it cannot serve was accepted")
+	}
+}
+
+// fullDistance is the optimal string alignment distance between a and b
+// over the whole table: the reference the banded and bit-parallel
+// distances are held to.
+func fullDistance(a, b []rune) int {
+	d := make([][]int, len(a)+1)
+	for i := range d {
+		d[i] = make([]int, len(b)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[len(a)][len(b)]
+}
+
+// The banded distance with swaps is the whole table's, bounded, for names
+// up to 128 runes, near ones (a swap, a replacement, a few runes added)
+// and far ones alike.
+func TestOSADistance(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	alphabet := []rune("abcab_9Ü")
+	word := func(n int) []rune {
+		r := make([]rune, n)
+		for i := range r {
+			r[i] = alphabet[rng.IntN(len(alphabet))]
+		}
+		return r
+	}
+	var rows [3][2*64 + 1]int
+	for range 20000 {
+		a := word(1 + rng.IntN(128))
+		b := word(rng.IntN(129))
+		if rng.IntN(2) == 0 { // a near name
+			b = slices.Clone(a)
+			for range 1 + rng.IntN(3) {
+				switch i := rng.IntN(len(b)); rng.IntN(3) {
+				case 0:
+					if i+1 < len(b) {
+						b[i], b[i+1] = b[i+1], b[i]
+					}
+				case 1:
+					b[i] = 'z'
+				default:
+					b = slices.Insert(b, i, 'y')
+				}
+			}
+		}
+		b = b[:min(len(b), 2*64)]
+		full := fullDistance(a, b)
+		for k := range 7 {
+			want := min(full, k+1)
+			if got := osaDistance(a, b, k, &rows); got != want {
+				t.Fatalf("%q %q k=%d: banded %d, full %d", string(a), string(b), k, got, full)
+			}
+		}
+	}
+	for _, tc := range []struct {
+		a, b string
+		d    int
+	}{
+		{"echo", "ecoh", 1}, {"getweather", "getwetaher", 1}, {"ab", "ba", 1}, {"abc", "ca", 3}, {"", "ab", 2},
+	} {
+		if got := osaDistance([]rune(tc.a), []rune(tc.b), 3, &rows); got != tc.d {
+			t.Errorf("%q %q: %d, want %d", tc.a, tc.b, got, tc.d)
+		}
+	}
+}
+
+// A swap of two adjacent letters is one edit: the swapped name is
+// suggested even where the limit is one edit.
+func TestSuggestionsForSwappedLetters(t *testing.T) {
+	names := []string{"echo", "get_weather", "search_docs"}
+	for q, want := range map[string]string{"ecoh": "echo", "get_wetaher": "get_weather", "saerch_docs": "search_docs"} {
+		idx := newNameIndex(names)
+		if got := suggest(q, names); !slices.Equal(got, []string{want}) {
+			t.Errorf("suggest(%q) = %q, want [%s]", q, got, want)
+		}
+		if got := idx.suggest(q); !slices.Equal(got, []string{want}) {
+			t.Errorf("index suggest(%q) = %q, want [%s]", q, got, want)
+		}
 	}
 }
 
