@@ -216,8 +216,12 @@ func printReport(w io.Writer, r conformance.Report) {
 	if r.ErrorCode != nil {
 		fmt.Fprintf(tw, "error code\t%d\n", *r.ErrorCode)
 	}
-	fmt.Fprintf(tw, "protocol\t%s\n", r.Era)
-	fmt.Fprintf(tw, "tools listed\t%d\n", r.Tools)
+	if r.Era != "" { // empty when the target could not be reached
+		fmt.Fprintf(tw, "protocol\t%s\n", r.Era)
+	}
+	if r.Stage == "tools/call" || r.Tools > 0 { // the list was read
+		fmt.Fprintf(tw, "tools listed\t%d\n", r.Tools)
+	}
 	if r.Detail != "" {
 		fmt.Fprintf(tw, "detail\t%s\n", r.Detail)
 	}
