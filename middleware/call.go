@@ -87,9 +87,6 @@ func CallFromContext(ctx context.Context) (*Call, bool) {
 	return c, ok
 }
 
-// withCall returns r with c in its context (a shallow copy of r).
-func withCall(r *http.Request, c Call) (*http.Request, *Call) { return withCallIn(r, r.Context(), c) }
-
 // withCallIn returns r with the context parent, c in it.
 func withCallIn(r *http.Request, parent context.Context, c Call) (*http.Request, *Call) {
 	cc := &callContext{Context: parent, call: c}

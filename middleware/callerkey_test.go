@@ -160,3 +160,7 @@ func BenchmarkCallerKey(b *testing.B) {
 	b.ReportAllocs()
 	fixture.Alternated(b, fixture.Side{Name: "now", Run: func() { CallerKey(r) }}, fixture.Side{Name: "plain", Run: func() { callerKeyPlain(r) }})
 }
+
+// withCall returns r with c in its context (a shallow copy of r), as the
+// guard gives it to the tool set.
+func withCall(r *http.Request, c Call) (*http.Request, *Call) { return withCallIn(r, r.Context(), c) }

@@ -65,11 +65,12 @@ type Options struct {
 	// answers it.
 	AnswerHeaderMismatch bool
 
-	// ListTimeout bounds how long a translated answer waits for the
-	// caller's list once the server has said not found: ToolSet.List is
+	// ListTimeout bounds each wait for the caller's list: ToolSet.List is
 	// given a request whose context ends after ListTimeout, and must
-	// return then. Past it the answer goes out without
-	// data.availableTools and the Logger says so. Zero means
+	// return then. Once the server has said not found, past it the answer
+	// goes out without data.availableTools and the Logger says so; before
+	// the server (a tool set that answers Absent), past it the call goes
+	// to the server, whose not-found answer is translated. Zero means
 	// DefaultListTimeout (2s).
 	ListTimeout time.Duration
 
@@ -418,11 +419,13 @@ func mayRefuse(h http.Header, body []byte, m message, name []byte, c *watched, e
 }
 
 // answerBefore answers c before the server, from the tool set's list;
-// a list that fails or has the name after all leaves the call to the
-// server.
+// a list that fails, takes longer than ListTimeout or has the name after
+// all leaves the call to the server.
 func (g *Guard) answerBefore(r *http.Request, c *watched) decision {
-	lr, call := withCall(r, Call{Name: c.name, Meta: c.meta, Sessionless: c.modern})
-	names, err := g.opts.Tools.List(lr)
+	ctx, cancel := context.WithTimeoutCause(r.Context(), g.opts.ListTimeout, errListTimeout)
+	defer cancel()
+	lr, call := withCallIn(r, ctx, Call{Name: c.name, Meta: c.meta, Sessionless: c.modern})
+	names, err := g.list(lr)
 	if err != nil {
 		return decision{reason: ReasonListFailed, tool: c.name, err: err, call: c}
 	}

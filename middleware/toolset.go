@@ -48,8 +48,8 @@ func (p Presence) String() string {
 //
 // List returns every name the caller could call, for data.availableTools:
 // after Lookup said Absent, or after the server answered not found. An
-// error leaves the list out of the answer (after the server) or passes the
-// call to the server (before it). The middleware does not modify the
+// error, or no list within Options.ListTimeout, leaves the list out of the
+// answer (after the server) or passes the call to the server (before it). The middleware does not modify the
 // returned slice, and the tool set must not change it after returning it
 // (return a new slice for a new list; returning the same slice again is
 // cheapest). List must return once its request's context is done: that
@@ -98,9 +98,11 @@ func (s staticTools) List(*http.Request) ([]string, error) { return s.sorted, ni
 // caller of r can call: the author asserts that these are the tools the
 // server will run for that caller, and the guard answers any other name
 // before the server. It is called for every tools/call, so it should be
-// cheap; an error means "cannot tell": the server decides. Like any List,
-// f must return once r's context is done: the guard bounds its wait for a
-// list by Options.ListTimeout through that context, and waits for f.
+// cheap (Lookup calls it with the caller's request, whose context only
+// the caller ends); an error means "cannot tell": the server decides. Like
+// any List, f must return once r's context is done: the guard bounds its
+// wait for a list by Options.ListTimeout through that context, and waits
+// for f.
 type ToolsFunc func(r *http.Request) ([]string, error)
 
 // Lookup calls f and reports whether name is among its names.

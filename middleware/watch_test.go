@@ -153,6 +153,50 @@ func TestAnswerWithoutListPastListTimeout(t *testing.T) {
 	}
 }
 
+// absentSlowList is a tool set that knows no name (Absent, so the guard
+// may answer before the server) but whose list waits for its context.
+type absentSlowList struct{}
+
+func (absentSlowList) Lookup(*http.Request, string) Presence { return Absent }
+func (absentSlowList) List(r *http.Request) ([]string, error) {
+	<-r.Context().Done()
+	return nil, r.Context().Err()
+}
+
+// Before the server, ListTimeout bounds the wait for the list too: past
+// it the call goes to the server, and its not-found answer is translated
+// without the list, within a ListTimeout more.
+func TestListTimeoutBoundsTheListBeforeTheServer(t *testing.T) {
+	var passed []Pass
+	var got *Rejection
+	g := mustGuard(t, Options{
+		Tools:       absentSlowList{},
+		ListTimeout: 50 * time.Millisecond,
+		OnPass:      func(_ *http.Request, p Pass) { passed = append(passed, p) },
+		OnReject:    func(_ *http.Request, rej *Rejection) { got = rej },
+	})
+	reached := false
+	server := answering(200, "application/json", errorReply("1", -32602, "unknown tool \"nope\""))
+	w := httptest.NewRecorder()
+	start := time.Now()
+	g.Handler(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		reached = true
+		server.ServeHTTP(rw, r)
+	})).ServeHTTP(w, newRequest("POST", call("1", `"nope"`), http.Header{"Accept": {"application/json, text/event-stream"}}))
+	if took := time.Since(start); took > 5*time.Second {
+		t.Fatalf("the call took %v", took)
+	}
+	if !reached || len(passed) != 1 || passed[0].Reason != ReasonListFailed || passed[0].Err == nil || !strings.Contains(passed[0].Err.Error(), "ListTimeout") {
+		t.Errorf("reached the server %v, passed %+v; want it passed for the list that did not come", reached, passed)
+	}
+	if want := `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Unknown tool: nope"}}`; w.Body.String() != want {
+		t.Errorf("answer %s, want %s", w.Body, want)
+	}
+	if got == nil || !got.Translated || got.ListErr == nil {
+		t.Errorf("OnReject got %+v", got)
+	}
+}
+
 // A list that fails: the answer goes out without it.
 func TestAnswerWithoutListWhenListFails(t *testing.T) {
 	w := guarded(t, unsure{err: errors.New("down")}, answering(200, "application/json", errorReply("1", -32602, "Unknown tool: nope")), call("1", `"nope"`), nil)
