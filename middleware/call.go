@@ -20,8 +20,9 @@ type Call struct {
 	// Meta is the call's params._meta object as it came on the wire,
 	// without progressToken (which names the call's own request), or nil
 	// when the call has none. For a 2026-07-28 call it carries the protocol
-	// version, clientInfo and clientCapabilities, which servers read to
-	// decide what to list.
+	// version, client info and capabilities (the keys
+	// io.modelcontextprotocol/protocolVersion, …/clientInfo and
+	// …/clientCapabilities), which servers read to decide what to list.
 	Meta json.RawMessage
 	// Sessionless reports a 2026-07-28 request (no initialize, no
 	// session: the caller is known by its headers and _meta).

@@ -132,6 +132,9 @@ func New(opts Options) (*Guard, error) {
 // returns, r.Body is the original body again, unless next replaced it.
 func (g *Guard) Handler(next http.Handler) http.Handler {
 	g.mustBeMade()
+	if next == nil {
+		panic("toolguard: Handler needs the handler to guard (next is nil)")
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		read, rej := g.check(r)
 		if rej != nil {

@@ -458,6 +458,14 @@ func TestMisuseIsReportedPlainly(t *testing.T) {
 			use()
 		}()
 	}
+	func() {
+		defer func() {
+			if p := recover(); p == nil || !strings.Contains(fmt.Sprint(p), "next is nil") {
+				t.Errorf("Handler(nil): panic %v, want one when it is built", p)
+			}
+		}()
+		mustGuard(t, Options{Tools: StaticTools("a")}).Handler(nil)
+	}()
 	w := httptest.NewRecorder()
 	if err := new(Rejection).Write(w); err == nil || w.Body.Len() != 0 || w.Code != 200 || len(w.Header()) != 0 {
 		t.Errorf("zero Rejection.Write: %v, wrote %d %v %q", err, w.Code, w.Header(), w.Body)

@@ -8,7 +8,7 @@
 //	if err != nil {
 //		log.Fatal(err)
 //	}
-//	e.POST("/mcp", echo.WrapHandler(mcpHandler), guard)
+//	e.Any("/mcp", echo.WrapHandler(mcpHandler), guard) // Streamable HTTP: POST, GET and DELETE
 //
 // The decision and every byte of an answer come from the core
 // ([toolguard.Guard.Check], [toolguard.Guard.Watch] and
@@ -38,8 +38,12 @@ func New(opts toolguard.Options) (echo.MiddlewareFunc, error) {
 	return Middleware(g), nil
 }
 
-// Middleware returns echo middleware for an already built Guard.
+// Middleware returns echo middleware for an already built Guard. It panics
+// if g is nil, as Guard.Handler does when it is built.
 func Middleware(g *toolguard.Guard) echo.MiddlewareFunc {
+	if g == nil {
+		panic("toolguardecho: Middleware needs a Guard made by toolguard.New (g is nil)")
+	}
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			pass, rej := g.Check(c.Request())

@@ -3,6 +3,7 @@ package toolguardecho
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -141,4 +142,14 @@ func TestNewValidates(t *testing.T) {
 	if _, err := New(toolguard.Options{}); err == nil {
 		t.Error("no tool set accepted")
 	}
+}
+
+// Middleware refuses a nil Guard when it is built, not on every request.
+func TestMiddlewarePanicsOnANilGuard(t *testing.T) {
+	defer func() {
+		if p := recover(); p == nil || !strings.Contains(fmt.Sprint(p), "g is nil") {
+			t.Errorf("Middleware(nil): panic %v, want one naming the nil Guard", p)
+		}
+	}()
+	Middleware(nil)
 }

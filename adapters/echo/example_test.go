@@ -21,7 +21,7 @@ func Example() {
 	}
 	e := echo.New()
 	mcp := func(c echo.Context) error { return c.String(200, "the MCP server") }
-	e.POST("/mcp", mcp, guard)
+	e.Any("/mcp", mcp, guard) // Streamable HTTP: POST, GET and DELETE
 
 	srv := httptest.NewServer(e)
 	defer srv.Close()

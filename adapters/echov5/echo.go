@@ -7,7 +7,7 @@
 //	if err != nil {
 //		log.Fatal(err)
 //	}
-//	e.POST("/mcp", echo.WrapHandler(mcpHandler), guard)
+//	e.Any("/mcp", echo.WrapHandler(mcpHandler), guard) // Streamable HTTP: POST, GET and DELETE
 //
 // The decision and every byte of an answer come from the core, so a
 // request gets the same answer through echo v5 as through net/http. A
@@ -33,8 +33,12 @@ func New(opts toolguard.Options) (echo.MiddlewareFunc, error) {
 	return Middleware(g), nil
 }
 
-// Middleware returns echo v5 middleware for an already built Guard.
+// Middleware returns echo v5 middleware for an already built Guard. It panics
+// if g is nil, as Guard.Handler does when it is built.
 func Middleware(g *toolguard.Guard) echo.MiddlewareFunc {
+	if g == nil {
+		panic("toolguardechov5: Middleware needs a Guard made by toolguard.New (g is nil)")
+	}
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c *echo.Context) error {
 			pass, rej := g.Check(c.Request())

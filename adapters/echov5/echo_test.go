@@ -1,6 +1,7 @@
 package toolguardechov5
 
 import (
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -56,4 +57,14 @@ func TestEchoV5(t *testing.T) {
 	if w.Code != 299 || string(body) != knownCall {
 		t.Errorf("pass: %d %q", w.Code, body)
 	}
+}
+
+// Middleware refuses a nil Guard when it is built, not on every request.
+func TestMiddlewarePanicsOnANilGuard(t *testing.T) {
+	defer func() {
+		if p := recover(); p == nil || !strings.Contains(fmt.Sprint(p), "g is nil") {
+			t.Errorf("Middleware(nil): panic %v, want one naming the nil Guard", p)
+		}
+	}()
+	Middleware(nil)
 }

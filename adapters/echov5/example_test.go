@@ -20,7 +20,7 @@ func Example() {
 		log.Fatal(err)
 	}
 	e := echo.New()
-	e.POST("/mcp", func(c *echo.Context) error { return c.String(200, "the MCP server") }, guard)
+	e.Any("/mcp", func(c *echo.Context) error { return c.String(200, "the MCP server") }, guard) // Streamable HTTP: POST, GET and DELETE
 
 	srv := httptest.NewServer(e)
 	defer srv.Close()

@@ -22,7 +22,7 @@ func Example() {
 	}
 	r := gin.New()
 	mcp := func(c *gin.Context) { c.String(200, "the MCP server") }
-	r.POST("/mcp", guard, mcp)
+	r.Any("/mcp", guard, mcp) // Streamable HTTP: POST, GET and DELETE
 
 	srv := httptest.NewServer(r)
 	defer srv.Close()

@@ -8,7 +8,7 @@
 //	if err != nil {
 //		log.Fatal(err)
 //	}
-//	r.POST("/mcp", guard, gin.WrapH(mcpHandler))
+//	r.Any("/mcp", guard, gin.WrapH(mcpHandler)) // Streamable HTTP: POST, GET and DELETE
 //
 // The decision and every byte of an answer come from the core
 // ([toolguard.Guard.Check], [toolguard.Guard.Watch] and
@@ -41,8 +41,12 @@ func New(opts toolguard.Options) (gin.HandlerFunc, error) {
 	return Middleware(g), nil
 }
 
-// Middleware returns a gin handler for an already built Guard.
+// Middleware returns a gin handler for an already built Guard. It panics
+// if g is nil, as Guard.Handler does when it is built.
 func Middleware(g *toolguard.Guard) gin.HandlerFunc {
+	if g == nil {
+		panic("toolguardgin: Middleware needs a Guard made by toolguard.New (g is nil)")
+	}
 	return func(c *gin.Context) {
 		pass, rej := g.Check(c.Request)
 		if rej != nil {

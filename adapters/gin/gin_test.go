@@ -2,6 +2,7 @@ package toolguardgin
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -107,4 +108,14 @@ func TestNewValidates(t *testing.T) {
 	if _, err := New(toolguard.Options{MaxBodyBytes: -1, Tools: toolguard.StaticTools()}); err == nil {
 		t.Error("bad options accepted")
 	}
+}
+
+// Middleware refuses a nil Guard when it is built, not on every request.
+func TestMiddlewarePanicsOnANilGuard(t *testing.T) {
+	defer func() {
+		if p := recover(); p == nil || !strings.Contains(fmt.Sprint(p), "g is nil") {
+			t.Errorf("Middleware(nil): panic %v, want one naming the nil Guard", p)
+		}
+	}()
+	Middleware(nil)
 }

@@ -2,9 +2,9 @@
 // in front.
 //
 // Copy: newHandler. Change: the tools, and getServer if you serve a
-// different server per request (the guard asks the same handler, so it
-// sees the same server the caller gets; Attach each server you make there
-// to the tool set, after your own receiving middleware).
+// different server per request (the guard asks the caller's tools/list
+// of the same handler, as the caller, so it sees the server the caller
+// gets).
 //
 //	go run ./gosdk -addr 127.0.0.1:8080
 package main
