@@ -18,10 +18,10 @@ type Target struct {
 	// Header is sent to this target only, on top of Options.Header (a
 	// name in both takes this value).
 	Header http.Header
-	// Name, if set, tells the target's report (Report.Name) from those of
-	// other targets with the same Target: one URL checked with two sets
+	// Label, if set, tells the target's report (Report.Label) from those
+	// of other targets with the same Target: one URL checked with two sets
 	// of headers, say.
-	Name string
+	Label string
 }
 
 // FleetOptions configures CheckFleet.
@@ -124,7 +124,7 @@ func checkOne(ctx context.Context, t Target, opts Options, processes chan struct
 	if err != nil {
 		rep = unreachable(t.Target, err.Error())
 	}
-	rep.Name = t.Name
+	rep.Label = t.Label
 	return rep
 }
 

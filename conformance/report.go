@@ -187,7 +187,7 @@ const (
 // A Report is the result of checking one target.
 type Report struct {
 	Target   string   `json:"target"`             // the URL, or "stdio:" and the command
-	Name     string   `json:"name,omitempty"`     // the fleet target's Name, if it has one
+	Label    string   `json:"label,omitempty"`    // the fleet target's Label, if it has one
 	Check    string   `json:"check"`              // always CheckName
 	Verdict  Verdict  `json:"verdict"`            // VERIFIED, OBSERVED_RISK or UNVERIFIED
 	Category Category `json:"category,omitempty"` // why, for a verdict other than VERIFIED

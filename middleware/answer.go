@@ -421,9 +421,10 @@ func asciiBagDistance(bag *[256]int16, wantLen int, s string) (int, bool) {
 // (a rune inserted, removed or replaced, or two adjacent runes swapped,
 // each one edit, no rune edited twice) when it is at most k, and k+1
 // otherwise. It fills only the band of cells within k of the diagonal,
-// keeping the last three rows, and stops once a whole row exceeds k (a swap reaches back two rows, but never below the row
-// between: a cell reached by a swap is reached by two replacements too).
-// a and b are at most 2*64 runes.
+// keeping the last three rows, and stops once a whole row exceeds k (a
+// swap reaches back two rows, but a cell within k reached by a swap has
+// one within k in the row between: two replacements reach it too). a and
+// b are at most 2*64 runes.
 func osaDistance(a, b []rune, k int, rows *[3][2*64 + 1]int) int {
 	if abs(len(a)-len(b)) > k {
 		return k + 1

@@ -130,6 +130,8 @@ func New(opts Options) (*Guard, error) {
 // r.Body yields the bytes the guard read and then the rest of the body, as
 // a middleware that wraps r.Body (http.MaxBytesReader) does; when next
 // returns, r.Body is the original body again, unless next replaced it.
+//
+// It panics if g was not made by New or next is nil.
 func (g *Guard) Handler(next http.Handler) http.Handler {
 	g.mustBeMade()
 	if next == nil {
@@ -425,7 +427,7 @@ func mayRefuse(h http.Header, body []byte, m message, name []byte, c *watched, e
 // a list that fails, takes longer than ListTimeout or has the name after
 // all leaves the call to the server.
 func (g *Guard) answerBefore(r *http.Request, c *watched) decision {
-	ctx, cancel := context.WithTimeoutCause(r.Context(), g.opts.ListTimeout, errListTimeout)
+	ctx, cancel := context.WithTimeoutCause(r.Context(), g.opts.ListTimeout, ErrListTimeout)
 	defer cancel()
 	lr, call := withCallIn(r, ctx, Call{Name: c.name, Meta: c.meta, Sessionless: c.modern})
 	names, err := g.list(lr)
@@ -462,7 +464,7 @@ var noList = &listAnswer{hideSuggestions: true}
 // within ListTimeout; past it, or when the list fails, the answer has no
 // list, and the Logger says why.
 func (g *Guard) translate(c *watched, status int, sse bool) *Rejection {
-	ctx, cancel := context.WithTimeoutCause(c.r.Context(), g.opts.ListTimeout, errListTimeout)
+	ctx, cancel := context.WithTimeoutCause(c.r.Context(), g.opts.ListTimeout, ErrListTimeout)
 	defer cancel()
 	lr, call := withCallIn(c.r, ctx, Call{Name: c.name, Meta: c.meta, Sessionless: c.modern})
 	names, err := g.list(lr)
@@ -490,12 +492,16 @@ func (g *Guard) translate(c *watched, status int, sse bool) *Rejection {
 	return rej
 }
 
-// errListTimeout is the cause of the context translate gives the tool set
-// when ListTimeout has passed.
-var errListTimeout = errors.New("toolguard: ListTimeout passed")
+// ErrListTimeout is in the error (Rejection.ListErr, Pass.Err) of a list
+// that did not come within ListTimeout. It is also the cause
+// (context.Cause) of the context the tool set's List is given, once
+// ListTimeout has passed.
+var ErrListTimeout = errors.New("toolguard: no tool list within ListTimeout")
 
 // list asks the tool set for the caller's list; a panic is an error (but
-// http.ErrAbortHandler, which aborts the answer, goes on up).
+// http.ErrAbortHandler, which aborts the answer, goes on up). Before the
+// server, that error leaves the call to the server (ReasonListFailed), as
+// any other error of the list does.
 func (g *Guard) list(r *http.Request) (names []string, err error) {
 	defer func() {
 		if p := recover(); p != nil {
@@ -506,8 +512,8 @@ func (g *Guard) list(r *http.Request) (names []string, err error) {
 		}
 	}()
 	names, err = g.opts.Tools.List(r)
-	if err != nil && context.Cause(r.Context()) == errListTimeout {
-		err = fmt.Errorf("toolguard: no tool list within ListTimeout (%v): %w", g.opts.ListTimeout, err)
+	if err != nil && context.Cause(r.Context()) == ErrListTimeout {
+		err = fmt.Errorf("%w (%v): %w", ErrListTimeout, g.opts.ListTimeout, err)
 	}
 	return names, err
 }

@@ -475,3 +475,44 @@ func TestMisuseIsReportedPlainly(t *testing.T) {
 		t.Error("nil Rejection.Write: no error")
 	}
 }
+
+// Reason.Watched tells which passes may still be translated: the
+// server's own not-found answer to a call passed for a watched reason is
+// replaced, and never for another reason.
+func TestReasonWatchedMeansTranslatable(t *testing.T) {
+	notFound := answering(200, "application/json", errorReply("1", -32602, "Unknown tool: nope"))
+	for _, tc := range []struct {
+		tools  ToolSet
+		header http.Header
+		body   string
+		want   Reason
+	}{
+		{StaticTools("nope"), nil, call("1", `"nope"`), ReasonKnown},
+		{unsure{names: []string{"a"}}, nil, call("1", `"nope"`), ReasonToServer},
+		{StaticTools("a"), http.Header{"Last-Event-Id": {"7"}}, call("1", `"nope"`), ReasonLastEventID},
+		{StaticTools("a"), nil, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"nope","name":"x"}}`, ReasonNotStrict},
+	} {
+		var passed []Pass
+		translated := false
+		g := mustGuard(t, Options{
+			Tools:    tc.tools,
+			OnPass:   func(_ *http.Request, p Pass) { passed = append(passed, p) },
+			OnReject: func(_ *http.Request, rej *Rejection) { translated = rej.Translated },
+		})
+		hdr := http.Header{"Accept": {"application/json, text/event-stream"}}
+		for k, v := range tc.header {
+			hdr[k] = v
+		}
+		g.Handler(notFound).ServeHTTP(httptest.NewRecorder(), newRequest("POST", tc.body, hdr))
+		if len(passed) != 1 || passed[0].Reason != tc.want {
+			t.Errorf("%s: passed %+v", tc.want, passed)
+			continue
+		}
+		if tc.want.Watched() != translated {
+			t.Errorf("%s: Watched() %v, but the not-found answer translated: %v", tc.want, tc.want.Watched(), translated)
+		}
+	}
+	if Reason(0).Watched() || reasonEnd.Watched() {
+		t.Error("a reason out of the list is watched")
+	}
+}

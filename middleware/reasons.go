@@ -104,6 +104,12 @@ func (r Reason) String() string {
 	return "unknown"
 }
 
+// Watched reports whether a request passed for r goes to the server with
+// its answer watched: the guard may still replace the server's own
+// not-found answer (Options.OnReject then follows). It is true from
+// ReasonToServer on.
+func (r Reason) Watched() bool { return r >= ReasonToServer && r < reasonEnd }
+
 // toolsCall reports whether the reason is given only once the request is
 // known to be a tools/call for a named tool.
 func (r Reason) toolsCall() bool { return r >= ReasonKnown }

@@ -123,7 +123,7 @@ func (s *Stdio) fetch(meta []byte) ([]string, error) {
 		case answer = <-ch:
 		case <-timer.C:
 			s.forget(id)
-			return nil, fmt.Errorf("toolguard: no tool list within ListTimeout (%v)", s.opts.ListTimeout)
+			return nil, fmt.Errorf("%w (%v)", ErrListTimeout, s.opts.ListTimeout)
 		case <-s.closing:
 			s.forget(id)
 			return nil, errors.New("toolguard: the server's output ended before its tool list")

@@ -49,10 +49,10 @@ func (p Presence) String() string {
 // List returns every name the caller could call, for data.availableTools:
 // after Lookup said Absent, or after the server answered not found. An
 // error, or no list within Options.ListTimeout, leaves the list out of the
-// answer (after the server) or passes the call to the server (before it). The middleware does not modify the
-// returned slice, and the tool set must not change it after returning it
-// (return a new slice for a new list; returning the same slice again is
-// cheapest). List must return once its request's context is done: that
+// answer (after the server) or passes the call to the server (before it).
+// The middleware does not modify the returned slice, and the tool set must
+// not change it after returning it (return a new slice for a new list;
+// returning the same slice again is cheapest). List must return once its request's context is done: that
 // context is how the guard bounds its wait by Options.ListTimeout (a
 // cached list is returned at once; a fetch is waited for only until the
 // context ends). The request it is given carries the [Call].

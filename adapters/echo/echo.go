@@ -39,7 +39,8 @@ func New(opts toolguard.Options) (echo.MiddlewareFunc, error) {
 }
 
 // Middleware returns echo middleware for an already built Guard. It panics
-// if g is nil, as Guard.Handler does when it is built.
+// if g is nil (a Guard not made by toolguard.New panics on its first
+// request).
 func Middleware(g *toolguard.Guard) echo.MiddlewareFunc {
 	if g == nil {
 		panic("toolguardecho: Middleware needs a Guard made by toolguard.New (g is nil)")

@@ -42,7 +42,8 @@ func New(opts toolguard.Options) (gin.HandlerFunc, error) {
 }
 
 // Middleware returns a gin handler for an already built Guard. It panics
-// if g is nil, as Guard.Handler does when it is built.
+// if g is nil (a Guard not made by toolguard.New panics on its first
+// request).
 func Middleware(g *toolguard.Guard) gin.HandlerFunc {
 	if g == nil {
 		panic("toolguardgin: Middleware needs a Guard made by toolguard.New (g is nil)")

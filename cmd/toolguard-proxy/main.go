@@ -223,13 +223,14 @@ func servedPath(p string) (string, error) {
 // handler returns the guarded reverse proxy.
 func handler(c *config, logger *log.Logger) (http.Handler, error) {
 	u, _ := url.Parse(c.upstream)
-	rp := &reporter{upstream: c.upstream, logger: logger, upstreamTimeout: c.upstreamTimeout}
+	rp := &reporter{upstream: logged(u), logger: logger, upstreamTimeout: c.upstreamTimeout}
 	transport := http.DefaultTransport.(*http.Transport).Clone()
 	transport.ResponseHeaderTimeout = c.upstreamTimeout
 	proxy := &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
-			pr.SetURL(u) // the upstream's query, then the caller's
+			pr.SetURL(u)
 			pr.Out.URL.Path, pr.Out.URL.RawPath = u.Path, u.RawPath
+			pr.Out.URL.RawQuery = joinQuery(u.RawQuery, pr.In.URL.RawQuery)
 			if c.host == "keep" {
 				pr.Out.Host = pr.In.Host
 			}
@@ -307,7 +308,8 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 		return 1
 	}
 	srv := &http.Server{Handler: h, ErrorLog: logger, ReadHeaderTimeout: 30 * time.Second}
-	logger.Printf("listening on http://%s%s -> %s", ln.Addr(), c.path, c.upstream)
+	u, _ := url.Parse(c.upstream)
+	logger.Printf("listening on http://%s%s -> %s", ln.Addr(), c.path, logged(u))
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	select {
@@ -333,8 +335,45 @@ func listErrText(err error, c *config) string {
 	switch {
 	case errors.Is(err, toolguard.ErrBudget):
 		return fmt.Sprintf("the upstream's time for the guard's tools/list fetches (-list-budget %v a second) is spent", c.discover.Budget)
-	case errors.Is(err, context.DeadlineExceeded):
+	case errors.Is(err, toolguard.ErrListTimeout):
 		return fmt.Sprintf("no tools/list answer within -list-timeout %v", c.guard.ListTimeout)
 	}
 	return err.Error()
+}
+
+// logged is the upstream URL as the log shows it: without its query,
+// which may hold a key.
+func logged(u *url.URL) string {
+	v := *u
+	if v.RawQuery != "" || v.ForceQuery {
+		v.RawQuery, v.ForceQuery = "", false
+		return v.String() + "?…"
+	}
+	return v.String()
+}
+
+// joinQuery is the query sent upstream: the upstream URL's, then the
+// caller's parameters, less those the upstream URL sets (so a caller
+// cannot replace a key the operator put there). The caller's other
+// parameters go on as they came.
+func joinQuery(upstream, caller string) string {
+	if upstream == "" || caller == "" {
+		return upstream + caller
+	}
+	set := map[string]bool{}
+	for p := range strings.SplitSeq(upstream, "&") {
+		k, _, _ := strings.Cut(p, "=")
+		if k, err := url.QueryUnescape(k); err == nil {
+			set[k] = true
+		}
+	}
+	q := upstream
+	for p := range strings.SplitSeq(caller, "&") {
+		k, _, _ := strings.Cut(p, "=")
+		if uk, err := url.QueryUnescape(k); p == "" || err == nil && set[uk] {
+			continue
+		}
+		q += "&" + p
+	}
+	return q
 }

@@ -320,7 +320,8 @@ func TestZeroMeansZero(t *testing.T) {
 
 // TestUpstreamQueryIsKept: the query of -upstream (an API key, say)
 // reaches the upstream on every request, the guard's own tools/list
-// included, followed by the caller's.
+// included, followed by the caller's parameters but those it sets (a
+// caller cannot replace the key); the log never shows it.
 func TestUpstreamQueryIsKept(t *testing.T) {
 	var mu sync.Mutex
 	var queries []string
@@ -336,7 +337,7 @@ func TestUpstreamQueryIsKept(t *testing.T) {
 	if got := post(t, url, "", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo"}}`); !strings.Contains(got, "ran") {
 		t.Errorf("known call: %s", got)
 	}
-	if got := post(t, url+"?tenant=x", "", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"ech0"}}`); !strings.Contains(got, `"availableTools":["echo"]`) {
+	if got := post(t, url+"?key=mine&tenant=x", "", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"ech0"}}`); !strings.Contains(got, `"availableTools":["echo"]`) {
 		t.Errorf("unknown call: %s", got)
 	}
 	mu.Lock()
@@ -344,5 +345,13 @@ func TestUpstreamQueryIsKept(t *testing.T) {
 	want := []string{"key=a%2Fb", "key=a%2Fb&tenant=x", "key=a%2Fb&tenant=x"} // the call, the unknown call, its tools/list
 	if !slices.Equal(queries, want) {
 		t.Errorf("the upstream saw the queries %q, want %q", queries, want)
+	}
+
+	down := httptest.NewServer(http.NotFoundHandler())
+	down.Close()
+	url, logged := front(t, down.URL+"/mcp?key=secret")
+	post(t, url, "", `{"jsonrpc":"2.0","id":1,"method":"ping"}`)
+	if l := logged.String(); !strings.Contains(l, "connection refused") || strings.Contains(l, "secret") || !strings.Contains(l, "/mcp?…") {
+		t.Errorf("log %q: want the refused upstream named without its query", l)
 	}
 }

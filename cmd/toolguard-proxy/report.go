@@ -19,7 +19,7 @@ import (
 
 // What the proxy says about each request: at most one log line, written
 // when the answer starts (for a call whose answer the guard watches, when
-// it ends). It names the upstream and the cause when the
+// it ends: after the caller may have read it). It names the upstream and the cause when the
 // upstream could not be reached or did not answer in time (for the
 // caller's own request or the guard's requests made for it), and with
 // -log-pass why the guard passed the request through, with the tool set's
@@ -64,7 +64,14 @@ func (rp *reporter) wrap(h http.Handler) http.Handler {
 		// answer's end: the server's not-found answer may still be
 		// translated (an event stream starts before it), and then the
 		// translation's line is the one.
+		// Written even when the answer is aborted (a stream the upstream
+		// broke panics with http.ErrAbortHandler).
 		status, postponed := 0, false
+		defer func() {
+			if postponed {
+				rp.report(r, x, status)
+			}
+		}()
 		sw := &statusWriter{ResponseWriter: w, start: func(s int) {
 			if x.watched() {
 				status, postponed = s, true
@@ -74,9 +81,6 @@ func (rp *reporter) wrap(h http.Handler) http.Handler {
 		}}
 		h.ServeHTTP(sw, r)
 		sw.started(http.StatusOK) // nothing written: net/http sends 200
-		if postponed {
-			rp.report(r, x, status)
-		}
 	})
 }
 
@@ -101,7 +105,7 @@ func (rp *reporter) onPass(r *http.Request, p toolguard.Pass) {
 func (x *exchange) watched() bool {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	return x.pass != nil && x.pass.Reason == toolguard.ReasonToServer
+	return x.pass != nil && x.pass.Reason.Watched()
 }
 
 // onReject forgets the pass-through recorded for r: the guard answered it

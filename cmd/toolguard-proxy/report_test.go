@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/toolguard/toolguard/internal/fixture"
 )
@@ -110,7 +111,7 @@ func TestLogPassNamesReasonStatusAndHost(t *testing.T) {
 	if status, _ := send(t, url, "mcp.example", unknownCall); status != http.StatusForbidden {
 		t.Fatalf("a foreign Host: %d, want the upstream's 403", status)
 	}
-	lines := logged.Lines()
+	lines := logged.WaitLines(1, 5*time.Second) // a watched call's line follows its answer
 	if len(lines) != 1 || !strings.Contains(lines[0], "reason=") || !strings.Contains(lines[0], `tool="ech0"`) ||
 		!strings.Contains(lines[0], "status=403") || !strings.Contains(lines[0], `host="mcp.example"`) {
 		t.Errorf("logged %q, want one line with the reason, the tool, status=403 and the Host", lines)
@@ -220,7 +221,7 @@ func TestLogPassLeavesTranslatedStreamsToTheirLine(t *testing.T) {
 	if _, body := fixture.Post(t, url, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo"}}`, hdr); !strings.Contains(body, "ran") {
 		t.Fatalf("known call: %s", body)
 	}
-	if lines := logged.Lines(); len(lines) != 1 || !strings.Contains(lines[0], "passed through") || !strings.Contains(lines[0], "status=200") {
+	if lines := logged.WaitLines(1, 5*time.Second); len(lines) != 1 || !strings.Contains(lines[0], "passed through") || !strings.Contains(lines[0], "status=200") {
 		t.Errorf("a known call's event stream: logged %q", lines)
 	}
 }

@@ -262,8 +262,11 @@ func endLeftovers(p *os.Process, grace time.Duration, drained <-chan struct{}, l
 		if !proc.GroupAlive(p.Pid) {
 			return
 		}
+		if err := proc.SignalGroup(p, sig); err != nil {
+			logger.Printf("the server has exited, processes it started have not, and %v cannot reach its process group: %v", sig, err)
+			return
+		}
 		logger.Printf("the server has exited, processes it started have not; %v to its process group", sig)
-		proc.SignalGroup(p, sig)
 		for deadline := time.Now().Add(grace); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 			if !proc.GroupAlive(p.Pid) {
 				return

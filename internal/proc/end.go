@@ -43,8 +43,9 @@ func End(cmd *exec.Cmd, exited <-chan error, grace, termGrace time.Duration) err
 	case <-t.C:
 	}
 	t.Stop()
-	if !gone() {
-		_ = SignalGroup(p, syscall.SIGTERM)
+	// A group none of whose processes the caller may signal (EPERM) is
+	// not waited for: no signal can end it.
+	if !gone() && SignalGroup(p, syscall.SIGTERM) == nil {
 		wait(termGrace)
 		if !gone() {
 			_ = SignalGroup(p, syscall.SIGKILL)

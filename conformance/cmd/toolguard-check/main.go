@@ -73,7 +73,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		opts        conformance.Options
 		asJSON      = fs.Bool("json", false, "print JSON instead of a table")
 		stdio       = fs.Bool("stdio", false, "the arguments after -- are a command that speaks MCP over stdio")
-		fleetFile   = fs.String("fleet", "", "check every target listed in `file` (- for standard input), one a line: a URL, stdio:COMMAND, or {\"target\": ..., \"header\": {...}, \"name\": ...}")
+		fleetFile   = fs.String("fleet", "", "check every target listed in `file` (- for standard input), one a line: a URL, stdio:COMMAND, or {\"target\": ..., \"header\": {...}, \"label\": ...}")
 		concurrency = fs.Int("concurrency", 512, "fleet: targets in progress at once (a target waiting out -spacing costs next to nothing)")
 		processes   = fs.Int("processes", 8, "fleet: stdio servers running at once")
 		spacing     = fs.Duration("spacing", 250*time.Millisecond, "fleet: least time between two requests to one host (host:port)")
@@ -251,8 +251,9 @@ func printReport(w io.Writer, r conformance.Report) {
 	}
 	tw.Flush()
 	for line := range strings.Lines(table.String()) {
-		// The blank line between the two checks is padded like the
-		// others: no trailing spaces.
+		// The blank line between the two checks ("\t\n", which keeps the
+		// two in one tabwriter column block) is padded like the others:
+		// no trailing spaces.
 		io.WriteString(w, strings.TrimRight(line, " \n")+"\n")
 	}
 }
@@ -281,12 +282,12 @@ func readTargets(name string, stdin io.Reader) ([]conformance.Target, error) {
 			var t struct {
 				Target string            `json:"target"`
 				Header map[string]string `json:"header"`
-				Name   string            `json:"name"`
+				Label  string            `json:"label"`
 			}
 			if err := json.Unmarshal([]byte(line), &t); err != nil || t.Target == "" {
-				return nil, fmt.Errorf("%s:%d: want a URL, stdio:COMMAND or {\"target\": ..., \"header\": {...}, \"name\": ...}", name, n)
+				return nil, fmt.Errorf("%s:%d: want a URL, stdio:COMMAND or {\"target\": ..., \"header\": {...}, \"label\": ...}", name, n)
 			}
-			tg = conformance.Target{Target: t.Target, Name: t.Name}
+			tg = conformance.Target{Target: t.Target, Label: t.Label}
 			for k, v := range t.Header {
 				if tg.Header == nil {
 					tg.Header = http.Header{}
@@ -294,9 +295,9 @@ func readTargets(name string, stdin io.Reader) ([]conformance.Target, error) {
 				tg.Header.Set(k, v)
 			}
 		}
-		key := targetKey(tg.Target, tg.Name)
+		key := targetKey(tg.Target, tg.Label)
 		if first, ok := lines[key]; ok {
-			return nil, fmt.Errorf("%s:%d: the same target as line %d: give each its own \"name\" (a JSON line), or drop one", name, n, first)
+			return nil, fmt.Errorf("%s:%d: the same target as line %d: give each its own \"label\" (a JSON line), or drop one", name, n, first)
 		}
 		lines[key] = n
 		targets = append(targets, tg)
@@ -311,8 +312,8 @@ func readTargets(name string, stdin io.Reader) ([]conformance.Target, error) {
 }
 
 // targetKey is what tells a fleet target and its report from the others:
-// its name, when it has one, and its target.
-func targetKey(target, name string) string { return name + "\x00" + target }
+// its label, when it has one, and its target.
+func targetKey(target, label string) string { return label + "\x00" + target }
 
 // skipDone drops the targets an earlier run reported in file (JSON lines)
 // and counts those reports.
@@ -331,10 +332,10 @@ func skipDone(file string, targets []conformance.Target) ([]conformance.Target, 
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
 		var r conformance.Report
-		if json.Unmarshal(sc.Bytes(), &r) != nil || r.Target == "" || r.Verdict == "" || done[targetKey(r.Target, r.Name)] {
+		if json.Unmarshal(sc.Bytes(), &r) != nil || r.Target == "" || r.Verdict == "" || done[targetKey(r.Target, r.Label)] {
 			continue // a line cut by an interrupted run, or a repeat
 		}
-		done[targetKey(r.Target, r.Name)] = true
+		done[targetKey(r.Target, r.Label)] = true
 		sum.Add(r)
 	}
 	if err := sc.Err(); err != nil {
@@ -342,7 +343,7 @@ func skipDone(file string, targets []conformance.Target) ([]conformance.Target, 
 	}
 	left := targets[:0]
 	for _, t := range targets {
-		if !done[targetKey(t.Target, t.Name)] {
+		if !done[targetKey(t.Target, t.Label)] {
 			left = append(left, t)
 		}
 	}
@@ -383,8 +384,8 @@ func fleet(ctx context.Context, targets []conformance.Target, previous conforman
 				cat = "-"
 			}
 			target := r.Target
-			if r.Name != "" {
-				target += " (" + r.Name + ")"
+			if r.Label != "" {
+				target += " (" + r.Label + ")"
 			}
 			fmt.Fprintf(out, "%-14s %-22s %s\n", r.Verdict, cat, target)
 			if st := r.NameHeader.State; st != "" && st != conformance.NotApplicable {

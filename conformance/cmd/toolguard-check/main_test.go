@@ -244,9 +244,9 @@ func TestFleetResume(t *testing.T) {
 	}
 }
 
-// One URL checked with two sets of headers: each line has a name, each
+// One URL checked with two sets of headers: each line has a label, each
 // report carries it, and -resume tells the two apart. The same target
-// twice without names is a usage error naming both lines.
+// twice without labels is a usage error naming both lines.
 func TestFleetTargetsSharingAURL(t *testing.T) {
 	if testing.Short() {
 		t.Skip("seconds of real processes or pacing: not in -short")
@@ -254,17 +254,17 @@ func TestFleetTargetsSharingAURL(t *testing.T) {
 	ok := &zoo.Fake{Tools: []string{"x"}}
 	srv := httptest.NewServer(ok)
 	defer srv.Close()
-	list := `{"target": "` + srv.URL + `", "header": {"X-Tenant": "a"}, "name": "tenant-a"}` + "\n" +
-		`{"target": "` + srv.URL + `", "header": {"X-Tenant": "b"}, "name": "tenant-b"}` + "\n"
+	list := `{"target": "` + srv.URL + `", "header": {"X-Tenant": "a"}, "label": "tenant-a"}` + "\n" +
+		`{"target": "` + srv.URL + `", "header": {"X-Tenant": "b"}, "label": "tenant-b"}` + "\n"
 	code, out, stderr := runCLI(t, list, "-fleet", "-", "-json", "-quiet")
-	if code != exitVerified || strings.Count(out, `"name":"tenant-a"`) != 1 || strings.Count(out, `"name":"tenant-b"`) != 1 {
+	if code != exitVerified || strings.Count(out, `"label":"tenant-a"`) != 1 || strings.Count(out, `"label":"tenant-b"`) != 1 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, stderr)
 	}
 	// A cut run that reported tenant-b only: tenant-a is checked again.
 	done := t.TempDir() + "/done.jsonl"
 	var b string
 	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
-		if strings.Contains(line, `"name":"tenant-b"`) {
+		if strings.Contains(line, `"label":"tenant-b"`) {
 			b = line + "\n"
 		}
 	}
@@ -272,7 +272,7 @@ func TestFleetTargetsSharingAURL(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, out, stderr = runCLI(t, list, "-fleet", "-", "-json", "-resume", done)
-	if code != exitVerified || strings.Count(out, "\n") != 1 || !strings.Contains(out, `"name":"tenant-a"`) ||
+	if code != exitVerified || strings.Count(out, "\n") != 1 || !strings.Contains(out, `"label":"tenant-a"`) ||
 		!strings.Contains(stderr, "1 targets already reported, 1 to go") || !strings.Contains(words(stderr), "total 2") {
 		t.Errorf("resumed: exit %d\n%s\n%s", code, out, stderr)
 	}
