@@ -25,7 +25,7 @@ import (
 // answer, translated with the caller's list, warm). It reports time and
 // process CPU per op of each side and their ratios guard/alone.
 //
-//	go test -run '^$' -bench DiscoverPaired -benchtime 2000x -count 6 .
+//	go test -run '^$' -bench DiscoverPaired -benchtime 10000x -count 5 .
 func BenchmarkDiscoverPaired(b *testing.B) {
 	for _, n := range []int{10, 1000} {
 		s := server.NewMCPServer("bench", "1.0.0", server.WithToolCapabilities(true))

@@ -64,7 +64,7 @@ func send(b *testing.B, h http.Handler, body string, hdr http.Header) *httptest.
 // (go-sdk's default), a known call and an unknown call (answered by go-sdk
 // and translated, the caller's list warm).
 //
-//	go test -run '^$' -bench Paired -benchtime 2000x -count 6 .
+//	go test -run '^$' -bench Paired -benchtime 20000x -count 5 .
 func BenchmarkPaired(b *testing.B) {
 	hdr := http.Header{
 		"Content-Type":         {"application/json"},
