@@ -23,7 +23,10 @@ import (
 // process group's id, and the child's on the first line of standard error.
 
 // serverPIDs waits for the pids the server printed first on standard
-// error: its own (its group's) and its child's.
+// error: its own (its group's) and its child's; and, where /proc tells,
+// for the child to have become its command. Until then the child is a
+// copy of the shell, with the shell's traps: a signal sent in that window
+// would be caught by a trap instead of ending the child.
 func serverPIDs(t *testing.T, errOut *fixture.SyncBuffer) (pgid, child int) {
 	t.Helper()
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
@@ -34,6 +37,14 @@ func serverPIDs(t *testing.T, errOut *fixture.SyncBuffer) (pgid, child int) {
 			child, err2 := strconv.Atoi(b)
 			if err1 != nil || err2 != nil {
 				t.Fatalf("the server's first line on standard error: %q", first)
+			}
+			shell, err := os.ReadFile("/proc/" + a + "/comm")
+			for err == nil && time.Now().Before(deadline) {
+				var comm []byte
+				if comm, err = os.ReadFile("/proc/" + b + "/comm"); err != nil || string(comm) != string(shell) {
+					break
+				}
+				time.Sleep(time.Millisecond)
 			}
 			return pgid, child
 		}
