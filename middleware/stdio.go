@@ -30,8 +30,9 @@ type StdioOptions struct {
 
 	// ListTimeout bounds how long a translated answer waits for the
 	// caller's tools/list (every page of it). Past it the answer goes out
-	// without data.availableTools, and OnReject's Rejection says why
-	// (ListErr). Default DefaultListTimeout (2s).
+	// without data (no availableTools, and no suggestions, which are drawn
+	// from the list), and OnReject's Rejection says why (ListErr); a list
+	// that comes later is not kept. Default DefaultListTimeout (2s).
 	ListTimeout time.Duration
 
 	// MaxPages bounds how many pages of one list are asked (following
@@ -93,8 +94,8 @@ const (
 //     same stream: in the 2025 era in the client's session, in 2026-07-28
 //     carrying the call's own params._meta (without its progressToken).
 //     Meanwhile every other server line keeps reaching the client; past
-//     ListTimeout the answer goes out without data.availableTools. A list
-//     is kept, for data only, until the server announces
+//     ListTimeout the answer goes out without data. A list that came in
+//     time is kept, for data only, until the server announces
 //     notifications/tools/list_changed or the client sends initialize.
 //   - The answers to the guard's own tools/list requests. Their ids are
 //     strings with a random prefix the client never sees ("toolguard-…-"),
