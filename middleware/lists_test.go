@@ -258,14 +258,7 @@ func BenchmarkRejectionPaired(b *testing.B) {
 // as long, some with runes it does not index, some a few swaps away.
 func TestPatternDistance(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
-	alphabet := []rune("abcab_9Ü")
-	word := func(n int) []rune {
-		r := make([]rune, n)
-		for i := range r {
-			r[i] = alphabet[rng.IntN(len(alphabet))]
-		}
-		return r
-	}
+	word := func(n int) []rune { return randomWord(rng, n) }
 	var rows [3][2*64 + 1]int
 	for range 20000 {
 		a := word(1 + rng.IntN(64))
@@ -302,6 +295,19 @@ func TestPatternDistance(t *testing.T) {
 	}
 }
 
+// randomWord is n runes drawn from a small alphabet with repeats, a
+// separator, a digit and a rune outside ASCII, so that random pairs are
+// near as often as far.
+func randomWord(rng *rand.Rand, n int) []rune {
+	const alphabet = "abcab_9Ü"
+	runes := []rune(alphabet)
+	r := make([]rune, n)
+	for i := range r {
+		r[i] = runes[rng.IntN(len(runes))]
+	}
+	return r
+}
+
 // fullDistance is the optimal string alignment distance between a and b
 // over the whole table: the reference the banded and bit-parallel
 // distances are held to.
@@ -334,14 +340,7 @@ func fullDistance(a, b []rune) int {
 // and far ones alike.
 func TestOSADistance(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
-	alphabet := []rune("abcab_9Ü")
-	word := func(n int) []rune {
-		r := make([]rune, n)
-		for i := range r {
-			r[i] = alphabet[rng.IntN(len(alphabet))]
-		}
-		return r
-	}
+	word := func(n int) []rune { return randomWord(rng, n) }
 	var rows [3][2*64 + 1]int
 	for range 20000 {
 		a := word(1 + rng.IntN(128))
