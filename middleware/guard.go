@@ -427,10 +427,7 @@ func mayRefuse(h http.Header, body []byte, m message, name []byte, c *watched, e
 // a list that fails, takes longer than ListTimeout or has the name after
 // all leaves the call to the server.
 func (g *Guard) answerBefore(r *http.Request, c *watched) decision {
-	ctx, cancel := context.WithTimeoutCause(r.Context(), g.opts.ListTimeout, ErrListTimeout)
-	defer cancel()
-	lr, call := withCallIn(r, ctx, Call{Name: c.name, Meta: c.meta, Sessionless: c.modern})
-	names, err := g.list(lr)
+	names, call, err := g.list(c)
 	if err != nil {
 		return decision{reason: ReasonListFailed, tool: c.name, err: err, call: c}
 	}
@@ -464,10 +461,7 @@ var noList = &listAnswer{hideSuggestions: true}
 // within ListTimeout; past it, or when the list fails, the answer has no
 // list, and the Logger says why.
 func (g *Guard) translate(c *watched, status int, sse bool) *Rejection {
-	ctx, cancel := context.WithTimeoutCause(c.r.Context(), g.opts.ListTimeout, ErrListTimeout)
-	defer cancel()
-	lr, call := withCallIn(c.r, ctx, Call{Name: c.name, Meta: c.meta, Sessionless: c.modern})
-	names, err := g.list(lr)
+	names, call, err := g.list(c)
 	var rej *Rejection
 	if err != nil {
 		rej = g.unknownTool(c.id, c.name, noList, status, sse)
@@ -498,11 +492,16 @@ func (g *Guard) translate(c *watched, status int, sse bool) *Rejection {
 // ListTimeout has passed.
 var ErrListTimeout = errors.New("toolguard: no tool list within ListTimeout")
 
-// list asks the tool set for the caller's list; a panic is an error (but
-// http.ErrAbortHandler, which aborts the answer, goes on up). Before the
-// server, that error leaves the call to the server (ReasonListFailed), as
-// any other error of the list does.
-func (g *Guard) list(r *http.Request) (names []string, err error) {
+// list asks the tool set for the list of c's caller, as the caller (the
+// request carries the Call, whose relayed messages go out in the answer),
+// within ListTimeout. A panic is an error (but http.ErrAbortHandler, which
+// aborts the answer, goes on up). Before the server, an error leaves the
+// call to the server (ReasonListFailed); after it, the answer goes out
+// without the list.
+func (g *Guard) list(c *watched) (names []string, call *Call, err error) {
+	ctx, cancel := context.WithTimeoutCause(c.r.Context(), g.opts.ListTimeout, ErrListTimeout)
+	defer cancel()
+	r, call := withCallIn(c.r, ctx, Call{Name: c.name, Meta: c.meta, Sessionless: c.modern})
 	defer func() {
 		if p := recover(); p != nil {
 			if p == http.ErrAbortHandler {
@@ -512,10 +511,10 @@ func (g *Guard) list(r *http.Request) (names []string, err error) {
 		}
 	}()
 	names, err = g.opts.Tools.List(r)
-	if err != nil && context.Cause(r.Context()) == ErrListTimeout {
+	if err != nil && context.Cause(ctx) == ErrListTimeout {
 		err = fmt.Errorf("%w (%v): %w", ErrListTimeout, g.opts.ListTimeout, err)
 	}
-	return names, err
+	return names, call, err
 }
 
 // era reports whether the request is a 2026-07-28 request, and ok false
