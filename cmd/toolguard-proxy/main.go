@@ -69,6 +69,7 @@ func main() {
 // config is what the flags say.
 type config struct {
 	upstream, listen, path, host string
+	upstreamURL                  *url.URL // upstream, parsed
 	shutdown                     time.Duration
 	quiet                        bool
 	logPass                      bool
@@ -131,6 +132,7 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 	if u.Fragment != "" || strings.HasSuffix(c.upstream, "#") {
 		return nil, fmt.Errorf("-upstream %q has a fragment (#), which is never sent", c.upstream)
 	}
+	c.upstreamURL = u
 	if err := checkFlags(c); err != nil {
 		return nil, err
 	}
@@ -222,7 +224,7 @@ func servedPath(p string) (string, error) {
 
 // handler returns the guarded reverse proxy.
 func handler(c *config, logger *log.Logger) (http.Handler, error) {
-	u, _ := url.Parse(c.upstream)
+	u := c.upstreamURL
 	rp := &reporter{upstream: logged(u), logger: logger, upstreamTimeout: c.upstreamTimeout}
 	transport := http.DefaultTransport.(*http.Transport).Clone()
 	transport.ResponseHeaderTimeout = c.upstreamTimeout
@@ -308,8 +310,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 		return 1
 	}
 	srv := &http.Server{Handler: h, ErrorLog: logger, ReadHeaderTimeout: 30 * time.Second}
-	u, _ := url.Parse(c.upstream)
-	logger.Printf("listening on http://%s%s -> %s", ln.Addr(), c.path, logged(u))
+	logger.Printf("listening on http://%s%s -> %s", ln.Addr(), c.path, logged(c.upstreamURL))
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	select {
