@@ -62,10 +62,21 @@ func send(b *testing.B, h http.Handler, body string, hdr http.Header) *httptest.
 // that holds on a machine shared with other work). It covers 10 and 1,000
 // tools, callers without a session (a stateless handler) and with one
 // (go-sdk's default), a known call and an unknown call (answered by go-sdk
-// and translated, the caller's list warm).
+// and translated, the caller's list warm). The calls are served in
+// process, with httptest's recorder: the guard's cost against the SDK's
+// handler alone.
 //
-//	go test -run '^$' -bench Paired -benchtime 20000x -count 5 .
-func BenchmarkPaired(b *testing.B) {
+//	go test -run '^$' -bench '^BenchmarkPaired$' -benchtime 20000x -count 5 .
+func BenchmarkPaired(b *testing.B) { pairedRows(b, false) }
+
+// BenchmarkLoopbackPaired is BenchmarkPaired with each side served by
+// net/http on a loopback listener, called over a kept-alive connection:
+// the cost a deployed server's callers see.
+//
+//	go test -run '^$' -bench LoopbackPaired -benchtime 5000x -count 5 .
+func BenchmarkLoopbackPaired(b *testing.B) { pairedRows(b, true) }
+
+func pairedRows(b *testing.B, loopback bool) {
 	hdr := http.Header{
 		"Content-Type":         {"application/json"},
 		"Accept":               {"application/json, text/event-stream"},
@@ -83,8 +94,13 @@ func BenchmarkPaired(b *testing.B) {
 			for _, c := range []struct{ name, tool string }{{"known", "tool_0003"}, {"unknown", "tool_9999"}} {
 				body := call300(c.tool)
 				b.Run(fmt.Sprintf("tools=%d/%s/%s", n, mode, c.name), func(b *testing.B) {
-					send(b, guarded, body, h) // the caller's list, warm
-					fixture.Paired(b, "guard/alone", "guard/alone-cpu", func() { send(b, alone, body, h) }, func() { send(b, guarded, body, h) })
+					callAlone := func() { send(b, alone, body, h) }
+					callGuarded := func() { send(b, guarded, body, h) }
+					if loopback {
+						callAlone, callGuarded = fixture.OverLoopback(b, alone, guarded, body, h)
+					}
+					callGuarded() // the caller's list, warm
+					fixture.Paired(b, "guard/alone", "guard/alone-cpu", callAlone, callGuarded)
 				})
 			}
 		}

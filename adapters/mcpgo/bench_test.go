@@ -49,10 +49,21 @@ func call300(name string) string {
 // It covers 10 and 1,000 tools, callers without a session (a stateless
 // server) and with one, a known call, an unknown call (answered by mcp-go
 // and translated, the caller's list warm), and an unknown call answered
-// before the server (AnswerBeforeServer).
+// before the server (AnswerBeforeServer). The calls are served in process,
+// with httptest's recorder: the guard's cost against the SDK's handler
+// alone.
 //
-//	go test -run '^$' -bench Paired -benchtime 2000x -count 6 .
-func BenchmarkPaired(b *testing.B) {
+//	go test -run '^$' -bench '^BenchmarkPaired$' -benchtime 20000x -count 6 .
+func BenchmarkPaired(b *testing.B) { pairedRows(b, false) }
+
+// BenchmarkLoopbackPaired is BenchmarkPaired with each side served by
+// net/http on a loopback listener, called over a kept-alive connection:
+// the cost a deployed server's callers see.
+//
+//	go test -run '^$' -bench LoopbackPaired -benchtime 20000x -count 6 .
+func BenchmarkLoopbackPaired(b *testing.B) { pairedRows(b, true) }
+
+func pairedRows(b *testing.B, loopback bool) {
 	hdr := http.Header{
 		"Content-Type":         {"application/json"},
 		"Accept":               {"application/json, text/event-stream"},
@@ -75,8 +86,13 @@ func BenchmarkPaired(b *testing.B) {
 				}
 				body := call300(c.tool)
 				b.Run(fmt.Sprintf("tools=%d/%s/%s", n, mode, c.name), func(b *testing.B) {
-					send(b, guarded, body, h) // the caller's list, warm
-					fixture.Paired(b, "guard/alone", "guard/alone-cpu", func() { send(b, alone, body, h) }, func() { send(b, guarded, body, h) })
+					callAlone := func() { send(b, alone, body, h) }
+					callGuarded := func() { send(b, guarded, body, h) }
+					if loopback {
+						callAlone, callGuarded = fixture.OverLoopback(b, alone, guarded, body, h)
+					}
+					callGuarded() // the caller's list, warm
+					fixture.Paired(b, "guard/alone", "guard/alone-cpu", callAlone, callGuarded)
 				})
 			}
 		}
