@@ -46,7 +46,8 @@ type DiscoverOptions struct {
 
 	// Key returns the cache key of the caller of r: requests with the same
 	// key share cached and fetched lists. The default is CallerKey.
-	// Return "" to share nothing for a request.
+	// Return "" to share nothing for a request. It must not block: a held
+	// list is looked up under no deadline (see CachedLister).
 	Key func(r *http.Request) string
 
 	// MaxKeys bounds how many callers are cached. Default 10000.
