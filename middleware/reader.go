@@ -932,6 +932,15 @@ func classifyKey(raw []byte, escaped bool, keys []string) (k int, ok bool) {
 	if len(keys) == 0 {
 		return -1, true
 	}
+	if !escaped {
+		// The usual case first: a key equal to one of keys (which are
+		// plain ASCII) is plain itself.
+		for j, key := range keys {
+			if string(raw) == key {
+				return j, true
+			}
+		}
+	}
 	plain := !escaped
 	if plain {
 		for _, c := range raw {
@@ -942,11 +951,6 @@ func classifyKey(raw []byte, escaped bool, keys []string) (k int, ok bool) {
 		}
 	}
 	if plain {
-		for j, key := range keys {
-			if string(raw) == key {
-				return j, true
-			}
-		}
 		for _, key := range keys {
 			if asciiEqualFold(raw, key) {
 				return -1, false
