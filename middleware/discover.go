@@ -46,8 +46,7 @@ type DiscoverOptions struct {
 
 	// Key returns the cache key of the caller of r: requests with the same
 	// key share cached and fetched lists. The default is CallerKey.
-	// Return "" to share nothing for a request. It must not block: a held
-	// list is looked up under no deadline (see CachedLister).
+	// Return "" to share nothing for a request.
 	Key func(r *http.Request) string
 
 	// MaxKeys bounds how many callers are cached. Default 10000.
@@ -225,23 +224,6 @@ var ErrBudget = errors.New("toolguard: tools/list budget spent (DiscoverOptions.
 
 // Lookup returns Unsure: the server decides.
 func (d *Discovery) Lookup(*http.Request, string) Presence { return Unsure }
-
-// CachedList returns the list fetched for the caller of r within TTL, if
-// there is one.
-func (d *Discovery) CachedList(r *http.Request) ([]string, bool) {
-	key := d.opts.Key(r)
-	if key == "" {
-		return nil, false
-	}
-	d.mu.Lock()
-	e := d.entries[key]
-	d.mu.Unlock()
-	if e == nil {
-		return nil, false
-	}
-	list, _, ok := e.current()
-	return list, ok
-}
 
 // List returns the caller's tools, from a list fetched for the same caller
 // within TTL or from a new fetch.

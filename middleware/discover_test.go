@@ -263,47 +263,6 @@ func TestDiscoveryTTL(t *testing.T) {
 	}
 }
 
-// CachedList holds what List fetched for the same caller within its TTL,
-// and nothing for another caller, before a fetch, after the TTL, or for a
-// caller whose key is "" (never cached).
-func TestDiscoveryCachedListHoldsWhatListFetched(t *testing.T) {
-	s := &listServer{tools: []string{"a", "b"}, ttlMs: 50}
-	d, err := Discover(s, DiscoverOptions{TTL: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
-	alice := newRequest("POST", call("1", `"nope"`), http.Header{"Authorization": {"Bearer alice"}})
-	bob := newRequest("POST", call("1", `"nope"`), http.Header{"Authorization": {"Bearer bob"}})
-	if names, ok := d.CachedList(alice); ok {
-		t.Fatalf("before any fetch: %v", names)
-	}
-	listed, err := d.List(alice)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if names, ok := d.CachedList(alice); !ok || !slices.Equal(names, listed) {
-		t.Errorf("after a fetch: %v %v, want %v", names, ok, listed)
-	}
-	if names, ok := d.CachedList(bob); ok {
-		t.Errorf("another caller: %v", names)
-	}
-	time.Sleep(60 * time.Millisecond) // the server's ttlMs
-	if names, ok := d.CachedList(alice); ok {
-		t.Errorf("past the TTL: %v", names)
-	}
-
-	uncached, err := Discover(s, DiscoverOptions{Key: func(*http.Request) string { return "" }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := uncached.List(alice); err != nil {
-		t.Fatal(err)
-	}
-	if names, ok := uncached.CachedList(alice); ok {
-		t.Errorf("a caller keyed \"\": %v", names)
-	}
-}
-
 func TestDiscoverValidates(t *testing.T) {
 	if _, err := Discover(nil, DiscoverOptions{}); err == nil {
 		t.Error("nil handler accepted")

@@ -493,14 +493,16 @@ func (g *Guard) translate(c *watched, status int, sse bool) *Rejection {
 var ErrListTimeout = errors.New("toolguard: no tool list within ListTimeout")
 
 // list asks the tool set for the list of c's caller, as the caller (the
-// request carries the Call, whose relayed messages go out in the answer):
-// a list the tool set holds (CachedLister) at once, any other from List,
-// within ListTimeout. A panic is an error (but http.ErrAbortHandler, which
-// aborts the answer, goes on up). Before the server, an error leaves the
-// call to the server (ReasonListFailed); after it, the answer goes out
-// without the list.
+// request carries the Call, whose relayed messages go out in the answer),
+// within ListTimeout (a listContext: a list the tool set holds costs no
+// timer). A panic is an error (but http.ErrAbortHandler, which aborts the
+// answer, goes on up). Before the server, an error leaves the call to the
+// server (ReasonListFailed); after it, the answer goes out without the
+// list.
 func (g *Guard) list(c *watched) (names []string, call *Call, err error) {
-	r, call := withCallIn(c.r, c.r.Context(), Call{Name: c.name, Meta: c.meta, Sessionless: c.modern})
+	ctx := newListContext(c.r.Context(), g.opts.ListTimeout)
+	defer ctx.stop()
+	r, call := withCallIn(c.r, ctx, Call{Name: c.name, Meta: c.meta, Sessionless: c.modern})
 	defer func() {
 		if p := recover(); p != nil {
 			if p == http.ErrAbortHandler {
@@ -509,15 +511,8 @@ func (g *Guard) list(c *watched) (names []string, call *Call, err error) {
 			names, err = nil, fmt.Errorf("toolguard: tool set panicked: %v", p)
 		}
 	}()
-	if cl, ok := g.opts.Tools.(CachedLister); ok {
-		if names, ok := cl.CachedList(r); ok {
-			return names, call, nil
-		}
-	}
-	ctx, cancel := context.WithTimeoutCause(r.Context(), g.opts.ListTimeout, ErrListTimeout)
-	defer cancel()
-	names, err = g.opts.Tools.List(r.WithContext(ctx))
-	if err != nil && context.Cause(ctx) == ErrListTimeout {
+	names, err = g.opts.Tools.List(r)
+	if err != nil && ctx.Err() != nil && context.Cause(ctx) == ErrListTimeout {
 		err = fmt.Errorf("%w (%v): %w", ErrListTimeout, g.opts.ListTimeout, err)
 	}
 	return names, call, err

@@ -55,26 +55,12 @@ func (p Presence) String() string {
 // returning the same slice again is cheapest). List must return once its request's context is done: that
 // context is how the guard bounds its wait by Options.ListTimeout (a
 // cached list is returned at once; a fetch is waited for only until the
-// context ends). The request it is given carries the [Call]. A tool set
-// that holds lists may also implement [CachedLister], so that a list it
-// holds costs the guard no timer.
+// context ends). The request it is given carries the [Call].
 //
 // Implementations must be safe for concurrent use.
 type ToolSet interface {
 	Lookup(r *http.Request, name string) Presence
 	List(r *http.Request) ([]string, error)
-}
-
-// CachedLister is an optional interface of a ToolSet: CachedList returns
-// the caller's list from what the tool set already holds, without asking
-// anyone or waiting on anything, and ok false when it holds none. The
-// guard asks CachedList first and calls List, bounded by
-// Options.ListTimeout, only when ok is false; so a list the tool set holds
-// costs no timer. The request and the returned slice are as for List.
-// [StaticTools], [Discovery] and the adapters' tool sets implement it;
-// [ToolsFunc] does not (its function may block).
-type CachedLister interface {
-	CachedList(r *http.Request) (names []string, ok bool)
 }
 
 // StaticTools returns a ToolSet holding exactly the given names, for servers
@@ -107,8 +93,6 @@ func (s staticTools) Lookup(_ *http.Request, name string) Presence {
 }
 
 func (s staticTools) List(*http.Request) ([]string, error) { return s.sorted, nil }
-
-func (s staticTools) CachedList(*http.Request) ([]string, bool) { return s.sorted, true }
 
 // ToolsFunc is a ToolSet backed by a function that returns the names the
 // caller of r can call: the author asserts that these are the tools the

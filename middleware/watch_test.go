@@ -201,64 +201,6 @@ func TestListTimeoutBoundsTheListBeforeTheServer(t *testing.T) {
 	}
 }
 
-// holding is a tool set that may hold its list (CachedLister): cached
-// answers CachedList; List records the request it was given.
-type holding struct {
-	cached, listed  []string
-	panics          bool
-	listCalls       int
-	listHadDeadline bool
-	cachedSawCall   bool
-}
-
-func (h *holding) Lookup(*http.Request, string) Presence { return Unsure }
-func (h *holding) CachedList(r *http.Request) ([]string, bool) {
-	if h.panics {
-		panic("cache broke")
-	}
-	_, h.cachedSawCall = CallFromContext(r.Context())
-	return h.cached, h.cached != nil
-}
-func (h *holding) List(r *http.Request) ([]string, error) {
-	h.listCalls++
-	_, h.listHadDeadline = r.Context().Deadline()
-	return h.listed, nil
-}
-
-// A tool set that holds the caller's list gives it at once, and List is
-// not asked; one that does not hold it is asked List, bounded by
-// ListTimeout; a CachedList that panics is a list error, as List's.
-func TestHeldListIsUsedWithoutAskingList(t *testing.T) {
-	server := answering(200, "application/json", errorReply("1", -32602, "Unknown tool: nope"))
-	ask := func(ts *holding) (*httptest.ResponseRecorder, *Rejection) {
-		var got *Rejection
-		g := mustGuard(t, Options{Tools: ts, OnReject: func(_ *http.Request, rej *Rejection) { got = rej }})
-		w := httptest.NewRecorder()
-		g.Handler(server).ServeHTTP(w, newRequest("POST", call("1", `"nope"`), nil))
-		return w, got
-	}
-
-	held := &holding{cached: []string{"held"}, listed: []string{"listed"}}
-	w, _ := ask(held)
-	if !strings.Contains(w.Body.String(), `"availableTools":["held"]`) || held.listCalls != 0 || !held.cachedSawCall {
-		t.Errorf("held list: answer %s, List asked %d times, CachedList saw the call %v", w.Body, held.listCalls, held.cachedSawCall)
-	}
-
-	cold := &holding{listed: []string{"listed"}}
-	w, _ = ask(cold)
-	if !strings.Contains(w.Body.String(), `"availableTools":["listed"]`) || cold.listCalls != 1 || !cold.listHadDeadline {
-		t.Errorf("list not held: answer %s, List asked %d times (with a deadline: %v)", w.Body, cold.listCalls, cold.listHadDeadline)
-	}
-
-	w, got := ask(&holding{panics: true, listed: []string{"listed"}})
-	if want := `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Unknown tool: nope"}}`; w.Body.String() != want {
-		t.Errorf("CachedList panicked: answer %s, want %s", w.Body, want)
-	}
-	if got == nil || got.ListErr == nil || !strings.Contains(got.ListErr.Error(), "cache broke") {
-		t.Errorf("CachedList panicked: OnReject got %+v", got)
-	}
-}
-
 // A list that fails: the answer goes out without it.
 func TestAnswerWithoutListWhenListFails(t *testing.T) {
 	w := guarded(t, unsure{err: errors.New("down")}, answering(200, "application/json", errorReply("1", -32602, "Unknown tool: nope")), call("1", `"nope"`), nil)

@@ -187,40 +187,25 @@ func (t *ToolSet) Lookup(r *http.Request, name string) toolguard.Presence {
 // answers before the server, otherwise the caller's tools/list, asked
 // through the handler as the caller.
 func (t *ToolSet) List(r *http.Request) ([]string, error) {
-	if names, ok := t.CachedList(r); ok {
-		return names, nil
-	}
-	return t.d.List(r)
-}
-
-// CachedList returns what List returns when it has it at once: the list
-// read in process where the guard answers before the server, or the
-// caller's tools/list asked within Discover's TTL.
-func (t *ToolSet) CachedList(r *http.Request) ([]string, bool) {
 	modern := mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion))
 	session, registered := t.session(r, modern)
 	if !t.before(r, modern, registered) {
-		return t.d.CachedList(r)
+		return t.d.List(r)
 	}
-	return t.inProcess(session), true
-}
-
-// inProcess returns the server's global tools and those of session.
-func (t *ToolSet) inProcess(session server.SessionWithTools) []string {
 	global := t.globalNames()
 	if session == nil {
-		return global
+		return global, nil
 	}
 	own := session.GetSessionTools()
 	if len(own) == 0 {
-		return global
+		return global, nil
 	}
 	names := slices.Clone(global)
 	for n := range own {
 		names = append(names, n)
 	}
 	slices.Sort(names)
-	return slices.Compact(names)
+	return slices.Compact(names), nil
 }
 
 // session returns the registered session r names, in the 2025 era, and
