@@ -933,8 +933,7 @@ func classifyKey(raw []byte, escaped bool, keys []string) (k int, ok bool) {
 		return -1, true
 	}
 	if !escaped {
-		// The usual case first: a key equal to one of keys (which are
-		// plain ASCII) is plain itself.
+		// The usual case first: a key equal to one of keys is that key.
 		for j, key := range keys {
 			if string(raw) == key {
 				return j, true

@@ -441,18 +441,3 @@ func TestSpecialWord(t *testing.T) {
 		}
 	}
 }
-
-// classifyKey takes a key equal to one of its keys for plain (no
-// invisible, space or non-ASCII bytes) without looking: every key list the
-// readers use must be plain ASCII.
-func TestReaderKeysArePlainASCII(t *testing.T) {
-	for _, keys := range [][]string{topKeys, paramsKeys, metaKeys, replyKeys, resultKeys, toolKeys, errorReplyKeys, errorKeys, answerKeys} {
-		for _, k := range keys {
-			for _, c := range []byte(k) {
-				if c >= utf8.RuneSelf || c <= ' ' || c == 0x7f || c == '"' || c == '\\' {
-					t.Errorf("key %q has byte %#x", k, c)
-				}
-			}
-		}
-	}
-}

@@ -91,7 +91,8 @@ func pairedRows(b *testing.B, loopback bool) {
 					if loopback {
 						callAlone, callGuarded = fixture.OverLoopback(b, alone, guarded, body, h)
 					}
-					callGuarded() // the caller's list, warm
+					callAlone()   // a connection open on each side
+					callGuarded() // and the caller's list, warm
 					fixture.Paired(b, "guard/alone", "guard/alone-cpu", callAlone, callGuarded)
 				})
 			}
