@@ -12,7 +12,9 @@ import (
 // the timer starts only when Done or Err is first asked for. A tool set
 // that returns a list it holds asks for neither, and the guard's bound on
 // the list then costs no timer; one that waits asks for Done, and is
-// bounded as before. stop ends it as a cancel function would.
+// bounded as before. stop ends it as a cancel function would. One
+// difference remains: past the deadline, context.Cause reports nothing
+// until Done or Err has been asked for once (the timer was never made).
 type listContext struct {
 	parent   context.Context
 	deadline time.Time
