@@ -225,6 +225,7 @@ func servedPath(p string) (string, error) {
 // handler returns the guarded reverse proxy.
 func handler(c *config, logger *log.Logger) (http.Handler, error) {
 	u := c.upstreamURL
+	query := newUpstreamQuery(u.RawQuery)
 	rp := &reporter{upstream: logged(u), logger: logger, upstreamTimeout: c.upstreamTimeout}
 	transport := http.DefaultTransport.(*http.Transport).Clone()
 	transport.ResponseHeaderTimeout = c.upstreamTimeout
@@ -232,7 +233,7 @@ func handler(c *config, logger *log.Logger) (http.Handler, error) {
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.SetURL(u)
 			pr.Out.URL.Path, pr.Out.URL.RawPath = u.Path, u.RawPath
-			pr.Out.URL.RawQuery = joinQuery(u.RawQuery, pr.In.URL.RawQuery)
+			pr.Out.URL.RawQuery = query.join(pr.In.URL.RawQuery)
 			if c.host == "keep" {
 				pr.Out.Host = pr.In.Host
 			}
@@ -353,28 +354,39 @@ func logged(u *url.URL) string {
 	return v.String()
 }
 
-// joinQuery is the query sent upstream: the upstream URL's, then the
-// caller's parameters, less those the upstream URL sets (so a caller
-// cannot replace a key the operator put there). The caller's other
-// parameters go on as they came.
-func joinQuery(upstream, caller string) string {
-	if upstream == "" || caller == "" {
-		return upstream + caller
-	}
-	set := map[string]bool{}
-	for p := range strings.SplitSeq(upstream, "&") {
+// upstreamQuery is the -upstream URL's query and the names it sets, read
+// once.
+type upstreamQuery struct {
+	raw  string
+	keys map[string]bool
+}
+
+func newUpstreamQuery(raw string) upstreamQuery {
+	q := upstreamQuery{raw: raw, keys: map[string]bool{}}
+	for p := range strings.SplitSeq(raw, "&") {
 		k, _, _ := strings.Cut(p, "=")
 		if k, err := url.QueryUnescape(k); err == nil {
-			set[k] = true
+			q.keys[k] = true
 		}
-	}
-	q := upstream
-	for p := range strings.SplitSeq(caller, "&") {
-		k, _, _ := strings.Cut(p, "=")
-		if uk, err := url.QueryUnescape(k); p == "" || err == nil && set[uk] {
-			continue
-		}
-		q += "&" + p
 	}
 	return q
+}
+
+// join is the query sent upstream: the upstream URL's, then the caller's
+// parameters, less those the upstream URL sets (so a caller cannot
+// replace a key the operator put there). The caller's other parameters go
+// on as they came.
+func (q upstreamQuery) join(caller string) string {
+	if q.raw == "" || caller == "" {
+		return q.raw + caller
+	}
+	joined := q.raw
+	for p := range strings.SplitSeq(caller, "&") {
+		k, _, _ := strings.Cut(p, "=")
+		if uk, err := url.QueryUnescape(k); p == "" || err == nil && q.keys[uk] {
+			continue
+		}
+		joined += "&" + p
+	}
+	return joined
 }
