@@ -86,14 +86,7 @@ func pairedRows(b *testing.B, loopback bool) {
 				}
 				body := call300(c.tool)
 				b.Run(fmt.Sprintf("tools=%d/%s/%s", n, mode, c.name), func(b *testing.B) {
-					callAlone := func() { send(b, alone, body, h) }
-					callGuarded := func() { send(b, guarded, body, h) }
-					if loopback {
-						callAlone, callGuarded = fixture.OverLoopback(b, alone, guarded, body, h)
-					}
-					callAlone()   // a connection open on each side
-					callGuarded() // and the caller's list, warm
-					fixture.Paired(b, "guard/alone", "guard/alone-cpu", callAlone, callGuarded)
+					fixture.PairedHandlers(b, loopback, alone, guarded, body, h, func(hd http.Handler) { send(b, hd, body, h) })
 				})
 			}
 		}
