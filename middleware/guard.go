@@ -336,8 +336,11 @@ func (g *Guard) decide(r *http.Request, body []byte) decision {
 	var scratch [128]byte
 	nameBytes := decoded(scratch[:0], body, m.name)
 	name := string(nameBytes)
+	var modern, eraOK, eraRead bool
 	if g.opts.AnswerHeaderMismatch {
-		if modern, ok := era(r.Header, body, m); modern && ok {
+		modern, eraOK = era(r.Header, body, m)
+		eraRead = true
+		if modern && eraOK {
 			if rej := g.headerMismatch(r.Header, m.id.raw(body), nameBytes); rej != nil {
 				return decision{rej: rej}
 			}
@@ -347,7 +350,9 @@ func (g *Guard) decide(r *http.Request, body []byte) decision {
 	if p == Present {
 		return decision{reason: ReasonKnown, tool: name}
 	}
-	modern, eraOK := era(r.Header, body, m)
+	if !eraRead {
+		modern, eraOK = era(r.Header, body, m)
+	}
 	var meta []byte
 	if m.meta.kind != absent {
 		meta = m.meta.raw(body)
@@ -356,10 +361,11 @@ func (g *Guard) decide(r *http.Request, body []byte) decision {
 	if p != Absent {
 		return decision{reason: ReasonToServer, tool: name, call: c}
 	}
-	if reason := mayRefuse(r.Header, body, m, nameBytes, c, eraOK); reason != 0 {
+	json, stream := mcpwire.Accepts(r.Header["Accept"])
+	if reason := mayRefuse(r.Header, body, m, nameBytes, c, eraOK, json || stream); reason != 0 {
 		return decision{reason: reason, tool: name, call: c}
 	}
-	return g.answerBefore(r, c)
+	return g.answerBefore(r, c, json, stream)
 }
 
 // notACall returns why m is not a tools/call the guard reads with
@@ -396,7 +402,9 @@ func (g *Guard) headerMismatch(h http.Header, id, name []byte) *Rejection {
 
 // mayRefuse returns why a server may refuse the call c before it looks
 // the tool up, or zero: the guard then leaves the call to the server.
-func mayRefuse(h http.Header, body []byte, m message, name []byte, c *watched, eraOK bool) Reason {
+// eraOK is era's ok; accepts reports an Accept that takes JSON or an event
+// stream.
+func mayRefuse(h http.Header, body []byte, m message, name []byte, c *watched, eraOK, accepts bool) Reason {
 	switch {
 	case m.id.kind == kInt && !jsSafeInteger(m.id.raw(body)):
 		return ReasonUnsafeID
@@ -404,11 +412,10 @@ func mayRefuse(h http.Header, body []byte, m message, name []byte, c *watched, e
 		return ReasonProtocolVersion
 	case len(h[mcpwire.HeaderLastEventID]) > 0:
 		return ReasonLastEventID
-	case len(h["Accept"]) == 0:
-		// go-sdk (400) and the TypeScript SDKs (406) refuse it before the lookup.
-		return ReasonAccept
-	}
-	if json, stream := mcpwire.Accepts(h["Accept"]); !json && !stream {
+	case len(h["Accept"]) == 0 || !accepts:
+		// No Accept, or one that takes neither JSON nor an event stream
+		// (accepts): go-sdk (400) and the TypeScript SDKs (406) refuse it
+		// before the lookup.
 		return ReasonAccept
 	}
 	if !c.modern {
@@ -426,7 +433,7 @@ func mayRefuse(h http.Header, body []byte, m message, name []byte, c *watched, e
 // answerBefore answers c before the server, from the tool set's list;
 // a list that fails, takes longer than ListTimeout or has the name after
 // all leaves the call to the server.
-func (g *Guard) answerBefore(r *http.Request, c *watched) decision {
+func (g *Guard) answerBefore(r *http.Request, c *watched, json, stream bool) decision {
 	names, call, err := g.list(c)
 	if err != nil {
 		return decision{reason: ReasonListFailed, tool: c.name, err: err, call: c}
@@ -444,7 +451,6 @@ func (g *Guard) answerBefore(r *http.Request, c *watched) decision {
 	if c.modern {
 		status = http.StatusBadRequest // as mcp-go and go-sdk answer -32602 in 2026-07-28
 	}
-	json, stream := mcpwire.Accepts(r.Header["Accept"])
 	rej := g.unknownTool(c.id, c.name, la, status, stream && !json)
 	rej.relayed = call.settle(g.lateLogger(r, c.name))
 	if len(rej.relayed) > 0 {
