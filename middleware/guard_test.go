@@ -122,6 +122,8 @@ func TestPassThrough(t *testing.T) {
 		{"list fails", "POST", unknown, nil, Options{Tools: stubTools{presence: Absent, err: errors.New("down")}}},
 		{"list has it", "POST", unknown, nil, Options{Tools: stubTools{presence: Absent, list: []string{"nope"}}}},
 		{"func set fails", "POST", unknown, nil, Options{Tools: ToolsFunc(func(*http.Request) ([]string, error) { return nil, errors.New("x") })}},
+		{"no static names", "POST", unknown, nil, Options{Tools: StaticTools()}},
+		{"func set lists no names", "POST", unknown, nil, Options{Tools: ToolsFunc(func(*http.Request) ([]string, error) { return nil, nil })}},
 		{"accept html only", "POST", unknown, http.Header{"Accept": {"text/html"}}, Options{}},
 		{"accept json q=0", "POST", unknown, http.Header{"Accept": {"application/json;q=0"}}, Options{}},
 		{"modern: Mcp-Name mismatch", "POST", modernCall("1", `"nope"`), modernHeaders("other"), Options{}},

@@ -66,7 +66,9 @@ type ToolSet interface {
 // StaticTools returns a ToolSet holding exactly the given names, for servers
 // whose tools never change. The author asserts that these are the tools the
 // server has, for every caller: the guard answers any other name before the
-// server.
+// server. No names assert nothing (a server without tools refuses every
+// tools/call before any lookup, as mcp-go does with -32601): every call
+// then goes to the server, which decides.
 func StaticTools(names ...string) ToolSet {
 	s := staticTools{set: make(map[string]struct{}, len(names))}
 	for _, n := range names {
@@ -89,6 +91,9 @@ func (s staticTools) Lookup(_ *http.Request, name string) Presence {
 	if _, ok := s.set[name]; ok {
 		return Present
 	}
+	if len(s.set) == 0 {
+		return Unsure
+	}
 	return Absent
 }
 
@@ -97,7 +102,8 @@ func (s staticTools) List(*http.Request) ([]string, error) { return s.sorted, ni
 // ToolsFunc is a ToolSet backed by a function that returns the names the
 // caller of r can call: the author asserts that these are the tools the
 // server will run for that caller, and the guard answers any other name
-// before the server. It is called for every tools/call, so it should be
+// before the server (an empty list asserts nothing, as with StaticTools:
+// the server decides). It is called for every tools/call, so it should be
 // cheap (Lookup calls it with the caller's request, whose context only
 // the caller ends); an error means "cannot tell": the server decides. Like
 // any List, f must return once r's context is done: the guard bounds its
@@ -113,6 +119,9 @@ func (f ToolsFunc) Lookup(r *http.Request, name string) Presence {
 	}
 	if slices.Contains(names, name) {
 		return Present
+	}
+	if len(names) == 0 {
+		return Unsure
 	}
 	return Absent
 }
