@@ -18,20 +18,43 @@ type NotFoundShape struct {
 	IsError bool
 	Code    int    // the JSON-RPC error code (0 for an isError result)
 	Text    string // the message or text, with %s where the tool name goes
-	Source  string // "measured" (run here), or where the shape was read
+	// Data is set for an error that names the tool in its data (a string,
+	// with %s where the tool name goes) instead of its message (Text, then
+	// a fixed message).
+	Data   string
+	Source string // "measured" (run here), or where the shape was read
 }
 
 // NotFoundShapes are the not-found answers of the SDKs the guard knows.
-// Besides these, any JSON-RPC error whose message names the called tool as
-// unknown or not found (see [IsNotFound]) is a not-found answer too.
+// Besides these, any JSON-RPC error whose message (or data, when it is a
+// string) names the called tool as unknown or not found (see
+// [IsNotFound]) is a not-found answer too. An SDK whose answer does not
+// name the tool (the Rust SDK's -32602 "tool not found") is not among
+// them: the guard cannot tell that answer from a tool's own error, so it
+// passes as the server wrote it.
 var NotFoundShapes = []NotFoundShape{
 	{Server: "mark3labs/mcp-go", Versions: "v0.15 … v1.2.1", Code: -32602, Text: "tool '%s' not found: tool not found", Source: "measured"},
 	{Server: "modelcontextprotocol/go-sdk", Versions: "v1.1 … v1.8.0", Code: -32602, Text: "unknown tool %q", Source: "measured"},
 	{Server: "TypeScript SDK v1 (@modelcontextprotocol/sdk)", Versions: "1.21.0 … 1.32.2", IsError: true, Text: "MCP error -32602: Tool %s not found", Source: "measured"},
 	{Server: "TypeScript SDK v2 (@modelcontextprotocol/server)", Versions: "2.4.0", Code: -32602, Text: "Tool %s not found", Source: "measured"},
 	{Server: "npm fastmcp", Versions: "4.20.16", Code: -32601, Text: "MCP error -32601: Unknown tool: %s", Source: "measured"},
-	{Server: "Python SDK (mcp, FastMCP)", Versions: "v1.x", IsError: true, Text: "Unknown tool: %s", Source: "read from source: the Python SDK cannot run here (no PyPI)"},
+	{Server: "Python SDK (mcp, FastMCP; jlowin/fastmcp 2.x)", Versions: "mcp v1.3 … v1.29; fastmcp 2.0 … 2.14", IsError: true, Text: "Unknown tool: %s", Source: sourceNoPyPI},
+	{Server: "jlowin/fastmcp 3", Versions: "3.0.0rc2", IsError: true, Text: "Unknown tool: '%s'", Source: sourceNoPyPI},
+	{Server: "C# SDK (ModelContextProtocol)", Versions: "0.3.0-preview.1 … 2.2.0", Code: -32602, Text: "Unknown tool: '%s'", Source: sourceRead},
+	{Server: "Java SDK (io.modelcontextprotocol)", Versions: "0.13.0 … 2.0.1", Code: -32602, Text: "Unknown tool: invalid_tool_name", Data: "Tool not found: %s", Source: sourceRead},
+	{Server: "Java SDK (io.modelcontextprotocol)", Versions: "… 0.12", Code: -32603, Text: "Tool not found: %s", Source: sourceRead},
+	{Server: "Kotlin SDK", Versions: "0.7.5 … 0.14.0", IsError: true, Text: "Tool %s not found", Source: sourceRead},
+	{Server: "Kotlin SDK", Versions: "… 0.7.4", Code: -32603, Text: "Tool not found: %s", Source: sourceRead},
+	{Server: "Ruby SDK (mcp gem)", Versions: "0.7.1 … 1.3.0", Code: -32602, Text: "Invalid params", Data: "Tool not found: %s", Source: sourceRead},
+	{Server: "Ruby SDK (mcp gem)", Versions: "0.5.0 … 0.7.0", IsError: true, Text: "Tool not found: %s", Source: sourceRead},
+	{Server: "PHP SDK (mcp/sdk)", Versions: "0.1.0 … 0.7.1", Code: -32601, Text: `Tool not found: "%s".`, Source: sourceRead},
+	{Server: "ThinkInAIXYZ/go-mcp", Versions: "v0.2.0 … v0.2.29", Code: -32603, Text: "missing tool, toolName=%s", Source: sourceRead},
 }
+
+const (
+	sourceRead   = "read from source: its runtime is not installed here"
+	sourceNoPyPI = "read from source: Python packages cannot be installed here (no PyPI)"
+)
 
 // maxNotFoundBytes bounds the answers the guard reads for a not-found
 // shape: a larger answer is none of them.
@@ -41,10 +64,12 @@ func maxNotFoundBytes(name string) int { return 8<<10 + 8*len(name) }
 // own not-found answer to the tools/call with the given id (its JSON
 // bytes, as sent) and tool name: a reply to that id that is either
 //
-//   - a JSON-RPC error whose message names the tool as unknown or not
-//     found: "Unknown tool: X", "unknown tool \"X\"", "Tool X not found",
-//     "tool 'X' not found: …", in any letter case, the name bare or in
-//     quotes, after an optional "MCP error <code>: " prefix; or
+//   - a JSON-RPC error whose message, or whose data when it is a string,
+//     names the tool as unknown or not found: "Unknown tool: X",
+//     "unknown tool \"X\"", "Tool X not found", "tool 'X' not found: …",
+//     "Tool not found: X", in any letter case, the name bare or in
+//     quotes, after an optional "MCP error <code>: " prefix (and go-mcp's
+//     "missing tool, toolName=X"); or
 //   - a result with isError: true whose only content is the text of an
 //     isError shape of [NotFoundShapes], for this name.
 //
@@ -60,27 +85,28 @@ func IsNotFound(msg []byte, id []byte, name string) bool {
 	// The usual answer, an error reply in the strict subset, is read by
 	// the strict scanner; anything else by encoding/json, and the two
 	// agree wherever the scanner answers (FuzzIsNotFound).
-	if replyID, message, ok := readErrorReply(msg); ok {
-		return sameID(replyID, id) && namesUnknown(message, name)
+	if replyID, message, data, ok := readErrorReply(msg); ok {
+		return sameID(replyID, id) && (namesUnknown(message, name) || data != nil && namesUnknown(*data, name))
 	}
 	return notFoundJSON(msg, id, name)
 }
 
 var (
 	errorReplyKeys = []string{"jsonrpc", "id", "error", "result"}
-	errorKeys      = []string{"code", "message"}
+	errorKeys      = []string{"code", "message", "data"}
 )
 
 // readErrorReply reads an error reply in the strict subset: jsonrpc
-// "2.0", an id, and an error with an integer code and a string message.
-// ok is false for anything else (a result, a reply outside the subset).
-func readErrorReply(b []byte) (id []byte, message string, ok bool) {
+// "2.0", an id, and an error with an integer code, a string message and
+// any data (returned when it is a string). ok is false for anything else
+// (a result, a reply outside the subset).
+func readErrorReply(b []byte) (id []byte, message string, data *string, ok bool) {
 	s := scanner{b: b}
 	s.ws()
 	if s.i >= len(b) || b[s.i] != '{' {
-		return nil, "", false
+		return nil, "", nil, false
 	}
-	var jsonrpc, idSp, code, msg span
+	var jsonrpc, idSp, code, msg, dataSp span
 	var hasError bool
 	ok = s.members(errorReplyKeys, func(k int) bool {
 		switch k {
@@ -99,6 +125,8 @@ func readErrorReply(b []byte) (id []byte, message string, ok bool) {
 					return s.capture(&code) && code.kind == kInt
 				case 1:
 					return s.capture(&msg) && msg.kind == kString
+				case 2:
+					return s.capture(&dataSp)
 				}
 				return s.value()
 			})
@@ -108,14 +136,18 @@ func readErrorReply(b []byte) (id []byte, message string, ok bool) {
 		return s.value()
 	})
 	if !ok || !hasError || code.kind != kInt || msg.kind != kString || jsonrpc.kind != kString || !strEquals(b, jsonrpc, "2.0") || idSp.kind == absent {
-		return nil, "", false
+		return nil, "", nil, false
 	}
 	s.ws()
 	if s.i != len(b) {
-		return nil, "", false
+		return nil, "", nil, false
 	}
 	var scratch [256]byte
-	return idSp.raw(b), string(decoded(scratch[:0], b, msg)), true
+	if dataSp.kind == kString {
+		d := string(decoded(scratch[:0], b, dataSp))
+		data = &d
+	}
+	return idSp.raw(b), string(decoded(scratch[:0], b, msg)), data, true
 }
 
 // notFoundJSON is IsNotFound read by encoding/json.
@@ -124,8 +156,9 @@ func notFoundJSON(msg []byte, id []byte, name string) bool {
 		JSONRPC string          `json:"jsonrpc"`
 		ID      json.RawMessage `json:"id"`
 		Error   *struct {
-			Code    json.Number `json:"code"`
-			Message *string     `json:"message"`
+			Code    json.Number     `json:"code"`
+			Message *string         `json:"message"`
+			Data    json.RawMessage `json:"data"`
 		} `json:"error"`
 		Result *struct {
 			IsError bool `json:"isError"`
@@ -143,7 +176,11 @@ func notFoundJSON(msg []byte, id []byte, name string) bool {
 		if _, err := m.Error.Code.Int64(); err != nil || m.Error.Message == nil {
 			return false
 		}
-		return namesUnknown(*m.Error.Message, name)
+		if namesUnknown(*m.Error.Message, name) {
+			return true
+		}
+		var data string
+		return len(m.Error.Data) > 0 && m.Error.Data[0] == '"' && json.Unmarshal(m.Error.Data, &data) == nil && namesUnknown(data, name)
 	case m.Result != nil && m.Error == nil && m.Result.IsError && len(m.Result.Content) == 1:
 		c := m.Result.Content[0]
 		if c.Type != "text" {
@@ -205,6 +242,18 @@ func namesUnknown(msg, name string) bool {
 		}
 		rest, ok = cutQuoted(strings.TrimLeft(rest, " "), name)
 		return ok && (rest == "" || rest == ".")
+	}
+	if rest, ok := cutFold(msg, "tool not found"); ok {
+		// "Tool not found: X" (the Java, Kotlin and PHP SDKs)
+		rest = strings.TrimPrefix(rest, ":")
+		if rest == "" || rest[0] != ' ' {
+			return false
+		}
+		rest, ok = cutQuoted(strings.TrimLeft(rest, " "), name)
+		return ok && (rest == "" || rest == ".")
+	}
+	if rest, ok := strings.CutPrefix(msg, "missing tool, toolName="); ok {
+		return rest == name // ThinkInAIXYZ/go-mcp
 	}
 	if rest, ok := cutFold(msg, "tool "); ok {
 		rest, ok = cutQuoted(rest, name)

@@ -13,6 +13,13 @@ func errorReply(id string, code int, msg string) string {
 	return fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"error":{"code":%d,"message":%s}}`, id, code, m)
 }
 
+// errorDataReply is an error reply whose data is the string data.
+func errorDataReply(id string, code int, msg, data string) string {
+	m, _ := json.Marshal(msg)
+	d, _ := json.Marshal(data)
+	return fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"error":{"code":%d,"message":%s,"data":%s}}`, id, code, m, d)
+}
+
 func isErrorReply(id, text string) string {
 	t, _ := json.Marshal(text)
 	return fmt.Sprintf(`{"result":{"content":[{"type":"text","text":%s}],"isError":true},"jsonrpc":"2.0","id":%s}`, t, id)
@@ -25,8 +32,11 @@ func TestNotFoundShapesAreRecognised(t *testing.T) {
 		for _, s := range NotFoundShapes {
 			text := shapeText(s.Text, name)
 			reply := errorReply("7", s.Code, text)
-			if s.IsError {
+			switch {
+			case s.IsError:
 				reply = isErrorReply("7", text)
+			case s.Data != "":
+				reply = errorDataReply("7", s.Code, s.Text, shapeText(s.Data, name))
 			}
 			if !IsNotFound([]byte(reply), []byte("7"), name) {
 				t.Errorf("%s: %s is not recognised for %q", s.Server, reply, name)
@@ -53,6 +63,12 @@ func TestIsNotFound(t *testing.T) {
 		{errorReply("1", -32603, "unknown tool 'nope'"), "1", "nope", true},
 		{errorReply("1", -32602, "Tool \"nope\" not found."), "1", "nope", true},
 		{errorReply("1", -32602, "UNKNOWN TOOL: nope"), "1", "nope", true},
+		{errorReply("1", -32603, "Tool not found: nope"), "1", "nope", true},
+		{errorReply("1", -32601, `Tool not found: "nope".`), "1", "nope", true},
+		{errorReply("1", -32603, "Tool not found nope"), "1", "nope", true},
+		{errorReply("1", -32603, "missing tool, toolName=nope"), "1", "nope", true},
+		{errorDataReply("1", -32602, "Invalid params", "Tool not found: nope"), "1", "nope", true},
+		{`{"jsonrpc":"2.0","id":1,"error":{"data":"Tool not found: nope","message":"Unknown tool: invalid_tool_name","code":-32602}}`, "1", "nope", true},
 		// Not a not-found answer.
 		{errorReply("1", -32602, "Unknown tool: nope2"), "1", "nope", false},
 		{errorReply("1", -32602, "tool 'nope' is disabled"), "1", "nope", false},
@@ -61,7 +77,16 @@ func TestIsNotFound(t *testing.T) {
 		{errorReply("1", -32602, "Unknown tool:nope"), "1", "nope", false},
 		{isErrorReply("1", `Tool "delete_repository" requires client support for form elicitation.`), "1", "delete_repository", false},
 		{isErrorReply("1", "Unknown tool: nope, try again"), "1", "nope", false},
-		{isErrorReply("1", "Tool nope not found"), "1", "nope", false}, // only the table's isError texts
+		{isErrorReply("1", "Tool nope was not found"), "1", "nope", false}, // only the table's isError texts
+		{isErrorReply("1", "No tool named nope"), "1", "nope", false},
+		// Answers that do not name the called tool.
+		{errorReply("1", -32602, "tool not found"), "1", "nope", false}, // the Rust SDK's: a tool's own error reads the same
+		{errorReply("1", -32603, "Tool not found: other"), "1", "nope", false},
+		{errorDataReply("1", -32602, "Invalid params", "Tool not found: other"), "1", "nope", false},
+		{errorDataReply("1", -32602, "Invalid params", "argument nope not found"), "1", "nope", false},
+		{`{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Invalid params","data":{"detail":"Tool not found: nope"}}}`, "1", "nope", false},
+		{errorReply("1", -32603, "missing tool, toolName=nope2"), "1", "nope", false},
+		{errorReply("1", -32603, "Tool not found: nope, try again"), "1", "nope", false},
 		{`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"Unknown tool: nope"}]}}`, "1", "nope", false},
 		{`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"Unknown tool: nope"},{"type":"text","text":"x"}],"isError":true}}`, "1", "nope", false},
 		{`{"jsonrpc":"2.0","id":1,"error":{"code":"x","message":"Unknown tool: nope"}}`, "1", "nope", false},
@@ -102,6 +127,8 @@ func FuzzIsNotFound(f *testing.F) {
 	f.Add(`{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Unknown tool: nope"},"ERROR":{"code":1,"message":"x"}}`, "1", "nope")
 	f.Add(`{"jsonrpc":"2.0","id":1,"error":{"code":-32602.0,"message":"Unknown tool: nope"}}`, "1", "nope")
 	f.Add(`{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Unknown tool: \u006eope"}}`, "1", "nope")
+	f.Add(`{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Invalid params","data":"Tool not found: \u006eope"}}`, "1", "nope")
+	f.Add(`{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"x","data":"Tool not found: nope","DATA":1}}`, "1", "nope")
 	f.Fuzz(func(t *testing.T, reply, id, name string) {
 		got := IsNotFound([]byte(reply), []byte(id), name)
 		// Never a not-found answer that encoding/json would not read as
@@ -113,7 +140,7 @@ func FuzzIsNotFound(f *testing.F) {
 		if got && !byJSON {
 			t.Fatalf("IsNotFound(%q, %q, %q) = true, encoding/json says false", reply, id, name)
 		}
-		if _, _, ok := readErrorReply([]byte(reply)); ok && len(reply) <= maxNotFoundBytes(name) && got != byJSON {
+		if _, _, _, ok := readErrorReply([]byte(reply)); ok && len(reply) <= maxNotFoundBytes(name) && got != byJSON {
 			t.Fatalf("IsNotFound(%q, %q, %q) = %v, encoding/json says %v", reply, id, name, got, byJSON)
 		}
 		if !got {

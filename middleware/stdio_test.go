@@ -344,7 +344,8 @@ func TestStdioPassesEveryOtherAnswerByteForByte(t *testing.T) {
 		`{"jsonrpc":"2.0","id":8,"error":{"code":-32602,"message":"Unknown tool: echo"}}`,                                  // an id never sent
 		`{"jsonrpc":"2.0","id":"7","error":{"code":-32602,"message":"Unknown tool: echo"}}`,                                // the string "7"
 		`{"jsonrpc":"2.0","id":7,"error":{"code":-32602,"message":"Invalid arguments for tool echo"}}`,                     // another error
-		`{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"Tool echo not found"}],"isError":true}}`,      // not an SDK's isError shape
+		`{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"Tool echo was not found"}],"isError":true}}`,  // not an SDK's isError shape
+		`{"jsonrpc":"2.0","id":7,"error":{"code":-32602,"message":"tool not found"}}`,                                      // names no tool (the Rust SDK's)
 		`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"error","data":"Unknown tool: echo","id":7}}`, // a notification
 	} {
 		rig.send(t, lineCall("7", "echo"))
