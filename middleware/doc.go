@@ -14,8 +14,7 @@
 // [NotFoundShapes]), keeping its status; every other answer reaches the
 // client byte for byte. A known call never waits: the caller's list, for
 // data.availableTools, is asked only after the server said not found,
-// within Options.ListTimeout; a not-found answer for a name that list has
-// goes out as the server wrote it.
+// within Options.ListTimeout.
 //
 // Every request that is not a tools/call the guard reads with certainty
 // passes through untouched, body byte for byte and with the caller's own

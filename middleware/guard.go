@@ -444,7 +444,7 @@ func (g *Guard) answerBefore(r *http.Request, c *watched, json, stream bool) dec
 			return decision{reason: ReasonListed, tool: c.name, call: c}
 		}
 		la = g.addAnswer(names)
-	} else if la.lists(c.name) {
+	} else if _, found := slices.BinarySearch(la.sorted, c.name); found {
 		return decision{reason: ReasonListed, tool: c.name, call: c}
 	}
 	status := http.StatusOK
@@ -465,11 +465,7 @@ var noList = &listAnswer{hideSuggestions: true}
 // translate makes the guard's answer to c, whose server answered not
 // found with the given status: the caller's list is asked as the caller,
 // within ListTimeout; past it, or when the list fails, the answer has no
-// list, and the Logger says why. It returns nil when the caller's list
-// has the name: an answer "unknown tool X" listing X would contradict
-// itself, and such an answer is more likely a tool's own error (or a tool
-// added since) than the server's lookup, so it goes out as the server
-// wrote it.
+// list, and the Logger says why.
 func (g *Guard) translate(c *watched, status int, sse bool) *Rejection {
 	names, call, err := g.list(c)
 	var rej *Rejection
@@ -478,15 +474,7 @@ func (g *Guard) translate(c *watched, status int, sse bool) *Rejection {
 		rej.ListErr = err
 		g.logNoList(c.r, c.name, err)
 	} else {
-		la := g.answerFor(names)
-		if la.lists(c.name) {
-			if relayed := call.settle(g.lateLogger(c.r, c.name)); len(relayed) > 0 {
-				g.logLost(c.r, c.name, len(relayed), "the server's own answer went out as it was")
-			}
-			g.logListed(c.r, c.name)
-			return nil
-		}
-		rej = g.unknownTool(c.id, c.name, la, status, sse)
+		rej = g.unknownTool(c.id, c.name, g.answerFor(names), status, sse)
 	}
 	rej.Translated = true
 	rej.relayed = call.settle(g.lateLogger(c.r, c.name))

@@ -71,12 +71,6 @@ func (g *Guard) addAnswer(names []string) *listAnswer {
 	return la
 }
 
-// lists reports whether name is in the list.
-func (la *listAnswer) lists(name string) bool {
-	_, found := slices.BinarySearch(la.sorted, name)
-	return found
-}
-
 // sameNames reports whether a and b hold the same strings in order.
 func sameNames(a, b []string) bool { return slices.Equal(a, b) }
 

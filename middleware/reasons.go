@@ -163,15 +163,6 @@ func (g *Guard) logNoList(r *http.Request, tool string, err error) {
 	}
 }
 
-// logListed logs a not-found answer that passes untranslated because the
-// caller's list has the tool.
-func (g *Guard) logListed(r *http.Request, tool string) {
-	if l := g.opts.Logger; l != nil {
-		l.LogAttrs(r.Context(), slog.LevelInfo, "toolguard: passed the server's not-found answer as it was: the caller's list has the tool",
-			slog.String("tool", tool))
-	}
-}
-
 // logLost logs messages the server sent the caller on the guard's list
 // request that the answer cannot carry: the caller accepts no event
 // stream, or they came after the answer was written.

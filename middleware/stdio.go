@@ -55,11 +55,10 @@ type StdioOptions struct {
 	// OnUntracked, if set, is told why the guard leaves something to the
 	// server untouched that it would otherwise have watched: a client
 	// line longer than MaxLineBytes or a tools/call line outside the
-	// strict subset (the server's answer to it is not translated), a
+	// strict subset (the server's answer to it is not translated), or a
 	// client line that leaves the stream inside an unfinished JSON value
-	// (no list is asked until it ends), or a not-found answer for a tool
-	// the caller's list has (it passes as the server wrote it). It may be
-	// called from several goroutines at once.
+	// (no list is asked until it ends). It may be called from several
+	// goroutines at once.
 	OnUntracked func(reason string)
 }
 

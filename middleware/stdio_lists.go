@@ -147,20 +147,14 @@ func (s *Stdio) fetch(meta []byte) ([]string, error) {
 // needsList reports whether answers show anything of a list.
 func (s *Stdio) needsList() bool { return !s.opts.HideToolList || !s.opts.HideSuggestions }
 
-// answer builds the guard's answer to c, whose server answered line (its
-// not-found answer), from names (nil with listErr when there is no list),
-// and tells OnReject. When names has the tool, line is the answer, as the
-// server wrote it (see Guard.translate), and OnUntracked is told.
-func (s *Stdio) answer(c *stdioCall, line []byte, names []string, listErr error) []byte {
+// answer builds the guard's answer to c, whose server answered not found,
+// from names (nil with listErr when there is no list), and tells OnReject.
+func (s *Stdio) answer(c *stdioCall, names []string, listErr error) []byte {
 	var la *listAnswer
 	if listErr != nil || names == nil {
 		la = &listAnswer{hideSuggestions: true}
 	} else {
 		la = s.guard.answerFor(names)
-		if la.lists(c.name) {
-			s.untracked("the caller's list has the tool " + strconv.Quote(c.name) + ": the server's not-found answer passes as it was")
-			return line
-		}
 	}
 	rej := s.guard.unknownTool(c.id, c.name, la, 0, false) // no HTTP status over stdio
 	rej.Translated = true
@@ -174,8 +168,8 @@ func (s *Stdio) answer(c *stdioCall, line []byte, names []string, listErr error)
 
 // translate writes the answer to c once the caller's list has come (or
 // has not, within ListTimeout).
-func (s *Stdio) translate(c *stdioCall, line []byte) {
+func (s *Stdio) translate(c *stdioCall) {
 	defer s.translating.Done()
 	names, err := s.callerList(c)
-	s.wr.writeOwn(s.answer(c, line, names, err))
+	s.wr.writeOwn(s.answer(c, names, err))
 }

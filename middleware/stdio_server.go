@@ -198,13 +198,13 @@ func (s *Stdio) serverLine(line []byte) []byte {
 		return line
 	}
 	if !s.needsList() {
-		return s.answer(c, line, nil, nil)
+		return s.answer(c, nil, nil)
 	}
 	if names, ok := s.cachedList(c.key); ok {
-		return s.answer(c, line, names, nil)
+		return s.answer(c, names, nil)
 	}
 	s.translating.Add(1)
-	go s.translate(c, bytes.Clone(line))
+	go s.translate(c)
 	return nil
 }
 

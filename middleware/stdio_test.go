@@ -117,10 +117,6 @@ func (f *lineServer) handle(line []byte) {
 		f.send(map[string]any{"jsonrpc": "2.0", "id": msg.ID, "result": res})
 	case "tools/call":
 		switch {
-		case msg.Params.Name == "gateway":
-			// A listed tool whose own error reads as a not-found answer
-			// for itself (its upstream dropped it).
-			f.sendLine(`{"jsonrpc":"2.0","id":` + id + `,"result":{"content":[{"type":"text","text":"MCP error -32602: Tool gateway not found"}],"isError":true}}`)
 		case msg.Params.Name == "needs_elicitation":
 			f.sendLine(`{"jsonrpc":"2.0","id":` + id + `,"result":{"content":[{"type":"text","text":"Tool \"needs_elicitation\" requires client support for form elicitation."}],"isError":true}}`)
 		case slices.Contains(tools, msg.Params.Name):
@@ -324,35 +320,6 @@ func TestStdioNeverAnswersBeforeTheServer(t *testing.T) {
 	}
 	if rig.g.Fetches() != 0 || rig.g.Rejections() != 0 {
 		t.Errorf("%d lists asked, %d answers, for calls the server ran", rig.g.Fetches(), rig.g.Rejections())
-	}
-}
-
-// A not-found answer for a tool the caller's list has reaches the client
-// as the server wrote it (an "unknown tool X" answer listing X would
-// contradict itself): when the list has to be asked, and when it is kept.
-func TestStdioPassesANotFoundAnswerForAListedTool(t *testing.T) {
-	rig := newStdioRig(t, StdioOptions{}, "echo", "gateway")
-	rig.handshake(t)
-	want := `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"MCP error -32602: Tool gateway not found"}],"isError":true}}` + "\n"
-	for round := range 2 {
-		rig.send(t, lineCall("1", "gateway"))
-		if got := rig.next(t); got != want {
-			t.Errorf("round %d: got %s", round, got)
-		}
-	}
-	if n := rig.g.Rejections(); n != 0 {
-		t.Errorf("%d answers replaced", n)
-	}
-	if n := len(rig.srv.listRequests()); n != 1 {
-		t.Errorf("%d lists asked, want 1 (then kept)", n)
-	}
-	if r := rig.untrackedReasons(); len(r) != 2 || !strings.Contains(r[0], `the caller's list has the tool "gateway"`) {
-		t.Errorf("OnUntracked told %q", r)
-	}
-	// An unknown name is still translated.
-	rig.send(t, lineCall("2", "gatewy"))
-	if got := rig.next(t); !strings.Contains(got, `"code":-32602,"message":"Unknown tool: gatewy"`) || !strings.Contains(got, `"suggestions":["gateway"]`) {
-		t.Errorf("unknown: %s", got)
 	}
 }
 

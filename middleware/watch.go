@@ -171,9 +171,7 @@ func (ww *watchWriter) events(final bool) error {
 		out := ev
 		if data, ok := eventData(ev); ok && len(data) <= ww.limit && ww.c.notFound(data) {
 			ww.done = true
-			if rej := ww.c.g.translate(ww.c, ww.status, true); rej != nil {
-				out = rej.event(ev)
-			}
+			out = ww.c.g.translate(ww.c, ww.status, true).event(ev)
 		}
 		if _, err := ww.w.Write(out); err != nil {
 			return err
@@ -200,11 +198,10 @@ func (ww *watchWriter) finish() {
 			return
 		}
 		if ww.c.notFound(ww.buf) {
-			if rej := ww.c.g.translate(ww.c, ww.status, false); rej != nil {
-				ww.w.Header().Del("Content-Length")
-				_ = rej.Write(ww.w)
-				return
-			}
+			rej := ww.c.g.translate(ww.c, ww.status, false)
+			ww.w.Header().Del("Content-Length")
+			_ = rej.Write(ww.w)
+			return
 		}
 		_ = ww.flushHeld()
 	case modeStream:
@@ -222,11 +219,8 @@ func (ww *watchWriter) finishEvents() {
 		}
 		ev := ww.buf[i : i+n]
 		if data, ok := eventData(ev); ok && ww.c.notFound(data) {
-			rej := ww.c.g.translate(ww.c, ww.status, true)
-			if rej == nil {
-				break
-			}
-			out := append(append(append([]byte(nil), ww.buf[:i]...), rej.event(ev)...), ww.buf[i+n:]...)
+			out := append(append(append([]byte(nil), ww.buf[:i]...),
+				ww.c.g.translate(ww.c, ww.status, true).event(ev)...), ww.buf[i+n:]...)
 			ww.w.Header().Set("Content-Length", strconv.Itoa(len(out)))
 			ww.w.WriteHeader(ww.status)
 			_, _ = ww.w.Write(out)

@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -96,43 +95,6 @@ func TestPassingAnswersAreUntouched(t *testing.T) {
 			}
 			if g, a := w.Header().Get("Content-Type"), alone.Header().Get("Content-Type"); g != a {
 				t.Errorf("Content-Type %q, alone %q", g, a)
-			}
-		})
-	}
-}
-
-// A not-found answer for a name the caller's list has is the server's
-// answer, as it wrote it, in every framing; the log says why.
-func TestNotFoundAnswerForAListedToolPasses(t *testing.T) {
-	reply := isErrorReply("5", "MCP error -32602: Tool nope not found")
-	event := "id: 3\nevent: message\ndata: " + reply + "\n\n"
-	for _, tc := range []struct{ name, ct, body, length string }{
-		{"json", "application/json", reply, ""},
-		{"stream", "text/event-stream", event, ""},
-		{"stream of a stated length", "text/event-stream", event, "154"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			next := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				io.Copy(io.Discard, r.Body)
-				w.Header().Set("Content-Type", tc.ct)
-				if tc.length != "" {
-					w.Header().Set("Content-Length", tc.length)
-				}
-				w.WriteHeader(200)
-				io.WriteString(w, tc.body)
-			})
-			if tc.length != "" && tc.length != strconv.Itoa(len(tc.body)) {
-				t.Fatalf("Content-Length %s for %d bytes", tc.length, len(tc.body))
-			}
-			var log bytes.Buffer
-			g := mustGuard(t, Options{Tools: unsure{names: []string{"a", "nope"}}, Logger: slog.New(slog.NewTextHandler(&log, nil))})
-			w := httptest.NewRecorder()
-			g.Handler(next).ServeHTTP(w, newRequest("POST", call("5", `"nope"`), nil))
-			if w.Code != 200 || w.Body.String() != tc.body || w.Header().Get("Content-Type") != tc.ct || w.Header().Get("Content-Length") != tc.length {
-				t.Errorf("got %d %v %q", w.Code, w.Header(), w.Body)
-			}
-			if !strings.Contains(log.String(), `level=INFO msg="toolguard: passed the server's not-found answer as it was: the caller's list has the tool" tool=nope`) {
-				t.Errorf("log: %s", log.String())
 			}
 		})
 	}

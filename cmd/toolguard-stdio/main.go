@@ -334,7 +334,7 @@ func parse(args []string, stderr io.Writer) (opts toolguard.StdioOptions, grace 
 	fs.BoolVar(&opts.HideToolList, "hide-tool-list", false, "leave data.availableTools out of translated answers")
 	fs.BoolVar(&opts.HideSuggestions, "hide-suggestions", false, "leave data.suggestions out of translated answers")
 	fs.IntVar(&opts.MaxLineBytes, "max-line-bytes", toolguard.DefaultMaxBodyBytes, "longer client lines pass through unread and untracked (their answers are not translated); more than 0")
-	logAnswers := fs.Bool("log", false, "write one line to standard error per translated not-found answer, saying why when it went out without data.availableTools, and per client line that may be a tools/call the guard left untracked (too long, outside the strict subset, or leaving a JSON value open), and per not-found answer passed as it was because the caller's list has the tool")
+	logAnswers := fs.Bool("log", false, "write one line to standard error per translated not-found answer, saying why when it went out without data.availableTools, and per client line that may be a tools/call the guard left untracked (too long, outside the strict subset, or leaving a JSON value open)")
 	fs.DurationVar(&grace, "grace", 2*time.Second, "after the client went away, how long the server has to exit before its process group gets SIGTERM, and then SIGKILL (at most 500ms once the client stopped reading); more than 0")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, usageText)
