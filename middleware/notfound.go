@@ -67,14 +67,14 @@ func maxNotFoundBytes(name string) int { return 8<<10 + 8*len(name) }
 //   - a JSON-RPC error whose message, or whose data when it is a string,
 //     names the tool as unknown or not found: "Unknown tool: X",
 //     "unknown tool \"X\"", "Tool X not found", "tool 'X' not found: …",
-//     "Tool not found: X", in any letter case, the name bare or in
-//     quotes, after an optional "MCP error <code>: " prefix (and go-mcp's
-//     "missing tool, toolName=X"); or
+//     "Tool not found: X" (or without the colon), in any letter case, the
+//     name bare or in quotes, after an optional "MCP error <code>: "
+//     prefix; or go-mcp's "missing tool, toolName=X", exactly; or
 //   - a result with isError: true whose only content is the text of an
 //     isError shape of [NotFoundShapes], for this name.
 //
 // Anything else (a result, an actionable isError, an error about something
-// else) is not.
+// else, a reply with one of these keys in another letter case) is not.
 func IsNotFound(msg []byte, id []byte, name string) bool {
 	if len(msg) > maxNotFoundBytes(name) || !bytes.Contains(msg, []byte(`"id"`)) {
 		return false
@@ -88,7 +88,7 @@ func IsNotFound(msg []byte, id []byte, name string) bool {
 	if replyID, message, data, ok := readErrorReply(msg); ok {
 		return sameID(replyID, id) && (namesUnknown(message, name) || data != nil && namesUnknown(*data, name))
 	}
-	return notFoundJSON(msg, id, name)
+	return !keyVariants(msg) && notFoundJSON(msg, id, name)
 }
 
 var (
@@ -150,7 +150,53 @@ func readErrorReply(b []byte) (id []byte, message string, data *string, ok bool)
 	return idSp.raw(b), string(decoded(scratch[:0], b, msg)), data, true
 }
 
-// notFoundJSON is IsNotFound read by encoding/json.
+// keyVariants reports whether msg has, where a not-found answer is read,
+// a member whose key is one it is read by in another letter case
+// ("Error", "DATA"): encoding/json would read it as that key, a
+// JavaScript or Python client would not, so the reply is not read as a
+// not-found answer at all.
+func keyVariants(msg []byte) bool {
+	var top map[string]json.RawMessage
+	if json.Unmarshal(msg, &top) != nil {
+		return false // not an object: notFoundJSON refuses it
+	}
+	if variant(top, "jsonrpc", "id", "error", "result") {
+		return true
+	}
+	var e, r map[string]json.RawMessage
+	if json.Unmarshal(top["error"], &e) == nil && variant(e, "code", "message", "data") {
+		return true
+	}
+	if json.Unmarshal(top["result"], &r) == nil {
+		if variant(r, "isError", "content") {
+			return true
+		}
+		var content []map[string]json.RawMessage
+		if json.Unmarshal(r["content"], &content) == nil {
+			for _, c := range content {
+				if variant(c, "type", "text") {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// variant reports whether m has one of keys in another letter case.
+func variant(m map[string]json.RawMessage, keys ...string) bool {
+	for k := range m {
+		for _, want := range keys {
+			if k != want && strings.EqualFold(k, want) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// notFoundJSON is IsNotFound read by encoding/json (which matches keys in
+// any letter case: IsNotFound first refuses replies where that matters).
 func notFoundJSON(msg []byte, id []byte, name string) bool {
 	var m struct {
 		JSONRPC string          `json:"jsonrpc"`

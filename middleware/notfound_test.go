@@ -95,6 +95,17 @@ func TestIsNotFound(t *testing.T) {
 		{errorReply("1", -32602, "Unknown tool: nope"), `"1"`, "nope", false},
 		{errorReply(`"1"`, -32602, "Unknown tool: nope"), "1", "nope", false},
 		{`not json`, "1", "nope", false},
+		// Keys in another letter case: encoding/json reads them as the
+		// keys, a JavaScript client does not.
+		{`{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"Internal error","data":{"x":1},"Data":"Tool not found: nope"}}`, "1", "nope", false},
+		{`{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"Internal error","DATA":"Tool not found: nope"}}`, "1", "nope", false},
+		{`{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"Message":"Unknown tool: nope"}}`, "1", "nope", false},
+		{`{"jsonrpc":"2.0","id":1,"Error":{"code":-32602,"message":"Unknown tool: nope"}}`, "1", "nope", false},
+		{`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","Text":"Unknown tool: nope"}],"isError":true}}`, "1", "nope", false},
+		{`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"Unknown tool: nope"}],"IsError":true}}`, "1", "nope", false},
+		// Outside the strict subset but plain: still read.
+		{`{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Unknown tool: nope","data":{"a":1e400}}}`, "1", "nope", true},
+		{`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"Unknown tool: nope"}],"isError":true}}`, "1", "nope", true},
 	} {
 		if got := IsNotFound([]byte(tc.reply), []byte(tc.id), tc.name); got != tc.want {
 			t.Errorf("IsNotFound(%s, %s, %q) = %v, want %v", tc.reply, tc.id, tc.name, got, tc.want)
@@ -133,9 +144,9 @@ func FuzzIsNotFound(f *testing.F) {
 		got := IsNotFound([]byte(reply), []byte(id), name)
 		// Never a not-found answer that encoding/json would not read as
 		// one; and where the strict scanner reads the reply, the same
-		// answer as encoding/json. (IsNotFound may refuse more: keys in
-		// another letter case, which a JavaScript client would not read
-		// as the same keys either.)
+		// answer as encoding/json. (IsNotFound refuses more: replies with
+		// keys in another letter case, which encoding/json reads as the
+		// keys and a JavaScript client does not.)
 		byJSON := notFoundJSON([]byte(reply), []byte(id), name)
 		if got && !byJSON {
 			t.Fatalf("IsNotFound(%q, %q, %q) = true, encoding/json says false", reply, id, name)
@@ -155,6 +166,9 @@ func FuzzIsNotFound(f *testing.F) {
 		}
 		if name != "" && !containsName(reply, name) {
 			t.Fatalf("recognised %q, which does not name %q", reply, name)
+		}
+		if keyVariants([]byte(reply)) {
+			t.Fatalf("recognised %q, which has keys in another letter case", reply)
 		}
 	})
 }
