@@ -14,8 +14,8 @@ import (
 // names, the data.availableTools member as bytes (capped, escaped), and,
 // from the second rejection on, an index of nearest names.
 type listAnswer struct {
-	names  []string // a copy of the list it was built from, to compare
-	src    []string // the list as the tool set returned it
+	names  []string                 // a copy of the list it was built from, to compare
+	src    atomic.Pointer[[]string] // the list as the tool set last returned it
 	sorted []string
 	listed []byte // `"availableTools":[...]` (and the truncation flag), nil with HideToolList
 
@@ -53,12 +53,24 @@ func (g *Guard) answerFor(names []string) *listAnswer {
 // cachedAnswer returns the cached answer parts for names, or nil.
 func (g *Guard) cachedAnswer(names []string) *listAnswer {
 	for i := range g.lists.entries {
-		if la := g.lists.entries[i].Load(); la != nil && (la.returnedAgain(names) || sameNames(la.names, names)) {
-			if !la.seen.Load() {
-				la.seen.Store(true)
-			}
-			return la
+		la := g.lists.entries[i].Load()
+		if la == nil {
+			continue
 		}
+		if !la.returnedAgain(names) {
+			if !sameNames(la.names, names) {
+				continue
+			}
+			// The same names in another slice (a tool set that read its
+			// list again): the next rejection matches this slice by
+			// identity instead of comparing every name.
+			src := names
+			la.src.Store(&src)
+		}
+		if !la.seen.Load() {
+			la.seen.Store(true)
+		}
+		return la
 	}
 	return nil
 }
@@ -74,14 +86,16 @@ func (g *Guard) addAnswer(names []string) *listAnswer {
 // sameNames reports whether a and b hold the same strings in order.
 func sameNames(a, b []string) bool { return slices.Equal(a, b) }
 
-// returnedAgain reports whether names is the very slice la was built from
-// (the same backing array and length), still with the same first and last
-// names as la's copy: a tool set that returns the list it returned before
-// (Discover's cached list) is matched without comparing every name.
-// ToolSet.List's contract forbids changing a list after returning it.
+// returnedAgain reports whether names is the very slice the tool set last
+// returned for la (the same backing array and length), still with the
+// same first and last names as la's copy: a tool set that returns the
+// list it returned before (Discover's cached list) is matched without
+// comparing every name. ToolSet.List's contract forbids changing a list
+// after returning it.
 func (la *listAnswer) returnedAgain(names []string) bool {
 	n := len(names)
-	return n > 0 && n == len(la.src) && &names[0] == &la.src[0] && names[0] == la.names[0] && names[n-1] == la.names[n-1]
+	src := *la.src.Load()
+	return n > 0 && n == len(src) && &names[0] == &src[0] && names[0] == la.names[0] && names[n-1] == la.names[n-1]
 }
 
 func (g *Guard) buildAnswer(names []string) *listAnswer {
@@ -92,7 +106,8 @@ func (g *Guard) buildAnswer(names []string) *listAnswer {
 		slices.Sort(sorted)
 		sorted = slices.Compact(sorted)
 	}
-	la := &listAnswer{names: own, src: names, sorted: sorted, hideSuggestions: g.opts.HideSuggestions}
+	la := &listAnswer{names: own, sorted: sorted, hideSuggestions: g.opts.HideSuggestions}
+	la.src.Store(&names)
 	if !g.opts.HideToolList {
 		listed := sorted[:min(len(sorted), g.opts.ToolListLimit)]
 		la.listed = appendStrings(append([]byte(nil), `"availableTools":`...), listed)

@@ -184,6 +184,31 @@ func TestListAnswerReuse(t *testing.T) {
 	}
 }
 
+// A tool set that reads its list again (the same names in a new slice,
+// as Discover does when its TTL has passed) is compared name by name once;
+// the rejections after that match the new slice by identity. A changed
+// list in a slice of the same length is still told apart.
+func TestListReadAgainIsMatchedByIdentity(t *testing.T) {
+	g := mustGuard(t, Options{})
+	old := benchNames(1000)
+	la := g.answerFor(old)
+	again := slices.Clone(old)
+	if la.returnedAgain(again) {
+		t.Fatal("a new slice matched by identity before it was compared")
+	}
+	if g.answerFor(again) != la {
+		t.Fatal("the same names got another answer")
+	}
+	if !la.returnedAgain(again) {
+		t.Error("the list read again is still compared name by name")
+	}
+	changed := slices.Clone(old)
+	changed[500] = "tool_0500_gone"
+	if got := g.answerFor(changed); got == la || !strings.Contains(string(got.listed), "tool_0099") || slices.Contains(got.sorted, "tool_0500_search") {
+		t.Error("a changed list got the old answer")
+	}
+}
+
 // benchNames returns n sorted tool names.
 func benchNames(n int) []string {
 	names := make([]string, n)
