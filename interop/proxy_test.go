@@ -461,6 +461,7 @@ func TestProxyTranslatesEverySDKsNotFoundAnswer(t *testing.T) {
 		{"TypeScript SDK v1", func(t *testing.T) string { return fixture.StartTS(t, "--mode=stateful").URL }, true, "echo"},
 		{"TypeScript SDK v2", func(t *testing.T) string { return fixture.StartNode(t, "v2-caps-server.mjs").URL }, false, "get_repository"},
 		{"npm fastmcp", func(t *testing.T) string { return fixture.StartNode(t, "fastmcp-server.mjs", "--http").URL }, false, "echo"},
+		{"npm fastmcp, edge runtime", func(t *testing.T) string { return fixture.StartNode(t, "fastmcp-edge-server.mjs").URL }, false, "echo"},
 		{"server-everything (npm 2026.8.31)", startServerEverythingHTTP, true, "echo"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

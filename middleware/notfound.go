@@ -38,6 +38,7 @@ var NotFoundShapes = []NotFoundShape{
 	{Server: "TypeScript SDK v1 (@modelcontextprotocol/sdk)", Versions: "1.21.0 … 1.32.2", IsError: true, Text: "MCP error -32602: Tool %s not found", Source: "measured"},
 	{Server: "TypeScript SDK v2 (@modelcontextprotocol/server)", Versions: "2.4.0", Code: -32602, Text: "Tool %s not found", Source: "measured"},
 	{Server: "npm fastmcp", Versions: "4.20.16", Code: -32601, Text: "MCP error -32601: Unknown tool: %s", Source: "measured"},
+	{Server: "npm fastmcp, edge runtime (fastmcp/edge)", Versions: "4.20.16", Code: -32602, Text: "Tool not found: %s", Source: "measured"},
 	{Server: "Python SDK (mcp, FastMCP; jlowin/fastmcp 2.x)", Versions: "mcp v1.3 … v1.29; fastmcp 2.0 … 2.14", IsError: true, Text: "Unknown tool: %s", Source: sourceNoPyPI},
 	{Server: "jlowin/fastmcp 3", Versions: "3.0.0rc2", IsError: true, Text: "Unknown tool: '%s'", Source: sourceNoPyPI},
 	{Server: "C# SDK (ModelContextProtocol)", Versions: "0.3.0-preview.1 … 2.2.0", Code: -32602, Text: "Unknown tool: '%s'", Source: sourceRead},
