@@ -30,6 +30,7 @@ var diffTools = []string{"echo", "get_weather", "admin_only", "Ünïcode"}
 // stdioRun is what one stdio session did.
 type stdioRun struct {
 	out      []string // the lines the client read after the handshake
+	wrote    []string // guarded: the lines the server wrote after the handshake, less the answers to the guard's own requests and to the fence
 	ran      []string // the tools that ran
 	read     []string // the lines the server read (guarded: less the guard's own)
 	rejected []string // the names of the not-found answers the guard translated
@@ -71,6 +72,28 @@ func (l *lineTap) String() string {
 	return l.buf.String()
 }
 
+// writeTap records what the server writes to the guard.
+type writeTap struct {
+	w   io.WriteCloser
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (t *writeTap) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	t.buf.Write(p)
+	t.mu.Unlock()
+	return t.w.Write(p)
+}
+
+func (t *writeTap) Close() error { return t.w.Close() }
+
+func (t *writeTap) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.buf.String()
+}
+
 // runStdio serves one fresh sdk server ("mcpgo" or "gosdk") on pipes, with
 // or without the guard, sends the 2025 handshake (unless modern) and then
 // lines, closes the input and returns what happened once the server is done.
@@ -82,6 +105,7 @@ func runStdio(t testing.TB, sdk string, guarded, modern bool, lines []string) st
 	var r io.ReadCloser = inR
 	var w io.WriteCloser = outW
 	var tapped *lineTap
+	var wrote *writeTap
 	if guarded {
 		var mu sync.Mutex
 		g, err := toolguard.NewStdio(inR, outW, toolguard.StdioOptions{OnReject: func(rej *toolguard.Rejection) {
@@ -93,7 +117,8 @@ func runStdio(t testing.TB, sdk string, guarded, modern bool, lines []string) st
 			panic(err)
 		}
 		tapped = &lineTap{r: g.Reader()}
-		r, w = tapped, g.Writer()
+		wrote = &writeTap{w: g.Writer()}
+		r, w = tapped, wrote
 	}
 	served := make(chan struct{})
 	go func() {
@@ -223,8 +248,51 @@ func runStdio(t testing.TB, sdk string, guarded, modern bool, lines []string) st
 		if !modern {
 			run.read = run.read[2:] // the handshake
 		}
+		for i, l := range strings.SplitAfter(wrote.String(), "\n") {
+			if l == "" || i == 0 && !modern || strings.Contains(l, `"id":"toolguard-`) || strings.Contains(l, `"id":"fence"`) {
+				continue // the end, the handshake, the guard's own, the fence
+			}
+			run.wrote = append(run.wrote, l)
+		}
 	}
 	return run
+}
+
+// faithful checks a guarded session against what the server itself wrote
+// in it, whatever the server alone would have done: the client read every
+// line the server wrote, byte for byte, except the server's own not-found
+// answers the guard replaced, each by one answer of the guard's (OnReject
+// was told of each), and nothing else.
+func faithful(t testing.TB, sdk string, lines []string, run stdioRun) bool {
+	t.Helper()
+	got := map[string]int{}
+	for _, l := range run.out {
+		got[l]++
+	}
+	var replaced []string
+	for _, l := range run.wrote {
+		if got[l] > 0 {
+			got[l]--
+			continue
+		}
+		replaced = append(replaced, l)
+	}
+	var added []string
+	for l, n := range got {
+		for range n {
+			added = append(added, l)
+		}
+	}
+	ok := len(replaced) == len(run.rejected) && len(added) == len(run.rejected)
+	for _, l := range added {
+		_, _, isGuards := guardAnswer(l)
+		ok = ok && isGuards
+	}
+	if !ok {
+		t.Errorf("%s: the server wrote %q; the client did not read %q, and read %q instead (%d answers replaced)\nlines %q",
+			sdk, run.wrote, replaced, added, len(run.rejected), lines)
+	}
+	return ok
 }
 
 // fence is a call to the fence tool, sent after the lines: mcp-go runs tool
@@ -391,14 +459,17 @@ func compareRuns(t testing.TB, sdk string, lines []string, alone, guarded stdioR
 }
 
 // compareStdio sends lines alone and guarded, at once, and checks the
-// promise. A server may answer the same lines in more than one way:
-// go-sdk answers a message concurrently with reading the next, and a line
-// it cannot decode ends the session, so an answer to an earlier line may or
-// may not get out (29 of 40 runs alone answered
-// `{"jsonrpc":"2.0","id":0,"method":""}` followed by the line `0`). So the
-// guarded session must match one session of the server alone: where the
-// first differs, the server alone is run again, up to aloneTries times,
-// and the promise is checked against the last run.
+// promise. First the guarded session against itself (faithful): every
+// line the server wrote reached the client, but its not-found answers the
+// guard replaced. Then against the server alone. A server may answer the
+// same lines in more than one way: go-sdk answers a message concurrently
+// with reading the next, and a line it cannot decode ends the session, so
+// an answer to an earlier line may or may not get out (29 of 40 runs
+// alone answered `{"jsonrpc":"2.0","id":0,"method":""}` followed by the
+// line `0`). So the guarded session must match one session of the server
+// alone: where the first differs, the server alone is run again, up to
+// aloneTries times (within aloneWithin), and the promise is checked
+// against the last run.
 func compareStdio(t testing.TB, sdk string, modern bool, lines []string, tl *stdioTally) {
 	t.Helper()
 	var alone, guarded stdioRun
@@ -407,17 +478,27 @@ func compareStdio(t testing.TB, sdk string, modern bool, lines []string, tl *std
 	go func() { defer wg.Done(); alone = runStdio(t, sdk, false, modern, lines) }()
 	go func() { defer wg.Done(); guarded = runStdio(t, sdk, true, modern, lines) }()
 	wg.Wait()
-	for try := 1; try < aloneTries && !agree(t, sdk, lines, alone, guarded); try++ {
+	if !faithful(t, sdk, lines, guarded) {
+		tl.Cases++
+		tl.ChangedAnswer++
+		return // the guard's own fault, whatever the server alone does
+	}
+	deadline := time.Now().Add(aloneWithin)
+	for try := 1; try < aloneTries && time.Now().Before(deadline) && !agree(t, sdk, lines, alone, guarded); try++ {
 		alone = runStdio(t, sdk, false, modern, lines)
 		rerunsAlone.Add(1)
 	}
 	compareRuns(t, sdk, lines, alone, guarded, tl)
 }
 
-// aloneTries bounds the sessions alone a guarded session is compared
-// with: where alone gives the guarded outcome one time in four, 50 tries
-// miss it once in 1.7 million.
-const aloneTries = 50
+// aloneTries and aloneWithin bound the sessions alone a guarded session is
+// compared with: where alone gives the guarded outcome one time in four,
+// 50 tries miss it once in 1.7 million; a session that waits out its 3 s
+// of quiet every time stops after about 15 s.
+const (
+	aloneTries  = 50
+	aloneWithin = 15 * time.Second
+)
 
 var rerunsAlone atomic.Int64 // sessions alone run again by compareStdio
 
