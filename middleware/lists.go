@@ -93,8 +93,11 @@ func sameNames(a, b []string) bool { return slices.Equal(a, b) }
 // comparing every name. ToolSet.List's contract forbids changing a list
 // after returning it.
 func (la *listAnswer) returnedAgain(names []string) bool {
-	n := len(names)
-	src := *la.src.Load()
+	p := la.src.Load()
+	if p == nil {
+		return false // an answer built for no list (noList)
+	}
+	n, src := len(names), *p
 	return n > 0 && n == len(src) && &names[0] == &src[0] && names[0] == la.names[0] && names[n-1] == la.names[n-1]
 }
 

@@ -202,6 +202,9 @@ func TestListReadAgainIsMatchedByIdentity(t *testing.T) {
 	if !la.returnedAgain(again) {
 		t.Error("the list read again is still compared name by name")
 	}
+	if noList.returnedAgain(old) {
+		t.Error("the answer parts of no list matched a list")
+	}
 	changed := slices.Clone(old)
 	changed[500] = "tool_0500_gone"
 	if got := g.answerFor(changed); got == la || !strings.Contains(string(got.listed), "tool_0099") || slices.Contains(got.sorted, "tool_0500_search") {
