@@ -336,10 +336,9 @@ func (g *Guard) decide(r *http.Request, body []byte) decision {
 	var scratch [128]byte
 	nameBytes := decoded(scratch[:0], body, m.name)
 	name := string(nameBytes)
-	var modern, eraOK, eraRead bool
+	var modern, eraOK bool
 	if g.opts.AnswerHeaderMismatch {
 		modern, eraOK = era(r.Header, body, m)
-		eraRead = true
 		if modern && eraOK {
 			if rej := g.headerMismatch(r.Header, m.id.raw(body), nameBytes); rej != nil {
 				return decision{rej: rej}
@@ -350,7 +349,7 @@ func (g *Guard) decide(r *http.Request, body []byte) decision {
 	if p == Present {
 		return decision{reason: ReasonKnown, tool: name}
 	}
-	if !eraRead {
+	if !g.opts.AnswerHeaderMismatch { // else read above
 		modern, eraOK = era(r.Header, body, m)
 	}
 	var meta []byte

@@ -87,7 +87,7 @@ func IsNotFound(msg []byte, id []byte, name string) bool {
 	// the strict scanner; anything else by encoding/json, and the two
 	// agree wherever the scanner answers (FuzzIsNotFound).
 	if replyID, message, data, ok := readErrorReply(msg); ok {
-		return sameID(replyID, id) && (namesUnknown(message, name) || data != nil && namesUnknown(*data, name))
+		return sameID(replyID, id) && (namesUnknown(message, name) || namesUnknown(data, name))
 	}
 	return !keyVariants(msg) && notFoundJSON(msg, id, name)
 }
@@ -99,13 +99,14 @@ var (
 
 // readErrorReply reads an error reply in the strict subset: jsonrpc
 // "2.0", an id, and an error with an integer code, a string message and
-// any data (returned when it is a string). ok is false for anything else
-// (a result, a reply outside the subset).
-func readErrorReply(b []byte) (id []byte, message string, data *string, ok bool) {
+// any data (returned when it is a string, "" otherwise: an empty message
+// names no tool). ok is false for anything else (a result, a reply
+// outside the subset).
+func readErrorReply(b []byte) (id []byte, message, data string, ok bool) {
 	s := scanner{b: b}
 	s.ws()
 	if s.i >= len(b) || b[s.i] != '{' {
-		return nil, "", nil, false
+		return nil, "", "", false
 	}
 	var jsonrpc, idSp, code, msg, dataSp span
 	var hasError bool
@@ -137,16 +138,15 @@ func readErrorReply(b []byte) (id []byte, message string, data *string, ok bool)
 		return s.value()
 	})
 	if !ok || !hasError || code.kind != kInt || msg.kind != kString || jsonrpc.kind != kString || !strEquals(b, jsonrpc, "2.0") || idSp.kind == absent {
-		return nil, "", nil, false
+		return nil, "", "", false
 	}
 	s.ws()
 	if s.i != len(b) {
-		return nil, "", nil, false
+		return nil, "", "", false
 	}
 	var scratch [256]byte
 	if dataSp.kind == kString {
-		d := string(decoded(scratch[:0], b, dataSp))
-		data = &d
+		data = string(decoded(scratch[:0], b, dataSp))
 	}
 	return idSp.raw(b), string(decoded(scratch[:0], b, msg)), data, true
 }
@@ -283,21 +283,10 @@ func namesUnknown(msg, name string) bool {
 		msg = rest[i+2:]
 	}
 	if rest, ok := cutFold(msg, "unknown tool"); ok {
-		rest = strings.TrimPrefix(rest, ":")
-		if rest == "" || rest[0] != ' ' {
-			return false
-		}
-		rest, ok = cutQuoted(strings.TrimLeft(rest, " "), name)
-		return ok && (rest == "" || rest == ".")
+		return endsWithName(rest, name)
 	}
 	if rest, ok := cutFold(msg, "tool not found"); ok {
-		// "Tool not found: X" (the Java, Kotlin and PHP SDKs)
-		rest = strings.TrimPrefix(rest, ":")
-		if rest == "" || rest[0] != ' ' {
-			return false
-		}
-		rest, ok = cutQuoted(strings.TrimLeft(rest, " "), name)
-		return ok && (rest == "" || rest == ".")
+		return endsWithName(rest, name) // "Tool not found: X" (the Java, Kotlin and PHP SDKs)
 	}
 	if rest, ok := strings.CutPrefix(msg, "missing tool, toolName="); ok {
 		return rest == name // ThinkInAIXYZ/go-mcp
@@ -311,6 +300,18 @@ func namesUnknown(msg, name string) bool {
 		return ok && (rest == "" || rest == "." || strings.HasPrefix(rest, ":"))
 	}
 	return false
+}
+
+// endsWithName reports whether rest, what follows "unknown tool" or "tool
+// not found" in a message, is an optional colon, spaces and the name (bare
+// or quoted), then nothing or a period.
+func endsWithName(rest, name string) bool {
+	rest = strings.TrimPrefix(rest, ":")
+	if rest == "" || rest[0] != ' ' {
+		return false
+	}
+	rest, ok := cutQuoted(strings.TrimLeft(rest, " "), name)
+	return ok && (rest == "" || rest == ".")
 }
 
 // cutFold cuts prefix from s, ignoring ASCII letter case.
