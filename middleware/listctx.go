@@ -12,9 +12,7 @@ import (
 // the timer starts only when Done or Err is first asked for. A tool set
 // that returns a list it holds asks for neither, and the guard's bound on
 // the list then costs no timer; one that waits asks for Done, and is
-// bounded as before. stop ends it as a cancel function would. One
-// difference remains: past the deadline, context.Cause reports nothing
-// until Done or Err has been asked for once (the timer was never made).
+// bounded as before. stop ends it as a cancel function would.
 type listContext struct {
 	parent   context.Context
 	deadline time.Time
@@ -73,10 +71,14 @@ func (c *listContext) Err() error            { return c.arm().Err() }
 
 // Value reads the parent's values until the context is armed, then the
 // real context's (which adds only the context package's own key, read by
-// context.Cause and by children).
+// context.Cause and by children). Past the deadline it arms, so that
+// context.Cause reports ErrListTimeout as the real context's would.
 func (c *listContext) Value(key any) any {
 	if ctx := c.armed.Load(); ctx != nil {
 		return (*ctx).Value(key)
+	}
+	if !time.Now().Before(c.deadline) {
+		return c.arm().Value(key)
 	}
 	return c.parent.Value(key)
 }

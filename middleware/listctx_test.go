@@ -116,3 +116,20 @@ func TestListContextArmsOnce(t *testing.T) {
 	c.stop()
 	<-chans[0]
 }
+
+// context.Cause before Go 1.25 read the cause through Value alone (Go
+// 1.25 asks Err first, which arms): past the deadline Value must reach the
+// real context, whose cause is ErrListTimeout.
+func TestListContextValuePastItsDeadlineReachesTheCause(t *testing.T) {
+	parent, cancel := context.WithCancel(context.Background()) // a parent with a cancelCtx, as a request's
+	defer cancel()
+	c := newListContext(parent, -time.Second) // already past
+	defer c.stop()
+	c.Value(struct{}{})
+	if c.armed.Load() == nil {
+		t.Fatal("Value past the deadline read the parent: context.Cause would see no cause before Go 1.25")
+	}
+	if got := context.Cause(c); got != ErrListTimeout {
+		t.Errorf("Cause %v, want ErrListTimeout", got)
+	}
+}
