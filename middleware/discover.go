@@ -3,6 +3,7 @@ package toolguard
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -31,7 +32,10 @@ type DiscoverOptions struct {
 	// A fetch starts only while the time spent stays within Budget a
 	// second (and a second's worth at once); past it List fails at once
 	// (ErrBudget), and the guard's answer goes out without
-	// data.availableTools. Default DefaultListBudget (20ms a second: 2%).
+	// data.availableTools. A fetch is charged at most Budget, so that one
+	// slow list (a server far away, or one past its Timeout) keeps lists
+	// from every caller for at most about a second, not for as long as it
+	// took times 1/Budget. Default DefaultListBudget (20ms a second: 2%).
 	Budget time.Duration
 
 	// Timeout bounds one fetch (every page). Default 5s.
@@ -46,7 +50,9 @@ type DiscoverOptions struct {
 
 	// Key returns the cache key of the caller of r: requests with the same
 	// key share cached and fetched lists. The default is CallerKey.
-	// Return "" to share nothing for a request.
+	// Return "" to share nothing for a request. Keys are kept as their
+	// SHA-256 digests, so a long key (every forwarded header) costs the
+	// cache 32 bytes.
 	Key func(r *http.Request) string
 
 	// MaxKeys bounds how many callers are cached. Default 10000.
@@ -121,8 +127,8 @@ type Discovery struct {
 	mu      sync.Mutex
 	entries map[string]*entry
 	// The budget: fetch time that may still be spent now (it grows by
-	// Budget a second, up to Budget, and each fetch takes what it took),
-	// and what the last fetch took, charged when one starts.
+	// Budget a second, up to Budget, and each fetch takes what it took, at
+	// most Budget), and what the last fetch took, charged when one starts.
 	allowance time.Duration
 	refilled  time.Time
 	lastCost  time.Duration
@@ -205,8 +211,9 @@ func (d *Discovery) spent(reserved, took time.Duration) {
 	if took < 0 {
 		d.allowance += reserved
 	} else {
+		took = min(max(took, time.Nanosecond), d.opts.Budget)
 		d.allowance += reserved - took
-		d.lastCost = max(took, time.Nanosecond)
+		d.lastCost = took
 	}
 	d.mu.Unlock()
 }
@@ -229,6 +236,10 @@ func (d *Discovery) Lookup(*http.Request, string) Presence { return Unsure }
 // within TTL or from a new fetch.
 func (d *Discovery) List(r *http.Request) ([]string, error) {
 	key := d.opts.Key(r)
+	if key != "" {
+		sum := sha256.Sum256([]byte(key))
+		key = string(sum[:])
+	}
 	if key == "" {
 		reserved, ok := d.spend()
 		if !ok {
@@ -359,6 +370,9 @@ func (d *Discovery) fetch(r *http.Request) ([]string, time.Duration, error) {
 			ttl = time.Duration(*res.TTLMs) * time.Millisecond
 		}
 		if res.NextCursor == "" {
+			if names == nil {
+				names = []string{} // a server without tools: an empty list, cached as any other
+			}
 			slices.Sort(names)
 			return slices.Compact(names), ttl, nil
 		}
@@ -385,15 +399,21 @@ func (d *Discovery) page(ctx context.Context, r *http.Request, id, cursor string
 // the reply's body, and whether it is an event stream, when the handler
 // answered 200 within MaxBodyBytes.
 func (d *Discovery) send(ctx context.Context, r *http.Request, method string, body []byte, modern bool) ([]byte, bool, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.URL.String(), bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "/", bytes.NewReader(body))
 	if err != nil {
 		return nil, false, err
+	}
+	// The caller's URL as it is: through String and back, a path that
+	// begins with // would be read as a host.
+	if r.URL != nil {
+		u := *r.URL
+		req.URL = &u
 	}
 	req.RemoteAddr, req.Host, req.TLS, req.RequestURI = r.RemoteAddr, r.Host, r.TLS, r.RequestURI
 	req.Proto, req.ProtoMajor, req.ProtoMinor = r.Proto, r.ProtoMajor, r.ProtoMinor
 	for k, vs := range r.Header {
 		if forwarded(k) {
-			req.Header[k] = vs
+			req.Header[k] = slices.Clone(vs) // the handler may append to its own
 		}
 	}
 	if ct, ok := single(r.Header, "Content-Type"); !ok || !mcpwire.IsJSON(ct) {

@@ -14,7 +14,9 @@ import (
 	"time"
 
 	"context"
+	"crypto/sha256"
 	"errors"
+	"net/url"
 	"github.com/toolguard/toolguard/mcpwire"
 )
 
@@ -31,6 +33,7 @@ type listServer struct {
 	lists    atomic.Int32
 	calls    atomic.Int32
 	lastHdr  http.Header
+	lastURL  url.URL // the URL tools/list was asked at
 }
 
 // notFound answers a tools/call for name as mcp-go does: -32602 with its
@@ -87,6 +90,7 @@ func (s *listServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	time.Sleep(s.delay)
 	s.mu.Lock()
 	s.lastHdr = r.Header.Clone()
+	s.lastURL = *r.URL
 	tools := slices.Clone(s.tools)
 	s.mu.Unlock()
 	start, _ := strconv.Atoi(m.Params.Cursor)
@@ -557,4 +561,111 @@ func listID(r *http.Request) string {
 	var m struct{ ID json.RawMessage }
 	json.NewDecoder(r.Body).Decode(&m)
 	return string(m.ID)
+}
+
+// The list is asked at the call's URL as the handler got it: a path that
+// begins with // is a path, not a host (a round trip through a string
+// would make it one, and a router could then list another endpoint).
+func TestDiscoveryAsksAtTheCallsURL(t *testing.T) {
+	s := &listServer{tools: []string{"a"}}
+	_, _, h := discoveryGuard(t, s, DiscoverOptions{})
+	for _, u := range []string{"//evil.example/mcp", "/tenant/7/mcp?x=1", "/a%2Fb/mcp"} {
+		r := newRequest("POST", call("1", `"nope"`), nil)
+		parsed, err := url.ParseRequestURI(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.URL, r.RequestURI = parsed, u
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		s.mu.Lock()
+		got := s.lastURL
+		s.mu.Unlock()
+		if got.Host != "" || got.Path != parsed.Path || got.RawPath != parsed.RawPath || got.RawQuery != parsed.RawQuery {
+			t.Errorf("call at %q: list asked at path %q (raw %q) query %q host %q", u, got.Path, got.RawPath, got.RawQuery, got.Host)
+		}
+		if !strings.Contains(w.Body.String(), `"availableTools":["a"]`) {
+			t.Errorf("call at %q: %s", u, w.Body)
+		}
+	}
+}
+
+// The list request gets copies of the caller's header values: a handler
+// that appends to one of its own does not write into the caller's.
+func TestDiscoveryListRequestOwnsItsHeaderValues(t *testing.T) {
+	inner := &listServer{tools: []string{"a"}}
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Header["X-Tenant"] = append(r.Header["X-Tenant"], "added by the server")
+		inner.ServeHTTP(w, r)
+	})
+	d, err := Discover(h, DiscoverOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	vs := make([]string, 1, 4)
+	vs[0] = "t1"
+	r := newRequest("POST", call("1", `"nope"`), http.Header{"X-Tenant": vs})
+	if _, err := d.List(r); err != nil {
+		t.Fatal(err)
+	}
+	if got := vs[:2][1]; got != "" {
+		t.Errorf("the caller's header array was written: %q", got)
+	}
+}
+
+// Keys are held as digests: a caller whose key is a megabyte (every
+// forwarded header) costs the cache 32 bytes of key.
+func TestDiscoveryKeepsKeysAsDigests(t *testing.T) {
+	s := &listServer{tools: []string{"a"}}
+	_, d, h := discoveryGuard(t, s, DiscoverOptions{})
+	long := strings.Repeat("x", 1<<20)
+	serve(h, call("1", `"nope"`), http.Header{"Authorization": {long}})
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if len(d.entries) != 1 {
+		t.Fatalf("%d entries", len(d.entries))
+	}
+	for k := range d.entries {
+		if len(k) != sha256.Size {
+			t.Errorf("a key of %d bytes kept", len(k))
+		}
+	}
+}
+
+// A fetch is charged at most Budget: one slow list (past its Timeout, or
+// a server far away) keeps lists from the other callers for about a
+// second, not for what it took times 1/Budget.
+func TestDiscoveryChargesAFetchAtMostBudget(t *testing.T) {
+	const budget = 20 * time.Millisecond
+	d, err := Discover(&listServer{}, DiscoverOptions{Budget: budget})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reserved, ok := d.spend()
+	if !ok {
+		t.Fatal("the first fetch was refused")
+	}
+	d.spent(reserved, 2*time.Second)
+	d.mu.Lock()
+	allowance, last := d.allowance, d.lastCost
+	d.mu.Unlock()
+	if allowance < -budget || last > budget {
+		t.Errorf("after one fetch of 2s: allowance %v, next charge %v; want at least %v and at most %v", allowance, last, -budget, budget)
+	}
+}
+
+// A server without tools lists none: the answer shows the empty list, and
+// the list is cached as any other.
+func TestDiscoveryCachesAnEmptyList(t *testing.T) {
+	s := &listServer{}
+	_, _, h := discoveryGuard(t, s, DiscoverOptions{})
+	for i := range 3 {
+		w := serve(h, call("1", `"nope"`), nil)
+		if !strings.Contains(w.Body.String(), `"availableTools":[]`) {
+			t.Errorf("call %d: %s", i, w.Body)
+		}
+	}
+	if n := s.lists.Load(); n != 1 {
+		t.Errorf("%d tools/list for three calls of one caller within TTL", n)
+	}
 }

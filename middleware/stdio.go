@@ -49,7 +49,8 @@ type StdioOptions struct {
 	// of the server's own not-found answer (Translated is true), before it
 	// is written. ListErr is set when the answer has no
 	// data.availableTools, and says why. It may be called from several
-	// goroutines at once.
+	// goroutines at once, and holds up only the line it is told of: the
+	// guard holds no lock while it runs, so it may write to the guard.
 	OnReject func(rej *Rejection)
 
 	// OnUntracked, if set, is told why the guard leaves something to the

@@ -137,6 +137,9 @@ func (s *Stdio) fetch(meta []byte) ([]string, error) {
 		}
 		names = append(names, p.Names...)
 		if p.NextCursor == "" {
+			if names == nil {
+				names = []string{} // a server without tools: an empty list, shown as one
+			}
 			slices.Sort(names)
 			return slices.Compact(names), nil
 		}
@@ -148,8 +151,9 @@ func (s *Stdio) fetch(meta []byte) ([]string, error) {
 func (s *Stdio) needsList() bool { return !s.opts.HideToolList || !s.opts.HideSuggestions }
 
 // answer builds the guard's answer to c, whose server answered not found,
-// from names (nil with listErr when there is no list), and tells OnReject.
-func (s *Stdio) answer(c *stdioCall, names []string, listErr error) []byte {
+// from names (nil with listErr when there is no list), and the Rejection
+// to tell OnReject of (see tell).
+func (s *Stdio) answer(c *stdioCall, names []string, listErr error) ([]byte, *Rejection) {
 	var la *listAnswer
 	if listErr != nil || names == nil {
 		la = &listAnswer{hideSuggestions: true}
@@ -159,11 +163,16 @@ func (s *Stdio) answer(c *stdioCall, names []string, listErr error) []byte {
 	rej := s.guard.unknownTool(c.id, c.name, la, 0, false) // no HTTP status over stdio
 	rej.Translated = true
 	rej.ListErr = listErr
+	s.rejections.Add(1)
+	return append(append(make([]byte, 0, len(rej.body)+1), rej.body...), '\n'), rej
+}
+
+// tell tells OnReject of rej, before its answer is written. It is called
+// with no lock held: OnReject may take its time, or write to the guard.
+func (s *Stdio) tell(rej *Rejection) {
 	if s.opts.OnReject != nil {
 		s.opts.OnReject(rej)
 	}
-	s.rejections.Add(1)
-	return append(append(make([]byte, 0, len(rej.body)+1), rej.body...), '\n')
 }
 
 // translate writes the answer to c once the caller's list has come (or
@@ -171,5 +180,7 @@ func (s *Stdio) answer(c *stdioCall, names []string, listErr error) []byte {
 func (s *Stdio) translate(c *stdioCall) {
 	defer s.translating.Done()
 	names, err := s.callerList(c)
-	s.wr.writeOwn(s.answer(c, names, err))
+	line, rej := s.answer(c, names, err)
+	s.tell(rej)
+	s.wr.writeOwn(line)
 }

@@ -92,7 +92,19 @@ func (w *stdioWriter) Write(p []byte) (int, error) {
 			}
 			continue
 		}
-		if out := w.s.serverLine(line); out != nil {
+		out, rej := w.s.serverLine(line)
+		if rej != nil && w.s.opts.OnReject != nil {
+			// OnReject is user code: not under the lock (it may take its
+			// time, or write to the guard itself). This is a line's end,
+			// so another writer may write whole lines meanwhile.
+			w.mu.Unlock()
+			w.s.tell(rej)
+			w.mu.Lock()
+			if w.closed {
+				return 0, errWriterClosed
+			}
+		}
+		if out != nil {
 			if err := w.write(out); err != nil {
 				return 0, err
 			}
@@ -115,18 +127,18 @@ func (w *stdioWriter) write(b []byte) error {
 // writeOwn writes one line of the guard's between two server lines.
 func (w *stdioWriter) writeOwn(line []byte) {
 	w.mu.Lock()
-	defer w.mu.Unlock()
 	for w.streaming && !w.closing {
 		w.cond.Wait()
 	}
-	if w.closed || w.err != nil {
-		return // out is closed or broken: nobody reads it any more
+	// out closed or broken: nobody reads it any more.
+	lost := w.streaming && !w.closed && w.err == nil
+	if !w.streaming && !w.closed && w.err == nil {
+		w.write(line)
 	}
-	if w.streaming {
+	w.mu.Unlock()
+	if lost {
 		w.s.untracked("the server's output ended inside a line: an answer of the guard's could not be written")
-		return
 	}
-	w.write(line)
 }
 
 // Close ends the server's output: answers still waiting for a list are
@@ -169,12 +181,13 @@ var maxExaminedLine = maxNotFoundBytes(string(make([]byte, maxTrackedCallBytes))
 // serverLine looks at one whole server line (with w.mu held) and returns
 // what goes to the client in its place: the line itself, nothing (an
 // answer to the guard's own request), or the guard's answer to a call the
-// server did not find. It starts a translation that has to wait for a list.
-func (s *Stdio) serverLine(line []byte) []byte {
+// server did not find, with its Rejection for OnReject. It starts a
+// translation that has to wait for a list.
+func (s *Stdio) serverLine(line []byte) ([]byte, *Rejection) {
 	if s.fetches.Load() > 0 && bytes.Contains(line, s.prefix) {
 		if id, own := s.ownAnswer(line); own {
 			s.deliver(id, slices.Clone(line))
-			return nil
+			return nil, nil
 		}
 	}
 	if bytes.Contains(line, listChanged) {
@@ -187,15 +200,15 @@ func (s *Stdio) serverLine(line []byte) []byte {
 	}
 	if s.tracked.Load() == 0 || len(line) > maxExaminedLine ||
 		(!bytes.Contains(line, errorMember) && !bytes.Contains(line, isErrorMember)) {
-		return line
+		return line, nil
 	}
 	id := replyID(line)
 	if id == nil {
-		return line
+		return line, nil
 	}
 	c := s.answered(id)
 	if c == nil || !IsNotFound(line, c.id, c.name) {
-		return line
+		return line, nil
 	}
 	if !s.needsList() {
 		return s.answer(c, nil, nil)
@@ -205,7 +218,7 @@ func (s *Stdio) serverLine(line []byte) []byte {
 	}
 	s.translating.Add(1)
 	go s.translate(c)
-	return nil
+	return nil, nil
 }
 
 // answerKeys are the members replyID looks for.

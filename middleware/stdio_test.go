@@ -620,6 +620,74 @@ func TestStdioHideBothAsksNoList(t *testing.T) {
 	}
 }
 
+// TestStdioShowsAnEmptyList: a server without tools lists none; the
+// answer says so (as over HTTP), and the list is kept as any other.
+func TestStdioShowsAnEmptyList(t *testing.T) {
+	rig := newStdioRig(t, StdioOptions{})
+	rig.handshake(t)
+	for _, id := range []string{"1", "2"} {
+		rig.send(t, lineCall(id, "nope"))
+		want := `{"jsonrpc":"2.0","id":` + id + `,"error":{"code":-32602,"message":"Unknown tool: nope","data":{"availableTools":[]}}}` + "\n"
+		if got := rig.next(t); got != want {
+			t.Fatalf("got  %s\nwant %s", got, want)
+		}
+	}
+	if n := rig.g.Fetches(); n != 1 {
+		t.Errorf("%d tools/list requests for two calls, want 1", n)
+	}
+}
+
+// TestStdioOnRejectHoldsNoLock: OnReject is user code. While it runs, the
+// guard's writer is free: it may write to the guard itself, and other
+// writers' lines go on reaching the client.
+func TestStdioOnRejectHoldsNoLock(t *testing.T) {
+	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"zzz"}}` + "\n"
+	notice := `{"jsonrpc":"2.0","method":"notifications/message","params":{}}` + "\n"
+	var out fixture.SyncBuffer
+	entered, release := make(chan struct{}), make(chan struct{})
+	var s *Stdio
+	s, err := NewStdio(strings.NewReader(call), &out, StdioOptions{
+		HideToolList: true, HideSuggestions: true, // answered as the server's line is written
+		OnReject: func(*Rejection) {
+			close(entered)
+			<-release
+			s.Writer().Write([]byte(notice)) // writing to the guard from OnReject
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.ReadAll(s.Reader()); err != nil { // the server reads the call
+		t.Fatal(err)
+	}
+	answered := make(chan struct{})
+	go func() {
+		s.Writer().Write([]byte(`{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"unknown tool \"zzz\""}}` + "\n"))
+		close(answered)
+	}()
+	<-entered
+	other := make(chan struct{})
+	go func() {
+		s.Writer().Write([]byte(notice))
+		close(other)
+	}()
+	select {
+	case <-other:
+	case <-time.After(5 * time.Second):
+		t.Fatal("another writer's line waited for OnReject")
+	}
+	close(release)
+	select {
+	case <-answered:
+	case <-time.After(5 * time.Second):
+		t.Fatal("OnReject writing to the guard did not return")
+	}
+	want := notice + notice + `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Unknown tool: zzz"}}` + "\n"
+	if got := out.String(); got != want {
+		t.Errorf("the client read\n%s\nwant\n%s", got, want)
+	}
+}
+
 // TestStdioUnfinishedLastLine: a last line without its newline is read by
 // no server as a message; the guard hands it on.
 func TestStdioUnfinishedLastLine(t *testing.T) {
