@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"maps"
 	"net"
 	"net/http"
 	"strconv"
@@ -61,6 +62,15 @@ type watchWriter struct {
 	buf    []byte // modeHold: the answer so far; modeStream: the event being read
 	done   bool   // the call's answer was seen (stream): no more to watch
 	limit  int
+
+	// modeHold: the header the handler sees once it has written its
+	// status (net/http takes the header then; what is set later goes out
+	// only as declared trailers), made when it asks for the header again.
+	late http.Header
+
+	// modeStream: passing on an event too long to be the call's answer,
+	// until its blank line; where its lines stand (see skipped).
+	skip, lineStart, cr, endAtCR bool
 }
 
 // newWatchWriter returns the writer of c, which passes through to w.
@@ -69,7 +79,15 @@ func newWatchWriter(w http.ResponseWriter, c *watched) *watchWriter {
 	return &c.ww
 }
 
-func (ww *watchWriter) Header() http.Header { return ww.w.Header() }
+func (ww *watchWriter) Header() http.Header {
+	if ww.mode == modeHold {
+		if ww.late == nil {
+			ww.late = ww.w.Header().Clone()
+		}
+		return ww.late
+	}
+	return ww.w.Header()
+}
 
 // Unwrap lets http.ResponseController reach the writer beneath.
 func (ww *watchWriter) Unwrap() http.ResponseWriter { return ww.w }
@@ -128,6 +146,19 @@ func (ww *watchWriter) Write(p []byte) (int, error) {
 		if ww.done {
 			return ww.w.Write(p)
 		}
+		if ww.skip {
+			n := ww.skipped(p)
+			if _, err := ww.w.Write(p[:n]); err != nil {
+				return 0, err
+			}
+			if ww.skip {
+				return len(p), nil
+			}
+			if _, err := ww.Write(p[n:]); err != nil {
+				return 0, err
+			}
+			return len(p), nil
+		}
 		ww.buf = append(ww.buf, p...)
 		if err := ww.events(false); err != nil {
 			return 0, err
@@ -140,6 +171,9 @@ func (ww *watchWriter) Write(p []byte) (int, error) {
 // Flush sends what can be sent: in an event stream every event that has
 // ended; a held JSON answer waits for the handler to end.
 func (ww *watchWriter) Flush() {
+	if ww.mode == modeUndecided {
+		ww.WriteHeader(http.StatusOK) // as net/http's Flush does
+	}
 	if ww.mode == modeHold {
 		return
 	}
@@ -178,8 +212,20 @@ func (ww *watchWriter) events(final bool) error {
 		}
 		ww.buf = ww.buf[n:]
 	}
-	if len(ww.buf) > ww.limit || (ww.done && len(ww.buf) > 0) || (final && len(ww.buf) > 0) {
-		// An event longer than any not-found answer, or the rest.
+	if len(ww.buf) == 0 {
+		return nil
+	}
+	if !ww.done && !final && len(ww.buf) > ww.limit {
+		// An event longer than any not-found answer: it goes on as it
+		// comes, and the watch resumes after it.
+		ww.skip, ww.lineStart, ww.cr, ww.endAtCR = true, true, false, false
+		ww.skipped(ww.buf) // it does not end here: eventEnd found no end
+		_, err := ww.w.Write(ww.buf)
+		ww.buf = ww.buf[:0]
+		return err
+	}
+	if ww.done || final {
+		// The rest.
 		ww.done = true
 		buf := ww.buf
 		ww.buf = nil
@@ -187,6 +233,43 @@ func (ww *watchWriter) events(final bool) error {
 		return err
 	}
 	return nil
+}
+
+// skipped reads p as the continuation of an event being passed on (skip),
+// and returns how much of p belongs to it: all of p, or up to and
+// including its blank line, and then skip is false. Lines end as eventEnd
+// reads them: LF, CR or CRLF; a CR that may be the first half of a CRLF
+// ends the event only when the next byte comes.
+func (ww *watchWriter) skipped(p []byte) int {
+	for i, c := range p {
+		if ww.cr {
+			ww.cr = false
+			if c == '\n' {
+				if ww.endAtCR {
+					ww.skip = false
+					return i + 1
+				}
+				continue
+			}
+			if ww.endAtCR {
+				ww.skip = false
+				return i
+			}
+		}
+		switch c {
+		case '\n':
+			if ww.lineStart {
+				ww.skip = false
+				return i + 1
+			}
+			ww.lineStart = true
+		case '\r':
+			ww.cr, ww.endAtCR, ww.lineStart = true, ww.lineStart, true
+		default:
+			ww.lineStart = false
+		}
+	}
+	return len(p)
 }
 
 // finish ends the answer when the server's handler has returned.
@@ -239,6 +322,13 @@ func (ww *watchWriter) flushHeld() error {
 	ww.mode, ww.buf = modePass, nil
 	if mode == modeHold {
 		ww.w.WriteHeader(ww.status)
+		if ww.late != nil {
+			// What the handler set since goes where net/http would read
+			// it: as declared trailers, when the answer ends.
+			h := ww.w.Header()
+			clear(h)
+			maps.Copy(h, ww.late)
+		}
 	}
 	if mode != modeHold && mode != modeStream || len(held) == 0 {
 		return nil

@@ -6,13 +6,19 @@ import (
 	"context"
 	"errors"
 	"io"
+	"log"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/toolguard/toolguard/internal/fixture"
 )
 
 // unsure is a tool set that leaves every call to the server and lists
@@ -393,5 +399,148 @@ func TestMessagesAfterTheAnswerAreLogged(t *testing.T) {
 	relay(lr.Context(), [][]byte{[]byte(`{}`), []byte(`{}`)})
 	if s := out.String(); !strings.Contains(s, "messages=2") || !strings.Contains(s, "tool=nope") || !strings.Contains(s, "after the answer") {
 		t.Errorf("log %q", s)
+	}
+}
+
+// A long event (longer than any not-found answer) goes on as it comes,
+// and the watch resumes after it: the not-found answer that follows is
+// translated however the stream is cut into writes, and every other byte
+// reaches the client as the server wrote it. Lines end in LF, CRLF or CR.
+func TestLongEventDoesNotEndTheWatch(t *testing.T) {
+	g := mustGuard(t, Options{Tools: unsure{names: []string{"a"}}})
+	for _, eol := range []string{"\n", "\r\n", "\r"} {
+		note := func(text string) string {
+			return "event: message" + eol + `data: {"jsonrpc":"2.0","method":"notifications/message","params":{"data":"` + text + `"}}` + eol + eol
+		}
+		small, long := note("hi"), note(strings.Repeat("x", maxNotFoundBytes("nope")+100))
+		answer := "event: message" + eol + "data: " + isErrorReply("5", "MCP error -32602: Tool nope not found") + eol + eol
+		tail := note("after")
+		stream := small + long + answer + tail
+		serveCut := func(cuts ...int) string {
+			next := http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+				rw.Header().Set("Content-Type", "text/event-stream")
+				rw.WriteHeader(200)
+				last := 0
+				for _, c := range append(cuts, len(stream)) {
+					io.WriteString(rw, stream[last:c])
+					rw.(http.Flusher).Flush()
+					last = c
+				}
+			})
+			w := httptest.NewRecorder()
+			g.Handler(next).ServeHTTP(w, newRequest("POST", call("5", `"nope"`), nil))
+			return w.Body.String()
+		}
+		whole := serveCut()
+		translated := `"error":{"code":-32602,"message":"Unknown tool: nope","data":{"availableTools":["a"]}}`
+		if !strings.HasPrefix(whole, small+long) || !strings.HasSuffix(whole, tail) || !strings.Contains(whole, translated) {
+			t.Fatalf("eol %q, one write: %q", eol, whole)
+		}
+		// Cuts near every line end (where a CR may wait for its LF), near
+		// the size bound, and every 101 bytes; then pairs of cuts.
+		var cuts []int
+		for i := 1; i < len(stream); i++ {
+			near := i%101 == 0 || abs(i-len(small)-maxNotFoundBytes("nope")) < 4
+			for d := -3; d <= 3 && !near; d++ {
+				near = i+d >= 0 && i+d < len(stream) && (stream[i+d] == '\r' || stream[i+d] == '\n')
+			}
+			if near {
+				cuts = append(cuts, i)
+			}
+		}
+		for n, k := range cuts {
+			if got := serveCut(k); got != whole {
+				t.Fatalf("eol %q, cut at %d of %d: %q\nwant %q", eol, k, len(stream), got, whole)
+			}
+			for _, j := range []int{k + 1, k + 2, cuts[(n*7919)%len(cuts)]} {
+				if j > k && j < len(stream) {
+					if got := serveCut(k, j); got != whole {
+						t.Fatalf("eol %q, cut at %d and %d: %q\nwant %q", eol, k, j, got, whole)
+					}
+				}
+			}
+		}
+	}
+}
+
+// The header goes out as it was when the handler wrote its status, as
+// net/http sends it, although the guard holds a JSON answer until the
+// handler returns: what the handler sets later is sent only as a declared
+// trailer (httputil.ReverseProxy relays an upstream's trailers so).
+func TestHeldAnswerKeepsTheHeaderOfItsStatus(t *testing.T) {
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Trailer", "X-Checksum")
+		w.WriteHeader(200)
+		w.Header().Set("X-Late", "ignored by net/http")
+		io.WriteString(w, `{"jsonrpc":"2.0","id":1,"result":{"content":[]}}`)
+		w.Header().Set("X-Checksum", "abc")
+	}))
+	defer upstream.Close()
+	u, _ := url.Parse(upstream.URL)
+	proxy := httputil.NewSingleHostReverseProxy(u)
+	g := mustGuard(t, Options{Tools: unsure{names: []string{"a"}}})
+	get := func(h http.Handler) (http.Header, http.Header, string) {
+		s := httptest.NewServer(h)
+		defer s.Close()
+		req, _ := http.NewRequest("POST", s.URL, strings.NewReader(call("1", `"zzz"`)))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		res.Header.Del("Date")
+		return res.Header, res.Trailer, string(b)
+	}
+	for _, h := range []http.Handler{upstream.Config.Handler, proxy} {
+		hdr, trailer, body := get(h)
+		ghdr, gtrailer, gbody := get(g.Handler(h))
+		if !reflect.DeepEqual(hdr, ghdr) || !reflect.DeepEqual(trailer, gtrailer) || body != gbody {
+			t.Errorf("alone: %v, trailer %v, %s\nguarded: %v, trailer %v, %s", hdr, trailer, body, ghdr, gtrailer, gbody)
+		}
+	}
+}
+
+// A handler that flushes before it writes (to send its header early)
+// gets the answer net/http would give, and net/http logs nothing. (A JSON
+// answer is held until the handler returns, so its framing may differ:
+// a Content-Length instead of chunks.)
+func TestFlushBeforeTheFirstWrite(t *testing.T) {
+	g := mustGuard(t, Options{Tools: unsure{names: []string{"a"}}})
+	for _, ct := range []string{"text/event-stream", "application/json", ""} {
+		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if ct != "" {
+				w.Header().Set("Content-Type", ct)
+			}
+			w.(http.Flusher).Flush()
+			io.WriteString(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n\n")
+		})
+		get := func(h http.Handler) (int, http.Header, string, string) {
+			var logs fixture.SyncBuffer
+			s := httptest.NewUnstartedServer(h)
+			s.Config.ErrorLog = log.New(&logs, "", 0)
+			s.Start()
+			defer s.Close()
+			req, _ := http.NewRequest("POST", s.URL, strings.NewReader(call("1", `"zzz"`)))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			res, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(res.Body)
+			res.Body.Close()
+			res.Header.Del("Date")
+			res.Header.Del("Content-Length")
+			return res.StatusCode, res.Header, string(b), logs.String()
+		}
+		code, hdr, body, _ := get(h)
+		gcode, ghdr, gbody, glog := get(g.Handler(h))
+		if code != gcode || !reflect.DeepEqual(hdr, ghdr) || body != gbody || glog != "" {
+			t.Errorf("Content-Type %q: alone %d %v %q\nguarded %d %v %q, server log %q", ct, code, hdr, body, gcode, ghdr, gbody, glog)
+		}
 	}
 }
