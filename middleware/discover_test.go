@@ -16,8 +16,8 @@ import (
 	"context"
 	"crypto/sha256"
 	"errors"
-	"net/url"
 	"github.com/toolguard/toolguard/mcpwire"
+	"net/url"
 )
 
 // listServer is a minimal MCP server for the discovery tests: it answers
