@@ -1,10 +1,14 @@
 package toolguard
 
 import (
+	"context"
+	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,11 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"context"
-	"crypto/sha256"
-	"errors"
 	"github.com/toolguard/toolguard/mcpwire"
-	"net/url"
 )
 
 // listServer is a minimal MCP server for the discovery tests: it answers
