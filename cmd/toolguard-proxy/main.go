@@ -18,8 +18,9 @@
 // -hide-suggestions, so anonymous callers never see the tool list.
 //
 // It logs one line per rejection to standard error, and shuts down
-// gracefully on SIGINT or SIGTERM (in-flight requests get -shutdown-timeout
-// to finish). Exit status: 0 after a graceful shutdown or -h, 1 on a
+// gracefully on SIGINT or SIGTERM: in-flight calls get -shutdown-timeout
+// to finish, and clients' standing GET event streams are ended at once
+// (clients open them again). Exit status: 0 after a graceful shutdown or -h, 1 on a
 // server error, 64 on a usage error.
 //
 // An upstream that cannot be reached (connection refused, a host name that
@@ -86,7 +87,7 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.listen, "listen", "127.0.0.1:8080", "listen `address`")
 	fs.StringVar(&c.path, "path", "", "the one `path` served, matched exactly, percent-encoded as in a URL (default: the upstream URL's path, or /)")
 	fs.StringVar(&c.host, "host", "keep", "the Host sent upstream: keep (the caller's, so the server's DNS-rebinding protection judges the caller) or upstream (the upstream URL's host)")
-	fs.DurationVar(&c.shutdown, "shutdown-timeout", 10*time.Second, "how long in-flight requests may finish after SIGINT or SIGTERM; 0 does not wait")
+	fs.DurationVar(&c.shutdown, "shutdown-timeout", 10*time.Second, "how long in-flight calls may finish after SIGINT or SIGTERM (standing GET event streams end at once); 0 does not wait")
 	fs.BoolVar(&c.quiet, "quiet", false, "no log line per rejection")
 	fs.BoolVar(&c.logPass, "log-pass", false, "one log line per request the guard passes through: the reason, the tool, the tool set's error, the status the upstream answered and the Host the request came with")
 	fs.DurationVar(&c.upstreamTimeout, "upstream-timeout", time.Minute, "how long the upstream has to begin its answer (its status line; an event stream begins at once) before the caller gets 504; 0 waits as long as the caller does")
@@ -310,7 +311,10 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "toolguard-proxy:", err)
 		return 1
 	}
-	srv := &http.Server{Handler: h, ErrorLog: logger, ReadHeaderTimeout: 30 * time.Second}
+	streams, endStreams := context.WithCancel(context.Background())
+	defer endStreams()
+	srv := &http.Server{Handler: endsOnShutdown(streams, h), ErrorLog: logger, ReadHeaderTimeout: 30 * time.Second}
+	srv.RegisterOnShutdown(endStreams)
 	logger.Printf("listening on http://%s%s -> %s", ln.Addr(), c.path, logged(c.upstreamURL))
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
@@ -329,6 +333,24 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// endsOnShutdown ends GET requests when done is: a client's standing event
+// stream for the server's messages stays open for as long as the client
+// runs, so Shutdown, which waits for requests in flight, would otherwise
+// wait for it until -shutdown-timeout and fail. Clients open it again
+// (resuming with Last-Event-ID where the server keeps events). Calls in
+// flight (POST) get -shutdown-timeout to finish.
+func endsOnShutdown(done context.Context, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			ctx, cancel := context.WithCancel(r.Context())
+			defer cancel()
+			defer context.AfterFunc(done, cancel)()
+			r = r.WithContext(ctx)
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // listErrText says why an answer went out without the tool list, in the

@@ -132,6 +132,53 @@ func TestGracefulShutdown(t *testing.T) {
 	}
 }
 
+// A client's standing GET event stream does not hold up a shutdown: it
+// ends at once, and the command exits 0 well before -shutdown-timeout.
+func TestShutdownEndsStandingStreams(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(200)
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	}))
+	defer up.Close()
+	var logged fixture.SyncBuffer
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan int)
+	go func() {
+		done <- run(ctx, []string{"-upstream", up.URL + "/mcp", "-listen", "127.0.0.1:0", "-shutdown-timeout", "30s"}, &logged)
+	}()
+	var addr string
+	for deadline := time.Now().Add(10 * time.Second); addr == ""; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("not listening: %s", logged.String())
+		}
+		if _, rest, ok := strings.Cut(logged.String(), "listening on "); ok {
+			addr, _, _ = strings.Cut(rest, " ")
+		}
+	}
+	req, _ := http.NewRequest("GET", addr, nil)
+	req.Header.Set("Accept", "text/event-stream")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	if res.StatusCode != 200 {
+		t.Fatalf("GET stream: %d", res.StatusCode)
+	}
+	cancel()
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Errorf("exit %d after a shutdown with a stream open, want 0; log:\n%s", code, logged.String())
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("the shutdown waited for the standing stream")
+	}
+}
+
 // TestPaths: -path and the upstream URL's path are served literally and
 // exactly, never read as http.ServeMux patterns (no panic, no wildcard),
 // and a -path that is not a URL path is a usage error.
