@@ -299,6 +299,24 @@ func TestPublishedServersVerifiedThroughStdioCommand(t *testing.T) {
 	}
 }
 
+// TestStdioLearnsThatATypeScriptServerReadsLines: after a client line
+// that leaves a JSON value unfinished, the guard asks no list until the
+// server shows it reads each line on its own: server-everything (the
+// TypeScript SDK) answers the next unknown call not found, and from then
+// on the list is asked at once, although -list-timeout is a minute.
+func TestStdioLearnsThatATypeScriptServerReadsLines(t *testing.T) {
+	c, _ := startLineClient(t, wrapped(t, publishedServer(t, "server-everything"), "-list-timeout", "1m"))
+	c.handshake(t, map[string]any{})
+	names := c.tools(t)
+	for _, junk := range []string{"{", `{"jsonrpc":"2.0","id":99,"method":`} {
+		c.send(t, junk)
+		rpcErr, available := c.unknownTool(t, "__made_up__")
+		if rpcErr.Code != -32602 || !slices.Equal(available, names) {
+			t.Errorf("after %q: %+v, availableTools %q (tools/list %q)", junk, rpcErr, available, names)
+		}
+	}
+}
+
 // ---- mcp-go and go-sdk stdio servers behind the in-process guard ----
 
 // TestStdioHelperServer is not a test: run by the tests below as a

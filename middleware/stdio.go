@@ -123,8 +123,14 @@ const (
 // The one thing the guard must not do then is put its own request inside a
 // value the server is still reading: it follows the JSON nesting of the
 // client's bytes across lines, and while the stream is inside an
-// unfinished value it sends no request (answers in that time go out
-// without data.availableTools).
+// unfinished value it sends no request (answers in that time wait for the
+// value to end, at most ListTimeout, and then go out without
+// data.availableTools). Until the server shows that it reads lines: when
+// it answers not found to a call whose line came inside the unfinished
+// value, before it was handed the bytes that could end that value, it read
+// that line as a message of its own, as the TypeScript and Python SDKs
+// read every line, and no stream decoder could. From then on the guard
+// sends its requests after any whole client line.
 //
 // A Stdio is for one stream. Its Reader is read by one goroutine at a time;
 // its Writer may be written concurrently.
@@ -136,6 +142,11 @@ type Stdio struct {
 
 	fetches, rejections atomic.Int64
 	tracked             atomic.Int64 // len(calls), read without the lock
+
+	// handedInside: the client bytes the server was handed so far end
+	// inside an unfinished JSON value. readsLines: the server showed that
+	// it reads every line as a message (see the type's comment).
+	handedInside, readsLines atomic.Bool
 
 	rd stdioReader
 	wr stdioWriter
@@ -162,6 +173,8 @@ type stdioCall struct {
 	meta []byte // the _meta for the caller's list (2026-07-28), nil in the 2025 era
 	key  string // the caller: "" in the 2025 era, the _meta after
 	seq  uint64 // order of recording, to forget the oldest
+
+	inside bool // its line came inside an unfinished JSON value
 }
 
 type stdioCallRef struct {

@@ -49,13 +49,11 @@ func (r *stdioReader) Read(p []byte) (int, error) {
 		if r.err != nil {
 			return 0, r.err
 		}
-		var ready chan struct{}
-		if !r.midLine && r.atBoundary {
+		if !r.midLine && (r.atBoundary || r.s.readsLines.Load()) {
 			if req := r.s.takeRequest(); req != nil {
 				r.pending = req
 				continue
 			}
-			ready = r.s.injectReady
 		}
 		select {
 		case c := <-r.chunks:
@@ -64,7 +62,8 @@ func (r *stdioReader) Read(p []byte) (int, error) {
 				continue
 			}
 			r.pending, r.midLine, r.atBoundary = c.b, !c.ends, c.boundary
-		case <-ready:
+			r.s.handedInside.Store(!c.boundary) // before the server can read it
+		case <-r.s.injectReady:
 		case <-r.closed:
 			return 0, errReaderClosed
 		}
@@ -161,7 +160,7 @@ func (s *Stdio) clientLine(line []byte, nest *nesting) {
 		// One whole JSON object leaves the nesting as it was; anything
 		// else, or anything inside an unfinished value, is followed.
 		nest.feed(line)
-		if wasBetween && !nest.between() {
+		if wasBetween && !nest.between() && !s.readsLines.Load() {
 			s.untracked("a client line leaves the stream inside an unfinished JSON value (a server that decodes the stream, as go-sdk does, reads the next lines as its rest): the guard asks no list until it ends")
 		}
 	}
@@ -182,7 +181,7 @@ func (s *Stdio) clientLine(line []byte, nest *nesting) {
 		!m.paramsObject || m.name.kind != kString {
 		return
 	}
-	c := &stdioCall{id: bytes.Clone(m.id.raw(line)), name: string(decoded(nil, line, m.name))}
+	c := &stdioCall{id: bytes.Clone(m.id.raw(line)), name: string(decoded(nil, line, m.name)), inside: !wasBetween}
 	if m.version.kind == kString {
 		var scratch [32]byte
 		if mcpwire.Sessionless(string(decoded(scratch[:0], line, m.version))) && m.meta.kind != absent {
@@ -204,6 +203,9 @@ func (s *Stdio) record(key string, c *stdioCall) {
 	defer s.mu.Unlock()
 	s.callSeq++
 	c.seq = s.callSeq
+	if _, ok := s.calls[key]; ok {
+		c.inside = false // an answer to this id may be the earlier call's: it proves nothing
+	}
 	s.calls[key] = c
 	s.order = append(s.order, stdioCallRef{key, c.seq})
 	for len(s.calls) > maxTrackedCalls {

@@ -210,6 +210,11 @@ func (s *Stdio) serverLine(line []byte) ([]byte, *Rejection) {
 	if c == nil || !IsNotFound(line, c.id, c.name) {
 		return line, nil
 	}
+	if c.inside && s.handedInside.Load() {
+		// The server answered a line that came inside an unfinished value
+		// before it could have read that value's end: it reads lines.
+		s.readsLines.Store(true)
+	}
 	if !s.needsList() {
 		return s.answer(c, nil, nil)
 	}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -26,6 +27,7 @@ type lineServer struct {
 	tools      []string
 	pageSize   int
 	silentList bool     // never answer tools/list
+	decoder    bool     // read a stream of JSON values, as go-sdk does, not lines
 	got        []string // every line read, whole
 	lists      []string // the tools/list requests read
 	listRead   chan struct{}
@@ -54,6 +56,19 @@ func (f *lineServer) send(v any) {
 func (f *lineServer) serve(r io.Reader, w io.Writer) {
 	defer close(f.done)
 	f.w = w
+	if f.decoder {
+		dec := json.NewDecoder(r)
+		for {
+			var v json.RawMessage
+			if dec.Decode(&v) != nil {
+				return // go-sdk ends the session at a syntax error
+			}
+			f.mu.Lock()
+			f.got = append(f.got, string(v))
+			f.mu.Unlock()
+			f.handle(v)
+		}
+	}
 	br := bufio.NewReaderSize(r, 1<<20)
 	for {
 		line, err := br.ReadBytes('\n')
@@ -557,31 +572,32 @@ func TestStdioModernListCarriesTheCallsMeta(t *testing.T) {
 	}
 }
 
-// TestStdioAsksNothingInsideAnUnfinishedValue: after a client line that
-// leaves the stream inside a JSON value (a server decoding values, as
-// go-sdk does, reads the next lines as its rest), the guard's request
-// waits until the value ends; the calls are still tracked.
+// TestStdioAsksNothingInsideAnUnfinishedValue: a server that decodes the
+// stream (as go-sdk does) reads the lines after one that leaves a value
+// unfinished as the rest of it. The guard's request never goes inside it:
+// it reaches the server before that line or after the value ends.
 func TestStdioAsksNothingInsideAnUnfinishedValue(t *testing.T) {
-	rig := newStdioRig(t, StdioOptions{ListTimeout: time.Hour}, "echo")
+	srv := &lineServer{decoder: true}
+	rig := newStdioRigWith(t, StdioOptions{ListTimeout: time.Hour}, srv, "echo")
 	rig.handshake(t)
 	open := `{"jsonrpc":"2.0","id":50,"method":"ping","params":{"a":["x",` + "\n"
-	rig.send(t, open, lineCall("1", "nope"))
-	// The line server answers the call not found; the guard's request
-	// waits for the value to end.
+	rig.send(t, lineCall("1", "nope")+open)
 	waitFor(t, func() bool { return rig.g.Fetches() == 1 })
-	if n := len(rig.srv.listRequests()); n != 0 {
-		t.Fatalf("%d lists read by the server, %d asked, inside an unfinished value", n, rig.g.Fetches())
-	}
-	closeValue := `"y"]}}` + "\n"
-	rig.send(t, closeValue)
+	rig.send(t, `"y"]}}`+"\n")
 	got := rig.next(t)
 	if !strings.Contains(got, `"id":1,"error":{"code":-32602,"message":"Unknown tool: nope","data":{"availableTools":["echo"]`) {
 		t.Fatalf("got %s", got)
 	}
-	read := rig.srv.received()
-	i := slices.Index(read, closeValue)
-	if i < 0 || i+1 >= len(read) || !strings.Contains(read[i+1], `"method":"tools/list"`) {
-		t.Errorf("the server read %q", read)
+	waitFor(t, func() bool { // the server decoded the client's value whole
+		return slices.ContainsFunc(srv.received(), func(v string) bool { return strings.Contains(v, `"id":50`) })
+	})
+	for _, v := range srv.received() {
+		if strings.Contains(v, "ping") && strings.Contains(v, "tools/list") {
+			t.Errorf("the guard's request went inside the client's value: %s", v)
+		}
+	}
+	if n := len(srv.listRequests()); n != 1 {
+		t.Errorf("the server read %d lists", n)
 	}
 	if r := strings.Join(rig.untrackedReasons(), "\n"); !strings.Contains(r, "unfinished JSON value") {
 		t.Errorf("OnUntracked told %q", r)
@@ -685,6 +701,28 @@ func TestStdioOnRejectHoldsNoLock(t *testing.T) {
 	want := notice + notice + `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Unknown tool: zzz"}}` + "\n"
 	if got := out.String(); got != want {
 		t.Errorf("the client read\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestStdioLearnsTheServerReadsLines: after a client line that leaves the
+// stream inside an unfinished JSON value the guard sends no request of its
+// own, until the server answers not found to a call that came after that
+// line: a server that reads every line as a message (as the TypeScript
+// and Python SDKs do) gets the list asked at once, for the rest of the
+// session.
+func TestStdioLearnsTheServerReadsLines(t *testing.T) {
+	rig := newStdioRig(t, StdioOptions{ListTimeout: time.Minute}, "echo")
+	rig.handshake(t)
+	for i, junk := range []string{"{\n", `{"jsonrpc":"2.0","id":5,"method":` + "\n", "[\n"} {
+		id := strconv.Itoa(10 + i)
+		rig.send(t, junk, lineCall(id, "ech"))
+		want := `{"jsonrpc":"2.0","id":` + id + `,"error":{"code":-32602,"message":"Unknown tool: ech","data":{"availableTools":["echo"],"suggestions":["echo"]}}}` + "\n"
+		if got := rig.next(t); got != want {
+			t.Fatalf("after %q: got %s, want %s", junk, got, want)
+		}
+	}
+	if n := len(rig.untrackedReasons()); n != 1 {
+		t.Errorf("OnUntracked told %d times: %q", n, rig.untrackedReasons())
 	}
 }
 
