@@ -57,4 +57,3 @@ func FuzzWatchedStream(f *testing.F) {
 		t.Fatalf("the stream %q (cut at %d, %d) reached the client as %q", stream, a, b, got)
 	})
 }
-
