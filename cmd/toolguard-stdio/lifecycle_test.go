@@ -186,6 +186,22 @@ func TestForwardedSignalReachesTheGroup(t *testing.T) {
 	assertGone(t, pgid, child)
 }
 
+// TestSecondSignalKillsTheGroup: a server that ignores SIGTERM and SIGINT
+// (and its child) is ended by the second of them, with SIGKILL.
+func TestSecondSignalKillsTheGroup(t *testing.T) {
+	wrapper, errOut := startWrapper(t, "sh", "-c", `trap "" TERM INT; sleep 300 & echo $$ $! >&2; while :; do sleep 0.02; done`)
+	pgid, child := serverPIDs(t, errOut)
+	wrapper.cmd.Process.Signal(syscall.SIGTERM) // ignored by the server
+	wrapper.cmd.Process.Signal(syscall.SIGINT)
+	if code := wrapper.wait(t); code != 128+int(syscall.SIGKILL) {
+		t.Errorf("exit %d, want 137; stderr:\n%s", code, errOut.String())
+	}
+	if !strings.Contains(errOut.String(), "again while the server runs; SIGKILL") {
+		t.Errorf("no log line for the SIGKILL; stderr:\n%s", errOut.String())
+	}
+	assertGone(t, pgid, child)
+}
+
 // wrapperProcess is toolguard-stdio as a process of its own: the test
 // binary, with the client's pipes in the test's hands.
 type wrapperProcess struct {

@@ -17,7 +17,9 @@
 //
 // The server runs in a process group of its own. SIGINT, SIGTERM, SIGHUP
 // and SIGQUIT are forwarded to that group, so they reach everything the
-// server started (npx -y: npm exec, sh and node).
+// server started (npx -y: npm exec, sh and node). A second SIGINT, SIGTERM
+// or SIGQUIT while the server still runs (press Ctrl-C again) sends the
+// group SIGKILL instead.
 //
 // When the client goes away — its standard input ends, or a write to its
 // standard output fails (it closed its end: EPIPE; SIGPIPE never ends
@@ -82,7 +84,8 @@ func main() {
 const usageText = `usage: toolguard-stdio [flags] [--] COMMAND [ARG...]
 
 The server runs in a process group of its own; SIGINT, SIGTERM, SIGHUP and
-SIGQUIT are forwarded to the group. When the client goes away (standard input
+SIGQUIT are forwarded to the group, and a second SIGINT, SIGTERM or SIGQUIT
+sends it SIGKILL. When the client goes away (standard input
 ends, or a write to standard output fails), the server's input is closed; a
 server still running -grace later (500ms at most once the client stopped
 reading) gets SIGTERM, then SIGKILL as long after that, its whole process
@@ -176,6 +179,7 @@ func run(args []string, stdin io.Reader, stdout io.WriteCloser, stderr io.Writer
 		stopC    <-chan time.Time
 		deadline time.Time // when stop fires
 		termed   bool
+		stopAsks int // SIGINT, SIGTERM and SIGQUIT received
 		ended    = in.ended
 		broke    = out.broke
 	)
@@ -196,6 +200,13 @@ func run(args []string, stdin io.Reader, stdout io.WriteCloser, stderr io.Writer
 	for done := false; !done; {
 		select {
 		case sig := <-signals:
+			if sig != syscall.SIGHUP {
+				stopAsks++
+			}
+			if stopAsks > 1 {
+				logger.Printf("%v again while the server runs; SIGKILL to its process group", sig)
+				sig = syscall.SIGKILL
+			}
 			proc.SignalGroup(cmd.Process, sig)
 		case <-ended:
 			ended = nil
