@@ -127,7 +127,7 @@ func TestProxyCommandInFrontOfTypeScript(t *testing.T) {
 	}
 	var rejections int
 	for _, l := range p.logLines() {
-		if strings.Contains(l, "rejected unknown tool") {
+		if strings.Contains(l, "not-found answer for tool") {
 			rejections++
 		}
 	}
@@ -493,7 +493,7 @@ func TestProxyTranslatesEverySDKsNotFoundAnswer(t *testing.T) {
 			var rejected bool
 			p.stop(t)
 			for _, l := range p.logLines() {
-				rejected = rejected || strings.Contains(l, `rejected unknown tool "__toolguard_probe_nonexistent_tool__"`)
+				rejected = rejected || strings.Contains(l, `not-found answer for tool "__toolguard_probe_nonexistent_tool__"`)
 			}
 			if !rejected {
 				t.Errorf("no log line for the translated answer:\n%s", strings.Join(p.logLines(), "\n"))
@@ -549,7 +549,7 @@ func TestProxyKnownCallNeverWaitsForASilentList(t *testing.T) {
 	p2.stop(t)
 	var logged bool
 	for _, l := range p2.logLines() {
-		logged = logged || (strings.Contains(l, `rejected unknown tool "nope"`) && strings.Contains(l, "without the tool list"))
+		logged = logged || (strings.Contains(l, `not-found answer for tool "nope"`) && strings.Contains(l, "without data.availableTools"))
 	}
 	if !logged {
 		t.Errorf("no log line says the answer went without the list:\n%s", strings.Join(p2.logLines(), "\n"))

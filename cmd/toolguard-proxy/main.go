@@ -17,11 +17,12 @@
 // Put authentication in front of it, or use -hide-tool-list and
 // -hide-suggestions, so anonymous callers never see the tool list.
 //
-// It logs one line per rejection to standard error, and shuts down
-// gracefully on SIGINT or SIGTERM: in-flight calls get -shutdown-timeout
-// to finish, and clients' standing GET event streams are ended at once
-// (clients open them again). Exit status: 0 after a graceful shutdown or -h, 1 on a
-// server error, 64 on a usage error.
+// It logs one line per translated not-found answer (or -32020 answer) to
+// standard error, and shuts down gracefully on SIGINT or SIGTERM:
+// in-flight calls get -shutdown-timeout to finish, and clients' standing
+// GET event streams are ended at once (clients open them again). Exit
+// status: 0 after a graceful shutdown or -h, 1 on a server error, 64 on a
+// usage error.
 //
 // An upstream that cannot be reached (connection refused, a host name that
 // does not resolve, a failed TLS handshake) gets the caller 502, and one
@@ -88,7 +89,7 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.path, "path", "", "the one `path` served, matched exactly, percent-encoded as in a URL (default: the upstream URL's path, or /)")
 	fs.StringVar(&c.host, "host", "keep", "the Host sent upstream: keep (the caller's, so the server's DNS-rebinding protection judges the caller) or upstream (the upstream URL's host)")
 	fs.DurationVar(&c.shutdown, "shutdown-timeout", 10*time.Second, "how long in-flight calls may finish after SIGINT or SIGTERM (standing GET event streams end at once); 0 does not wait")
-	fs.BoolVar(&c.quiet, "quiet", false, "no log line per rejection")
+	fs.BoolVar(&c.quiet, "quiet", false, "no log line per translated not-found answer")
 	fs.BoolVar(&c.logPass, "log-pass", false, "one log line per request the guard passes through: the reason, the tool, the tool set's error, the status the upstream answered and the Host the request came with")
 	fs.DurationVar(&c.upstreamTimeout, "upstream-timeout", time.Minute, "how long the upstream has to begin its answer (its status line; an event stream begins at once) before the caller gets 504; 0 waits as long as the caller does")
 	fs.Int64Var(&c.guard.MaxBodyBytes, "max-body-bytes", toolguard.DefaultMaxBodyBytes, "larger bodies pass through unread; more than 0")
@@ -260,9 +261,9 @@ func handler(c *config, logger *log.Logger) (http.Handler, error) {
 		case rej.Code == toolguard.CodeHeaderMismatch:
 			logger.Printf("rejected a call of %q from %s (HTTP %d, -32020: its Mcp-Method or Mcp-Name header does not match the body; the upstream was not asked)", rej.Name, r.RemoteAddr, rej.Status)
 		case rej.ListErr != nil:
-			logger.Printf("rejected unknown tool %q from %s (HTTP %d, the upstream's not-found answer) without the tool list: %v", rej.Name, r.RemoteAddr, rej.Status, listErrText(rej.ListErr, c))
+			logger.Printf("translated the upstream's not-found answer for tool %q to %s (HTTP %d) without data.availableTools: %v", rej.Name, r.RemoteAddr, rej.Status, listErrText(rej.ListErr, c))
 		default:
-			logger.Printf("rejected unknown tool %q from %s (HTTP %d, the upstream's not-found answer)", rej.Name, r.RemoteAddr, rej.Status)
+			logger.Printf("translated the upstream's not-found answer for tool %q to %s (HTTP %d)", rej.Name, r.RemoteAddr, rej.Status)
 		}
 	}
 	if c.logPass {

@@ -96,7 +96,7 @@ func TestHandler(t *testing.T) {
 		if got := post(t, front.URL+"/mcp", "mcp.example", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo"}}`); !strings.Contains(got, `"text":"ran"`) {
 			t.Errorf("-host %s: known tool answered %s", host, got)
 		}
-		if !strings.Contains(logged.String(), `rejected unknown tool "ech0"`) || strings.Count(logged.String(), "rejected") != 1 {
+		if !strings.Contains(logged.String(), `not-found answer for tool "ech0"`) || strings.Count(logged.String(), "not-found answer for tool") != 1 {
 			t.Errorf("log %q", logged.String())
 		}
 		want := "mcp.example"

@@ -125,7 +125,7 @@ func TestLogPassNamesReasonStatusAndHost(t *testing.T) {
 	}
 	// A rejection is logged as before, and is no pass-through.
 	send(t, url, strings.TrimPrefix(up.URL, "http://"), unknownCall)
-	if lines := logged.Lines(); len(lines) != 1 || !strings.Contains(lines[0], `rejected unknown tool "ech0"`) {
+	if lines := logged.Lines(); len(lines) != 1 || !strings.Contains(lines[0], `not-found answer for tool "ech0"`) {
 		t.Errorf("a rejection: logged %q", lines)
 	}
 
@@ -215,7 +215,7 @@ func TestLogPassLeavesTranslatedStreamsToTheirLine(t *testing.T) {
 	if _, body := fixture.Post(t, url, unknownCall, hdr); !strings.Contains(body, "Unknown tool: ech0") {
 		t.Fatalf("unknown call: %s", body)
 	}
-	if lines := logged.Lines(); len(lines) != 1 || !strings.Contains(lines[0], `rejected unknown tool "ech0"`) {
+	if lines := logged.Lines(); len(lines) != 1 || !strings.Contains(lines[0], `not-found answer for tool "ech0"`) {
 		t.Errorf("a translated event stream: logged %q, want the translation's line alone", lines)
 	}
 	if _, body := fixture.Post(t, url, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo"}}`, hdr); !strings.Contains(body, "ran") {

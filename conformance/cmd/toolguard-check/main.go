@@ -132,6 +132,10 @@ UNVERIFIED.
 			return exitUsage
 		}
 	}
+	if opts.ProbeName == "" {
+		fmt.Fprintln(stderr, "toolguard-check: -name must not be empty (the made-up tool name to call)")
+		return exitUsage
+	}
 	if *spacing < 0 {
 		fmt.Fprintln(stderr, "toolguard-check: -spacing must not be negative")
 		return exitUsage

@@ -387,6 +387,7 @@ func TestHelpAndFlagErrors(t *testing.T) {
 		{[]string{"-concurrency", "0"}, "-concurrency must be more than 0"},
 		{[]string{"-processes", "-1"}, "-processes must be more than 0"},
 		{[]string{"-spacing", "-1s"}, "-spacing must not be negative"},
+		{[]string{"-name", ""}, "-name must not be empty"},
 	} {
 		code, _, errOut := runCLI(t, "", append(tc.args, "http://127.0.0.1:1")...)
 		if code != exitUsage || strings.Count(errOut, tc.want) != 1 {
