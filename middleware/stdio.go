@@ -94,8 +94,9 @@ const (
 //     data the guard asks the server for the caller's tools/list on the
 //     same stream: in the 2025 era in the client's session, in 2026-07-28
 //     carrying the call's own params._meta (without its progressToken).
-//     Meanwhile every other server line keeps reaching the client; past
-//     ListTimeout the answer goes out without data. A list that came in
+//     Meanwhile every other server line keeps reaching the client (so the
+//     answer comes after them, and answers waiting for one list go out in
+//     no set order); past ListTimeout the answer goes out without data. A list that came in
 //     time is kept, for data only, until the server announces
 //     notifications/tools/list_changed or the client sends initialize.
 //   - The answers to the guard's own tools/list requests. Their ids are
