@@ -322,18 +322,20 @@ func (ww *watchWriter) flushHeld() error {
 	ww.mode, ww.buf = modePass, nil
 	if mode == modeHold {
 		ww.w.WriteHeader(ww.status)
-		if ww.late != nil {
-			// What the handler set since goes where net/http would read
-			// it: as declared trailers, when the answer ends.
-			h := ww.w.Header()
-			clear(h)
-			maps.Copy(h, ww.late)
-		}
 	}
 	if mode != modeHold && mode != modeStream || len(held) == 0 {
 		return nil
 	}
 	_, err := ww.w.Write(held)
+	if ww.late != nil {
+		// What the handler set once its answer began goes where net/http
+		// reads it when the answer ends: declared trailers. Only now: a
+		// writer beneath may send the header at its first Write, not at
+		// WriteHeader (gin's does). Without a body nothing of it is kept.
+		h := ww.w.Header()
+		clear(h)
+		maps.Copy(h, ww.late)
+	}
 	return err
 }
 

@@ -83,6 +83,10 @@ type watchWriter struct {
 	size   int
 }
 
+// Header is the core's: once the answer has begun, what is set goes out
+// only as net/http sends it (declared trailers), not with a held answer.
+func (ww *watchWriter) Header() http.Header { return ww.w.Header() }
+
 func (ww *watchWriter) WriteHeader(code int) {
 	if code > 0 && !ww.Written() {
 		ww.status = code
