@@ -7,6 +7,7 @@ import (
 	"maps"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 
 	"github.com/toolguard/toolguard/mcpwire"
@@ -63,10 +64,10 @@ type watchWriter struct {
 	done   bool   // the call's answer was seen (stream): no more to watch
 	limit  int
 
-	// modeHold: the header the handler sees once it has written its
-	// status (net/http takes the header then; what is set later goes out
-	// only as declared trailers), made when it asks for the header again.
-	late http.Header
+	// modeHold: the header as it was when the handler wrote its status,
+	// which is what net/http sends (what is set later goes out only as
+	// declared trailers).
+	sent http.Header
 
 	// modeStream: passing on an event too long to be the call's answer,
 	// until its blank line; where its lines stand (see skipped).
@@ -79,14 +80,36 @@ func newWatchWriter(w http.ResponseWriter, c *watched) *watchWriter {
 	return &c.ww
 }
 
-func (ww *watchWriter) Header() http.Header {
-	if ww.mode == modeHold {
-		if ww.late == nil {
-			ww.late = ww.w.Header().Clone()
-		}
-		return ww.late
+func (ww *watchWriter) Header() http.Header { return ww.w.Header() }
+
+// asSent puts the header back as it was when the handler wrote its status,
+// if the handler has changed it since, and returns what puts the changes
+// back (nil when there were none). The map stays the same one: references
+// to it the handler holds stay good.
+func (ww *watchWriter) asSent() (restore func()) {
+	h := ww.w.Header()
+	if ww.sent == nil || headerEqual(h, ww.sent) {
+		return nil
 	}
-	return ww.w.Header()
+	now := h.Clone()
+	clear(h)
+	maps.Copy(h, ww.sent)
+	return func() {
+		clear(h)
+		maps.Copy(h, now)
+	}
+}
+
+func headerEqual(a, b http.Header) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || !slices.Equal(v, w) {
+			return false
+		}
+	}
+	return true
 }
 
 // Unwrap lets http.ResponseController reach the writer beneath.
@@ -108,7 +131,7 @@ func (ww *watchWriter) WriteHeader(code int) {
 	ct := h.Get("Content-Type")
 	switch {
 	case mcpwire.IsJSON(ct) && len(h["Content-Encoding"]) == 0:
-		ww.mode = modeHold
+		ww.mode, ww.sent = modeHold, h.Clone()
 	case mcpwire.IsEventStream(ct) && len(h["Content-Encoding"]) == 0 && len(h["Content-Length"]) == 0:
 		ww.mode = modeStream
 		ww.w.WriteHeader(code)
@@ -116,7 +139,7 @@ func (ww *watchWriter) WriteHeader(code int) {
 		// An event stream of a stated length (the TypeScript SDK's JSON-less
 		// answers): held whole, like a JSON answer, so that its length
 		// can be stated again if its not-found event is replaced.
-		ww.mode, ww.sse = modeHold, true
+		ww.mode, ww.sse, ww.sent = modeHold, true, h.Clone()
 	default:
 		ww.mode = modePass
 		ww.w.WriteHeader(code)
@@ -282,6 +305,7 @@ func (ww *watchWriter) finish() {
 		}
 		if ww.c.notFound(ww.buf) {
 			rej := ww.c.g.translate(ww.c, ww.status, false)
+			ww.asSent() // what the handler set later belongs to its own answer
 			ww.w.Header().Del("Content-Length")
 			_ = rej.Write(ww.w)
 			return
@@ -304,6 +328,7 @@ func (ww *watchWriter) finishEvents() {
 		if data, ok := eventData(ev); ok && ww.c.notFound(data) {
 			out := append(append(append([]byte(nil), ww.buf[:i]...),
 				ww.c.g.translate(ww.c, ww.status, true).event(ev)...), ww.buf[i+n:]...)
+			ww.asSent()
 			ww.w.Header().Set("Content-Length", strconv.Itoa(len(out)))
 			ww.w.WriteHeader(ww.status)
 			_, _ = ww.w.Write(out)
@@ -320,23 +345,22 @@ func (ww *watchWriter) finishEvents() {
 func (ww *watchWriter) flushHeld() error {
 	held, mode := ww.buf, ww.mode
 	ww.mode, ww.buf = modePass, nil
-	if mode == modeHold {
+	switch {
+	case mode == modeHold:
+		restore := ww.asSent()
 		ww.w.WriteHeader(ww.status)
+		// A writer beneath may take the header at its first Write rather
+		// than at WriteHeader (gin's does): this Write, even of nothing.
+		_, err := ww.w.Write(held)
+		if restore != nil {
+			restore() // for what net/http reads at the end: declared trailers
+		}
+		return err
+	case mode == modeStream && len(held) > 0:
+		_, err := ww.w.Write(held)
+		return err
 	}
-	if mode != modeHold && mode != modeStream || len(held) == 0 {
-		return nil
-	}
-	_, err := ww.w.Write(held)
-	if ww.late != nil {
-		// What the handler set once its answer began goes where net/http
-		// reads it when the answer ends: declared trailers. Only now: a
-		// writer beneath may send the header at its first Write, not at
-		// WriteHeader (gin's does). Without a body nothing of it is kept.
-		h := ww.w.Header()
-		clear(h)
-		maps.Copy(h, ww.late)
-	}
-	return err
+	return nil
 }
 
 // notFound reports whether msg is the server's not-found answer to c.

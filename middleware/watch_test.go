@@ -544,3 +544,49 @@ func TestFlushBeforeTheFirstWrite(t *testing.T) {
 		}
 	}
 }
+
+// Declared trailers reach the client as they do without the guard, however
+// the handler holds the header map and whatever the answer's length.
+func TestHeldAnswerKeepsItsTrailers(t *testing.T) {
+	long := `{"jsonrpc":"2.0","id":5,"result":{"content":[{"type":"text","text":"` + strings.Repeat("x", 10000) + `"}]}}`
+	for name, h := range map[string]http.HandlerFunc{
+		"the map asked for after the status, a long answer": func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("Trailer", "X-Sum")
+			w.WriteHeader(200)
+			h := w.Header()
+			io.WriteString(w, long)
+			h.Set("X-Sum", "abc")
+		},
+		"the map asked for before the status, asked again after": func(w http.ResponseWriter, r *http.Request) {
+			h := w.Header()
+			h.Set("Content-Type", "application/json")
+			h.Set("Trailer", "X-Sum")
+			w.WriteHeader(200)
+			_ = w.Header().Get("Content-Type")
+			io.WriteString(w, `{"jsonrpc":"2.0","id":5,"result":{"content":[]}}`)
+			h.Set("X-Sum", "abc")
+		},
+		"an empty answer": func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("Trailer", "X-Sum")
+			w.WriteHeader(200)
+			w.Header().Set("X-Sum", "abc")
+		},
+	} {
+		g := mustGuard(t, Options{Tools: unsure{names: []string{"a"}}})
+		for i, hh := range []http.Handler{h, g.Handler(h)} {
+			srv := httptest.NewServer(hh)
+			res, err := http.Post(srv.URL, "application/json", strings.NewReader(call("5", `"nope"`)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			io.ReadAll(res.Body)
+			res.Body.Close()
+			srv.Close()
+			if res.Trailer.Get("X-Sum") != "abc" || res.Header.Get("X-Sum") != "" {
+				t.Errorf("%s (guarded: %v): trailer %q, header %q", name, i == 1, res.Trailer.Get("X-Sum"), res.Header.Get("X-Sum"))
+			}
+		}
+	}
+}
