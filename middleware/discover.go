@@ -27,15 +27,19 @@ type DiscoverOptions struct {
 	// Budget is how much time a second the server may spend on the
 	// guard's tools/list fetches, across all callers, measured as the time
 	// each fetch takes: a flood of unknown calls must not become a flood of
-	// lists, however costly a list is (a list of 1,000 tools with schemas
-	// can cost the server as much as hundreds of its not-found answers).
-	// A fetch starts only while the time spent stays within Budget a
-	// second (and a second's worth at once); past it List fails at once
-	// (ErrBudget), and the guard's answer goes out without
-	// data.availableTools. A fetch is charged at most Budget, so that one
-	// slow list (a server far away, or one past its Timeout) keeps lists
-	// from every caller for at most about a second, not for as long as it
-	// took times 1/Budget. Default DefaultListBudget (20ms a second: 2%).
+	// lists (a list of 1,000 tools with schemas can cost the server as
+	// much as hundreds of its not-found answers). A fetch starts only
+	// while the time spent stays within Budget a second (and a second's
+	// worth at once); past it List fails at once (ErrBudget), and the
+	// guard's answer goes out without data.availableTools.
+	//
+	// A fetch is charged at most Budget: one slow list (a server far away,
+	// or one past its Timeout) then keeps lists from every caller for
+	// about a second, not for as long as it took times 1/Budget. The
+	// price: where a single list takes longer than Budget, one starts
+	// about once a second, so the server may spend up to that list's time
+	// (at most Timeout) a second. Default DefaultListBudget (20ms a
+	// second: 2%).
 	Budget time.Duration
 
 	// Timeout bounds one fetch (every page). Default 5s.

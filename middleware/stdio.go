@@ -144,10 +144,12 @@ type Stdio struct {
 	fetches, rejections atomic.Int64
 	tracked             atomic.Int64 // len(calls), read without the lock
 
-	// handedInside: the client bytes the server was handed so far end
-	// inside an unfinished JSON value. readsLines: the server showed that
-	// it reads every line as a message (see the type's comment).
-	handedInside, readsLines atomic.Bool
+	// handedEnds counts the client lines (and pieces) handed to the
+	// server after which the stream was between JSON values. readsLines:
+	// the server showed that it reads every line as a message (see the
+	// type's comment).
+	handedEnds atomic.Uint64
+	readsLines atomic.Bool
 
 	rd stdioReader
 	wr stdioWriter
@@ -175,7 +177,11 @@ type stdioCall struct {
 	key  string // the caller: "" in the 2025 era, the _meta after
 	seq  uint64 // order of recording, to forget the oldest
 
-	inside bool // its line came inside an unfinished JSON value
+	// inside: its line came inside an unfinished JSON value, after
+	// endsBefore lines that ended between values: while handedEnds is
+	// still endsBefore, the server has not been handed that value's end.
+	inside     bool
+	endsBefore uint64
 }
 
 type stdioCallRef struct {

@@ -36,6 +36,8 @@ type stdioReader struct {
 
 	closeOnce sync.Once
 	closed    chan struct{}
+
+	sentEnds uint64 // pump: the chunks sent after which the stream was between values
 }
 
 func (r *stdioReader) Read(p []byte) (int, error) {
@@ -62,7 +64,9 @@ func (r *stdioReader) Read(p []byte) (int, error) {
 				continue
 			}
 			r.pending, r.midLine, r.atBoundary = c.b, !c.ends, c.boundary
-			r.s.handedInside.Store(!c.boundary) // before the server can read it
+			if c.boundary {
+				r.s.handedEnds.Add(1) // before the server can read it
+			}
 		case <-r.s.injectReady:
 		case <-r.closed:
 			return 0, errReaderClosed
@@ -94,6 +98,9 @@ func (r *stdioReader) pump() {
 	send := func(c chunk) bool {
 		select {
 		case r.chunks <- c:
+			if c.boundary && c.err == nil {
+				r.sentEnds++
+			}
 			return true
 		case <-r.closed:
 			return false
@@ -181,7 +188,8 @@ func (s *Stdio) clientLine(line []byte, nest *nesting) {
 		!m.paramsObject || m.name.kind != kString {
 		return
 	}
-	c := &stdioCall{id: bytes.Clone(m.id.raw(line)), name: string(decoded(nil, line, m.name)), inside: !wasBetween}
+	c := &stdioCall{id: bytes.Clone(m.id.raw(line)), name: string(decoded(nil, line, m.name)),
+		inside: !wasBetween, endsBefore: s.rd.sentEnds}
 	if m.version.kind == kString {
 		var scratch [32]byte
 		if mcpwire.Sessionless(string(decoded(scratch[:0], line, m.version))) && m.meta.kind != absent {

@@ -100,6 +100,9 @@ func (w *stdioWriter) Write(p []byte) (int, error) {
 			w.mu.Unlock()
 			w.s.tell(rej)
 			w.mu.Lock()
+			for w.streaming && !w.closing { // another writer's long line
+				w.cond.Wait()
+			}
 			if w.closed {
 				return 0, errWriterClosed
 			}
@@ -210,10 +213,15 @@ func (s *Stdio) serverLine(line []byte) ([]byte, *Rejection) {
 	if c == nil || !IsNotFound(line, c.id, c.name) {
 		return line, nil
 	}
-	if c.inside && s.handedInside.Load() {
+	if c.inside && s.handedEnds.Load() == c.endsBefore && !s.readsLines.Load() {
 		// The server answered a line that came inside an unfinished value
-		// before it could have read that value's end: it reads lines.
+		// before it was handed that value's end: it reads lines. A request
+		// of the guard's waiting for the value to end may go now.
 		s.readsLines.Store(true)
+		select {
+		case s.injectReady <- struct{}{}:
+		default:
+		}
 	}
 	if !s.needsList() {
 		return s.answer(c, nil, nil)

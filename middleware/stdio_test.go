@@ -726,6 +726,54 @@ func TestStdioLearnsTheServerReadsLines(t *testing.T) {
 	}
 }
 
+// TestStdioAnAnswerToAnEndedValueProvesNothing: a server that decodes the
+// stream answers a call made of lines (its last line ended the value),
+// having begun to read the next unfinished value; the call's middle line,
+// one whole tools/call of the same id and name, came inside the first
+// value. The answer is to the value, not to that line: the guard must not
+// conclude the server reads lines, nor put a request inside the next value.
+func TestStdioAnAnswerToAnEndedValueProvesNothing(t *testing.T) {
+	inR, inW := io.Pipe()
+	defer inW.Close()
+	var out fixture.SyncBuffer
+	s, err := NewStdio(inR, &out, StdioOptions{ListTimeout: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		io.WriteString(inW, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"nope"},"x":`+"\n")
+		io.WriteString(inW, lineCall("7", "nope")) // recorded, inside the value
+		io.WriteString(inW, "}\n")                  // the value ends: a tools/call, id 7, "nope"
+		io.WriteString(inW, `{"jsonrpc":"2.0","id":8,"method":"ping","params":`+"\n")
+	}()
+	var seen fixture.SyncBuffer
+	dec := json.NewDecoder(io.TeeReader(s.Reader(), &seen))
+	var first json.RawMessage
+	if err := dec.Decode(&first); err != nil {
+		t.Fatal(err)
+	}
+	next := make(chan json.RawMessage, 1)
+	go func() { // the server's reader goes on decoding, as go-sdk's does
+		var v json.RawMessage
+		dec.Decode(&v)
+		next <- v
+	}()
+	waitFor(t, func() bool { return strings.Contains(seen.String(), `"id":8`) })
+	s.Writer().Write([]byte(`{"jsonrpc":"2.0","id":7,"error":{"code":-32602,"message":"unknown tool \"nope\""}}` + "\n"))
+	if s.readsLines.Load() {
+		t.Error("the answer to a value that had ended was taken for an answer to a line")
+	}
+	io.WriteString(inW, "{}}\n")
+	select {
+	case v := <-next:
+		if strings.Contains(string(v), "tools/list") || !strings.Contains(string(v), `"id":8`) {
+			t.Errorf("the server read %s", v)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the server read no second value")
+	}
+}
+
 // TestStdioUnfinishedLastLine: a last line without its newline is read by
 // no server as a message; the guard hands it on.
 func TestStdioUnfinishedLastLine(t *testing.T) {
