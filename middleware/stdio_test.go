@@ -743,7 +743,7 @@ func TestStdioAnAnswerToAnEndedValueProvesNothing(t *testing.T) {
 	go func() {
 		io.WriteString(inW, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"nope"},"x":`+"\n")
 		io.WriteString(inW, lineCall("7", "nope")) // recorded, inside the value
-		io.WriteString(inW, "}\n")                  // the value ends: a tools/call, id 7, "nope"
+		io.WriteString(inW, "}\n")                 // the value ends: a tools/call, id 7, "nope"
 		io.WriteString(inW, `{"jsonrpc":"2.0","id":8,"method":"ping","params":`+"\n")
 	}()
 	var seen fixture.SyncBuffer
