@@ -128,10 +128,12 @@ const (
 // value to end, at most ListTimeout, and then go out without
 // data.availableTools). Until the server shows that it reads lines: when
 // it answers not found to a call whose line came inside the unfinished
-// value, before it was handed the bytes that could end that value, it read
-// that line as a message of its own, as the TypeScript and Python SDKs
-// read every line, and no stream decoder could. From then on the guard
-// sends its requests after any whole client line.
+// value, and no value the guard did not read whole has ended in the
+// client's bytes (so that value has not ended, and nothing else could
+// be what was answered), the server read that line as a message of its
+// own, as the TypeScript and Python SDKs read every line, and no stream
+// decoder could. From then on the guard sends its requests after any whole
+// client line.
 //
 // A Stdio is for one stream. Its Reader is read by one goroutine at a time;
 // its Writer may be written concurrently.
@@ -144,12 +146,13 @@ type Stdio struct {
 	fetches, rejections atomic.Int64
 	tracked             atomic.Int64 // len(calls), read without the lock
 
-	// handedEnds counts the client lines (and pieces) handed to the
-	// server after which the stream was between JSON values. readsLines:
+	// valueEnded: a client JSON value has ended that the guard did not
+	// read as one whole line (a value over lines, a line it cannot read),
+	// or one it read but could not record: a stream decoder may answer it
+	// at any time, so no answer proves the server reads lines. readsLines:
 	// the server showed that it reads every line as a message (see the
 	// type's comment).
-	handedEnds atomic.Uint64
-	readsLines atomic.Bool
+	valueEnded, readsLines atomic.Bool
 
 	rd stdioReader
 	wr stdioWriter
@@ -177,11 +180,7 @@ type stdioCall struct {
 	key  string // the caller: "" in the 2025 era, the _meta after
 	seq  uint64 // order of recording, to forget the oldest
 
-	// inside: its line came inside an unfinished JSON value, after
-	// endsBefore lines that ended between values: while handedEnds is
-	// still endsBefore, the server has not been handed that value's end.
-	inside     bool
-	endsBefore uint64
+	inside bool // its line came inside an unfinished JSON value
 }
 
 type stdioCallRef struct {

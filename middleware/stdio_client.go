@@ -36,8 +36,6 @@ type stdioReader struct {
 
 	closeOnce sync.Once
 	closed    chan struct{}
-
-	sentEnds uint64 // pump: the chunks sent after which the stream was between values
 }
 
 func (r *stdioReader) Read(p []byte) (int, error) {
@@ -64,9 +62,6 @@ func (r *stdioReader) Read(p []byte) (int, error) {
 				continue
 			}
 			r.pending, r.midLine, r.atBoundary = c.b, !c.ends, c.boundary
-			if c.boundary {
-				r.s.handedEnds.Add(1) // before the server can read it
-			}
 		case <-r.s.injectReady:
 		case <-r.closed:
 			return 0, errReaderClosed
@@ -95,12 +90,14 @@ func (r *stdioReader) pump() {
 		streaming bool   // handing on a line longer than MaxLineBytes
 		nest      nesting
 	)
+	var ends uint64 // nest.ends when the last chunk was sent
 	send := func(c chunk) bool {
+		if nest.ends != ends {
+			ends = nest.ends
+			s.valueEnded.Store(true) // before the server can read it
+		}
 		select {
 		case r.chunks <- c:
-			if c.boundary && c.err == nil {
-				r.sentEnds++
-			}
 			return true
 		case <-r.closed:
 			return false
@@ -188,8 +185,7 @@ func (s *Stdio) clientLine(line []byte, nest *nesting) {
 		!m.paramsObject || m.name.kind != kString {
 		return
 	}
-	c := &stdioCall{id: bytes.Clone(m.id.raw(line)), name: string(decoded(nil, line, m.name)),
-		inside: !wasBetween, endsBefore: s.rd.sentEnds}
+	c := &stdioCall{id: bytes.Clone(m.id.raw(line)), name: string(decoded(nil, line, m.name)), inside: !wasBetween}
 	if m.version.kind == kString {
 		var scratch [32]byte
 		if mcpwire.Sessionless(string(decoded(scratch[:0], line, m.version))) && m.meta.kind != absent {
@@ -198,6 +194,7 @@ func (s *Stdio) clientLine(line []byte, nest *nesting) {
 		}
 	}
 	if len(c.id)+len(c.name)+len(c.meta) > maxTrackedCallBytes {
+		s.valueEnded.Store(true) // a call the server may answer, unrecorded
 		s.untracked("a tools/call is larger than the guard tracks (id, name and _meta over 16 KiB): its answer is not translated")
 		return
 	}
@@ -278,6 +275,7 @@ func idKey(id []byte) string {
 // It does not validate: a syntax error ends such a decoder's stream, after
 // which nothing the guard sends can be misread.
 type nesting struct {
+	ends     uint64 // values that have ended
 	depth    int
 	inString bool
 	escaped  bool
@@ -293,10 +291,13 @@ func (n *nesting) feed(b []byte) {
 				n.escaped = true
 			case c == '"':
 				n.inString = false
+				if n.depth == 0 {
+					n.ends++
+				}
 			case c == '\n':
 				// A raw newline in a string: a syntax error to a stream
 				// decoder, the end of a line to the others.
-				*n = nesting{}
+				*n = nesting{ends: n.ends}
 			}
 			continue
 		}
@@ -308,6 +309,9 @@ func (n *nesting) feed(b []byte) {
 		case '}', ']':
 			if n.depth > 0 {
 				n.depth--
+				if n.depth == 0 {
+					n.ends++
+				}
 			}
 		}
 	}

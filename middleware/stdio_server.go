@@ -103,8 +103,8 @@ func (w *stdioWriter) Write(p []byte) (int, error) {
 			for w.streaming && !w.closing { // another writer's long line
 				w.cond.Wait()
 			}
-			if w.closed {
-				return 0, errWriterClosed
+			if w.streaming || w.closed {
+				return 0, errWriterClosed // closed meanwhile, inside that line
 			}
 		}
 		if out != nil {
@@ -213,10 +213,10 @@ func (s *Stdio) serverLine(line []byte) ([]byte, *Rejection) {
 	if c == nil || !IsNotFound(line, c.id, c.name) {
 		return line, nil
 	}
-	if c.inside && s.handedEnds.Load() == c.endsBefore && !s.readsLines.Load() {
-		// The server answered a line that came inside an unfinished value
-		// before it was handed that value's end: it reads lines. A request
-		// of the guard's waiting for the value to end may go now.
+	if c.inside && !s.valueEnded.Load() && !s.readsLines.Load() {
+		// The server answered a line that came inside an unfinished value,
+		// which has not ended: it reads lines. A request of the guard's
+		// waiting for the value to end may go now.
 		s.readsLines.Store(true)
 		select {
 		case s.injectReady <- struct{}{}:

@@ -774,6 +774,119 @@ func TestStdioAnAnswerToAnEndedValueProvesNothing(t *testing.T) {
 	}
 }
 
+// decoderSession hands the client lines to a stream-decoding server (as
+// go-sdk reads stdin) behind the guard: it returns the guard, the first
+// value the server decoded, what the server has read so far, and the
+// server's next value once decoded.
+func decoderSession(t *testing.T, lines ...string) (s *Stdio, in *io.PipeWriter, seen *fixture.SyncBuffer, next <-chan json.RawMessage) {
+	t.Helper()
+	inR, inW := io.Pipe()
+	t.Cleanup(func() { inW.Close() })
+	s, err := NewStdio(inR, io.Discard, StdioOptions{ListTimeout: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		for _, l := range lines {
+			io.WriteString(inW, l)
+		}
+	}()
+	seen = &fixture.SyncBuffer{}
+	dec := json.NewDecoder(io.TeeReader(s.Reader(), seen))
+	var first json.RawMessage
+	if err := dec.Decode(&first); err != nil {
+		t.Fatal(err)
+	}
+	ch := make(chan json.RawMessage, 1)
+	go func() { // the server's reader goes on decoding, as go-sdk's does
+		var v json.RawMessage
+		dec.Decode(&v)
+		ch <- v
+	}()
+	return s, inW, seen, ch
+}
+
+// TestStdioNoProofFromValuesTheGuardDidNotReadWhole: a stream-decoding
+// server's late not-found answer to a value the guard did not read as one
+// line (one that ended on the line that opens the next value; a call
+// written over two lines, answered after an inside line of the same id
+// and name) proves nothing, and the guard's request never goes inside the
+// value the client has open.
+func TestStdioNoProofFromValuesTheGuardDidNotReadWhole(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		lines []string
+		read  string // the server has read this far when it answers
+	}{
+		{"a value ends and the next opens on one line", []string{
+			`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"nope"},"x":` + "\n",
+			lineCall("7", "nope"),
+			`} {"jsonrpc":"2.0","id":8,"method":"ping","params":` + "\n",
+		}, `"id":8`},
+		{"a call over two lines, then an inside line of its id", []string{
+			`{"jsonrpc":"2.0","id":7,` + "\n",
+			`"method":"tools/call","params":{"name":"nope"}}` + "\n",
+			`{"jsonrpc":"2.0","id":8,"method":"ping","params":` + "\n",
+			lineCall("7", "nope"),
+		}, `"arguments"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, in, seen, next := decoderSession(t, tc.lines...)
+			waitFor(t, func() bool { return strings.Contains(seen.String(), tc.read) })
+			s.Writer().Write([]byte(`{"jsonrpc":"2.0","id":7,"error":{"code":-32602,"message":"unknown tool \"nope\""}}` + "\n"))
+			if s.readsLines.Load() {
+				t.Error("an answer to a value the guard did not read whole was taken for an answer to a line")
+			}
+			io.WriteString(in, "{}}\n")
+			select {
+			case <-next:
+				if strings.Contains(seen.String(), "tools/list") {
+					t.Errorf("the guard's request went inside the client's value: %s", seen.String())
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("the server read no second value")
+			}
+		})
+	}
+}
+
+// TestStdioAnswerAfterOnRejectNeverLandsInsideALine: while OnReject runs,
+// another writer begins a long line, and the guard's output is closed
+// before that line ends: the answer is not written inside it.
+func TestStdioAnswerAfterOnRejectNeverLandsInsideALine(t *testing.T) {
+	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"zzz"}}` + "\n"
+	var out fixture.SyncBuffer
+	entered, release := make(chan struct{}), make(chan struct{})
+	s, err := NewStdio(strings.NewReader(call), &out, StdioOptions{
+		HideToolList: true, HideSuggestions: true, MaxServerLineBytes: 100,
+		OnReject: func(*Rejection) {
+			close(entered)
+			<-release
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.ReadAll(s.Reader()); err != nil {
+		t.Fatal(err)
+	}
+	answered := make(chan struct{})
+	go func() {
+		s.Writer().Write([]byte(`{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"unknown tool \"zzz\""}}` + "\n"))
+		close(answered)
+	}()
+	<-entered
+	long := `{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"` + strings.Repeat("y", 200)
+	s.Writer().Write([]byte(long)) // longer than MaxServerLineBytes: handed on as it comes
+	close(release)
+	time.Sleep(20 * time.Millisecond) // lets the answer wait for the line (either order must pass)
+	s.Writer().Close()
+	<-answered
+	if got := out.String(); got != long {
+		t.Errorf("the client read %q\nwant only the unfinished long line", got)
+	}
+}
+
 // TestStdioUnfinishedLastLine: a last line without its newline is read by
 // no server as a message; the guard hands it on.
 func TestStdioUnfinishedLastLine(t *testing.T) {

@@ -91,7 +91,7 @@ func (ww *watchWriter) asSent() (restore func()) {
 	if ww.sent == nil || headerEqual(h, ww.sent) {
 		return nil
 	}
-	now := h.Clone()
+	now := maps.Clone(h) // shallow: the handler's own value slices go back
 	clear(h)
 	maps.Copy(h, ww.sent)
 	return func() {
