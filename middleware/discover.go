@@ -240,10 +240,6 @@ func (d *Discovery) Lookup(*http.Request, string) Presence { return Unsure }
 // within TTL or from a new fetch.
 func (d *Discovery) List(r *http.Request) ([]string, error) {
 	key := d.opts.Key(r)
-	if key != "" {
-		sum := sha256.Sum256([]byte(key))
-		key = string(sum[:])
-	}
 	if key == "" {
 		reserved, ok := d.spend()
 		if !ok {
@@ -252,6 +248,8 @@ func (d *Discovery) List(r *http.Request) ([]string, error) {
 		list, _, err := d.charged(r, reserved)
 		return list, err
 	}
+	sum := sha256.Sum256([]byte(key)) // kept as a digest: a key holds every forwarded header
+	key = string(sum[:])
 	for {
 		// A caller seen before: its list, or the fetch under way for it.
 		d.mu.Lock()
@@ -374,11 +372,7 @@ func (d *Discovery) fetch(r *http.Request) ([]string, time.Duration, error) {
 			ttl = time.Duration(*res.TTLMs) * time.Millisecond
 		}
 		if res.NextCursor == "" {
-			if names == nil {
-				names = []string{} // a server without tools: an empty list, cached as any other
-			}
-			slices.Sort(names)
-			return slices.Compact(names), ttl, nil
+			return sortedList(names), ttl, nil
 		}
 		cursor = res.NextCursor
 	}

@@ -101,6 +101,17 @@ func (la *listAnswer) returnedAgain(names []string) bool {
 	return n > 0 && n == len(src) && &names[0] == &src[0] && names[0] == la.names[0] && names[n-1] == la.names[n-1]
 }
 
+// sortedList is the names of a tools/list read whole, sorted and unique: an
+// empty list, not nil, for a server without tools (it is kept and shown
+// as any other).
+func sortedList(names []string) []string {
+	if names == nil {
+		return []string{}
+	}
+	slices.Sort(names)
+	return slices.Compact(names)
+}
+
 func (g *Guard) buildAnswer(names []string) *listAnswer {
 	own := slices.Clone(names) // the tool set may reuse its slice
 	sorted := own

@@ -36,11 +36,17 @@ func (s *Stdio) ask(cursor string, meta []byte) (string, chan []byte) {
 	s.waiters[id] = ch
 	s.queue = append(s.queue, ownRequest{id, line})
 	s.mu.Unlock()
+	s.wakeReader()
+	return id, ch
+}
+
+// wakeReader tells a Read waiting for the client that a request of the
+// guard's may go.
+func (s *Stdio) wakeReader() {
 	select {
 	case s.injectReady <- struct{}{}:
 	default:
 	}
-	return id, ch
 }
 
 // forget drops a request that was not answered in time: from the queue if
@@ -137,11 +143,7 @@ func (s *Stdio) fetch(meta []byte) ([]string, error) {
 		}
 		names = append(names, p.Names...)
 		if p.NextCursor == "" {
-			if names == nil {
-				names = []string{} // a server without tools: an empty list, shown as one
-			}
-			slices.Sort(names)
-			return slices.Compact(names), nil
+			return sortedList(names), nil
 		}
 		cursor = p.NextCursor
 	}
@@ -154,10 +156,8 @@ func (s *Stdio) needsList() bool { return !s.opts.HideToolList || !s.opts.HideSu
 // from names (nil with listErr when there is no list), and the Rejection
 // to tell OnReject of (see tell).
 func (s *Stdio) answer(c *stdioCall, names []string, listErr error) ([]byte, *Rejection) {
-	var la *listAnswer
-	if listErr != nil || names == nil {
-		la = &listAnswer{hideSuggestions: true}
-	} else {
+	la := noList
+	if listErr == nil && names != nil {
 		la = s.guard.answerFor(names)
 	}
 	rej := s.guard.unknownTool(c.id, c.name, la, 0, false) // no HTTP status over stdio

@@ -100,9 +100,7 @@ func (w *stdioWriter) Write(p []byte) (int, error) {
 			w.mu.Unlock()
 			w.s.tell(rej)
 			w.mu.Lock()
-			for w.streaming && !w.closing { // another writer's long line
-				w.cond.Wait()
-			}
+			w.awaitLineEnd() // another writer's long line
 			if w.streaming || w.closed {
 				return 0, errWriterClosed // closed meanwhile, inside that line
 			}
@@ -127,12 +125,18 @@ func (w *stdioWriter) write(b []byte) error {
 	return err
 }
 
-// writeOwn writes one line of the guard's between two server lines.
-func (w *stdioWriter) writeOwn(line []byte) {
-	w.mu.Lock()
+// awaitLineEnd waits, w.mu held, until no server line is being handed on
+// in pieces, or the output is closing.
+func (w *stdioWriter) awaitLineEnd() {
 	for w.streaming && !w.closing {
 		w.cond.Wait()
 	}
+}
+
+// writeOwn writes one line of the guard's between two server lines.
+func (w *stdioWriter) writeOwn(line []byte) {
+	w.mu.Lock()
+	w.awaitLineEnd()
 	// out closed or broken: nobody reads it any more.
 	lost := w.streaming && !w.closed && w.err == nil
 	if !w.streaming && !w.closed && w.err == nil {
@@ -218,10 +222,7 @@ func (s *Stdio) serverLine(line []byte) ([]byte, *Rejection) {
 		// which has not ended: it reads lines. A request of the guard's
 		// waiting for the value to end may go now.
 		s.readsLines.Store(true)
-		select {
-		case s.injectReady <- struct{}{}:
-		default:
-		}
+		s.wakeReader()
 	}
 	if !s.needsList() {
 		return s.answer(c, nil, nil)

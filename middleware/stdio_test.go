@@ -726,54 +726,6 @@ func TestStdioLearnsTheServerReadsLines(t *testing.T) {
 	}
 }
 
-// TestStdioAnAnswerToAnEndedValueProvesNothing: a server that decodes the
-// stream answers a call made of lines (its last line ended the value),
-// having begun to read the next unfinished value; the call's middle line,
-// one whole tools/call of the same id and name, came inside the first
-// value. The answer is to the value, not to that line: the guard must not
-// conclude the server reads lines, nor put a request inside the next value.
-func TestStdioAnAnswerToAnEndedValueProvesNothing(t *testing.T) {
-	inR, inW := io.Pipe()
-	defer inW.Close()
-	var out fixture.SyncBuffer
-	s, err := NewStdio(inR, &out, StdioOptions{ListTimeout: 2 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		io.WriteString(inW, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"nope"},"x":`+"\n")
-		io.WriteString(inW, lineCall("7", "nope")) // recorded, inside the value
-		io.WriteString(inW, "}\n")                 // the value ends: a tools/call, id 7, "nope"
-		io.WriteString(inW, `{"jsonrpc":"2.0","id":8,"method":"ping","params":`+"\n")
-	}()
-	var seen fixture.SyncBuffer
-	dec := json.NewDecoder(io.TeeReader(s.Reader(), &seen))
-	var first json.RawMessage
-	if err := dec.Decode(&first); err != nil {
-		t.Fatal(err)
-	}
-	next := make(chan json.RawMessage, 1)
-	go func() { // the server's reader goes on decoding, as go-sdk's does
-		var v json.RawMessage
-		dec.Decode(&v)
-		next <- v
-	}()
-	waitFor(t, func() bool { return strings.Contains(seen.String(), `"id":8`) })
-	s.Writer().Write([]byte(`{"jsonrpc":"2.0","id":7,"error":{"code":-32602,"message":"unknown tool \"nope\""}}` + "\n"))
-	if s.readsLines.Load() {
-		t.Error("the answer to a value that had ended was taken for an answer to a line")
-	}
-	io.WriteString(inW, "{}}\n")
-	select {
-	case v := <-next:
-		if strings.Contains(string(v), "tools/list") || !strings.Contains(string(v), `"id":8`) {
-			t.Errorf("the server read %s", v)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the server read no second value")
-	}
-}
-
 // decoderSession hands the client lines to a stream-decoding server (as
 // go-sdk reads stdin) behind the guard: it returns the guard, the first
 // value the server decoded, what the server has read so far, and the
@@ -808,7 +760,8 @@ func decoderSession(t *testing.T, lines ...string) (s *Stdio, in *io.PipeWriter,
 
 // TestStdioNoProofFromValuesTheGuardDidNotReadWhole: a stream-decoding
 // server's late not-found answer to a value the guard did not read as one
-// line (one that ended on the line that opens the next value; a call
+// line (one that ended on a line of its own, having begun to read the next
+// value; one that ended on the line that opens the next value; a call
 // written over two lines, answered after an inside line of the same id
 // and name) proves nothing, and the guard's request never goes inside the
 // value the client has open.
@@ -817,18 +770,25 @@ func TestStdioNoProofFromValuesTheGuardDidNotReadWhole(t *testing.T) {
 		name  string
 		lines []string
 		read  string // the server has read this far when it answers
+		next  string // the server's next value holds this ("": a syntax error)
 	}{
+		{"a value ends, the next opens", []string{
+			`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"nope"},"x":` + "\n",
+			lineCall("7", "nope"), // recorded, inside the value
+			"}\n",                 // the value ends: a tools/call, id 7, "nope"
+			`{"jsonrpc":"2.0","id":8,"method":"ping","params":` + "\n",
+		}, `"id":8`, `"id":8`},
 		{"a value ends and the next opens on one line", []string{
 			`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"nope"},"x":` + "\n",
 			lineCall("7", "nope"),
 			`} {"jsonrpc":"2.0","id":8,"method":"ping","params":` + "\n",
-		}, `"id":8`},
+		}, `"id":8`, `"id":8`},
 		{"a call over two lines, then an inside line of its id", []string{
 			`{"jsonrpc":"2.0","id":7,` + "\n",
 			`"method":"tools/call","params":{"name":"nope"}}` + "\n",
 			`{"jsonrpc":"2.0","id":8,"method":"ping","params":` + "\n",
 			lineCall("7", "nope"),
-		}, `"arguments"`},
+		}, `"arguments"`, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, in, seen, next := decoderSession(t, tc.lines...)
@@ -839,9 +799,12 @@ func TestStdioNoProofFromValuesTheGuardDidNotReadWhole(t *testing.T) {
 			}
 			io.WriteString(in, "{}}\n")
 			select {
-			case <-next:
+			case v := <-next:
 				if strings.Contains(seen.String(), "tools/list") {
 					t.Errorf("the guard's request went inside the client's value: %s", seen.String())
+				}
+				if !strings.Contains(string(v), tc.next) {
+					t.Errorf("the server read %s", v)
 				}
 			case <-time.After(10 * time.Second):
 				t.Fatal("the server read no second value")

@@ -169,24 +169,19 @@ func (ww *watchWriter) Write(p []byte) (int, error) {
 		if ww.done {
 			return ww.w.Write(p)
 		}
-		if ww.skip {
-			n := ww.skipped(p)
-			if _, err := ww.w.Write(p[:n]); err != nil {
+		n := len(p)
+		if ww.skip { // buf is empty: the long event's bytes went on
+			k := ww.skipped(p)
+			if _, err := ww.w.Write(p[:k]); err != nil {
 				return 0, err
 			}
-			if ww.skip {
-				return len(p), nil
-			}
-			if _, err := ww.Write(p[n:]); err != nil {
-				return 0, err
-			}
-			return len(p), nil
+			p = p[k:]
 		}
 		ww.buf = append(ww.buf, p...)
 		if err := ww.events(false); err != nil {
 			return 0, err
 		}
-		return len(p), nil
+		return n, nil
 	}
 	return ww.w.Write(p)
 }
