@@ -13,11 +13,13 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/toolguard/toolguard/internal/fixture"
+	toolguard "github.com/toolguard/toolguard/middleware"
 )
 
 // A setup is a server under test: it adds its tools and hooks to s, and
@@ -236,10 +238,47 @@ func TestRuntimeChanges(t *testing.T) {
 			p.s.DeleteTools("added_0")
 			p.ping()
 		}
+		// A deleted tool may read as present for up to about a second
+		// (the tool set's names, read again in the background): its call
+		// then passes unwatched, with mcp-go's own answer.
+		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			_, _, ab := alone.call("added_0")
+			if _, _, gb := guarded.call("added_0"); gb != ab {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("the deleted tool: mcp-go's not-found answer still not translated 5 s later")
+			}
+		}
 		if !same(t, alone, guarded, "added_0") {
 			t.Error("the deleted tool: not mcp-go's not-found answer alone")
 		}
 	})
+}
+
+// A tool added after Tools is Present at once; a tool deleted stops being
+// Present within about a second, without a call waiting for it.
+func TestGlobalToolsFollowTheRegistry(t *testing.T) {
+	s := server.NewMCPServer("registry", "1.0.0", server.WithToolCapabilities(true))
+	s.AddTool(mcp.NewTool("old"), ran("old"))
+	tools, err := Tools(s, server.NewStreamableHTTPServer(s), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := httptest.NewRequest("POST", "/mcp", nil)
+	s.AddTool(mcp.NewTool("new"), ran("new"))
+	if p := tools.Lookup(r, "new"); p != toolguard.Present {
+		t.Fatalf("a tool added after Tools: %v, want Present", p)
+	}
+	start := time.Now()
+	s.DeleteTools("old", "new")
+	for tools.Lookup(r, "old") == toolguard.Present || tools.Lookup(r, "new") == toolguard.Present {
+		if time.Since(start) > 3*time.Second {
+			t.Fatal("a deleted tool still Present 3 s later")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Logf("deleted tools stopped being Present after %v", time.Since(start).Round(time.Millisecond))
 }
 
 // addSessionTool gives the caller's session (the one mcp-go serves the

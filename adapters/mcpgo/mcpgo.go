@@ -19,8 +19,8 @@
 //	http.Handle("/mcp", guard.Handler(httpServer))
 //
 // The server decides; the guard translates. A name the server has (a
-// global tool, read with GetTool, or a tool of the caller's registered
-// session) is Present: the call reaches mcp-go untouched. Any other name
+// global tool, or a tool of the caller's registered session) is Present:
+// the call reaches mcp-go untouched. Any other name
 // is Unsure: the call reaches mcp-go untouched too, and the guard replaces
 // only mcp-go's own not-found answer with its -32602 answer, whose
 // data.availableTools is the caller's tools/list, asked through the
@@ -29,6 +29,16 @@
 // list). Hooks that load, rename or refuse tools at call time, and
 // middleware between the guard and mcp-go, see every call as they would
 // without the guard.
+//
+// The global tools are the names ListTools gave at most a second ago
+// (read again in the background, so that no call waits for ListTools,
+// which copies every tool), and for a name not among them, GetTool. So a
+// tool added is Present at once, and a tool deleted reads as Present for
+// up to about a second more: a call to it in that time reaches mcp-go
+// unwatched, and mcp-go's own not-found answer (-32602, without the list)
+// goes out as it is. The cache is what keeps a known call cheap: GetTool
+// copies the whole tool on every call, which measured two points of the
+// call's cost at 1,000 tools (docs/BENCHMARKS.md).
 //
 // With Options.AnswerBeforeServer the author asserts more, and an unknown
 // name can be answered before the server (see AnswerBeforeServer).
@@ -49,6 +59,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -133,8 +144,15 @@ type ToolSet struct {
 
 	sessions sync.Map // session id → server.ClientSession, as mcp-go registered them
 
-	mu      sync.Mutex
-	global  []string // the server's global tool names, sorted
+	global  atomic.Pointer[globalTools] // the server's global tools, as last read
+	reading atomic.Bool                 // a read of them is under way
+}
+
+// globalTools is the server's global tool names as ListTools gave them at
+// one time, and when to read them again.
+type globalTools struct {
+	names   []string // sorted
+	set     map[string]struct{}
 	expires time.Time
 }
 
@@ -150,6 +168,7 @@ func Tools(s *server.MCPServer, h http.Handler, opts Options) (*ToolSet, error) 
 	}
 	t := &ToolSet{s: s, h: h, opts: opts, d: d}
 	t.own, _ = h.(*server.StreamableHTTPServer)
+	t.readGlobal()
 	if s.GetHooks() == nil {
 		server.WithHooks(&server.Hooks{})(s)
 	}
@@ -167,7 +186,7 @@ func Tools(s *server.MCPServer, h http.Handler, opts Options) (*ToolSet, error) 
 // Present; any other name as Absent where AnswerBeforeServer lets the
 // guard answer before the server, and otherwise as Unsure: mcp-go decides.
 func (t *ToolSet) Lookup(r *http.Request, name string) toolguard.Presence {
-	if t.s.GetTool(name) != nil {
+	if _, ok := t.globals().set[name]; ok || t.s.GetTool(name) != nil {
 		return toolguard.Present
 	}
 	modern := mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion))
@@ -177,7 +196,7 @@ func (t *ToolSet) Lookup(r *http.Request, name string) toolguard.Presence {
 			return toolguard.Present
 		}
 	}
-	if t.before(r, modern, registered) && len(t.globalNames()) > 0 {
+	if t.before(r, modern, registered) && len(t.globals().names) > 0 {
 		return toolguard.Absent
 	}
 	return toolguard.Unsure
@@ -192,7 +211,7 @@ func (t *ToolSet) List(r *http.Request) ([]string, error) {
 	if !t.before(r, modern, registered) {
 		return t.d.List(r)
 	}
-	global := t.globalNames()
+	global := t.globals().names
 	if session == nil {
 		return global, nil
 	}
@@ -262,27 +281,39 @@ func loopback(addr string) bool {
 	return err == nil && ip.IsLoopback()
 }
 
-// namesTTL is how long globalNames reuses what it read.
+// namesTTL is how long the global tool names are used before they are read
+// again.
 const namesTTL = time.Second
 
-// globalNames returns the server's global tool names, sorted, read at most
-// once per namesTTL: ListTools copies every tool, which would cost more
-// than mcp-go's own answer. The same slice is returned until it is read
-// again, so the guard compares it with the last one cheaply.
-func (t *ToolSet) globalNames() []string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if now := time.Now(); t.global == nil || now.After(t.expires) {
-		tools := t.s.ListTools()
-		names := make([]string, 0, len(tools))
-		for n := range tools {
-			names = append(names, n)
-		}
-		slices.Sort(names)
-		if t.global == nil || !slices.Equal(names, t.global) {
-			t.global = names
-		}
-		t.expires = now.Add(namesTTL)
+// globals returns the server's global tool names as last read. Once they
+// are namesTTL old, the first caller starts reading them again in the
+// background and every caller goes on with these until that read is done:
+// ListTools copies every tool, which no call should wait for.
+func (t *ToolSet) globals() *globalTools {
+	g := t.global.Load()
+	if time.Now().After(g.expires) && t.reading.CompareAndSwap(false, true) {
+		go func() {
+			defer t.reading.Store(false)
+			t.readGlobal()
+		}()
 	}
-	return t.global
+	return g
+}
+
+// readGlobal reads the server's global tool names. A read that finds the
+// names unchanged keeps the slice read before, so the guard matches it with
+// the last one by identity.
+func (t *ToolSet) readGlobal() {
+	tools := t.s.ListTools()
+	g := &globalTools{names: make([]string, 0, len(tools)), set: make(map[string]struct{}, len(tools))}
+	for n := range tools {
+		g.names = append(g.names, n)
+		g.set[n] = struct{}{}
+	}
+	slices.Sort(g.names)
+	if old := t.global.Load(); old != nil && slices.Equal(old.names, g.names) {
+		g.names = old.names
+	}
+	g.expires = time.Now().Add(namesTTL)
+	t.global.Store(g)
 }
