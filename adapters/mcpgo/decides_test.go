@@ -281,6 +281,40 @@ func TestGlobalToolsFollowTheRegistry(t *testing.T) {
 	t.Logf("deleted tools stopped being Present after %v", time.Since(start).Round(time.Millisecond))
 }
 
+// A known global tool is found without GetTool, which copies the tool on
+// every call.
+func TestKnownGlobalToolAllocatesNothing(t *testing.T) {
+	s := server.NewMCPServer("registry", "1.0.0", server.WithToolCapabilities(true))
+	s.AddTool(mcp.NewTool("known"), ran("known"))
+	tools, err := Tools(s, server.NewStreamableHTTPServer(s), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := httptest.NewRequest("POST", "/mcp", nil)
+	if n := testing.AllocsPerRun(100, func() {
+		if tools.Lookup(r, "known") != toolguard.Present {
+			t.Fatal("known: not Present")
+		}
+	}); n != 0 {
+		t.Errorf("Lookup of a known global tool: %v allocations, want 0", n)
+	}
+}
+
+// After a second with no calls, the list in an answer before the server
+// is read again: a tool deleted while the server was quiet is not in it.
+func TestAnswerBeforeTheServerAfterAQuietSecondListsNoDeletedTool(t *testing.T) {
+	alone, guarded := pair(t, "stateless", true, setup{tools: func(s *server.MCPServer, _ *server.Hooks) {
+		s.AddTool(mcp.NewTool("retired"), ran("retired"))
+	}})
+	for _, p := range []*peer{alone, guarded} {
+		p.s.DeleteTools("retired")
+	}
+	time.Sleep(namesTTL + 100*time.Millisecond)
+	if !same(t, alone, guarded, "nope", "retired") {
+		t.Fatal("nope: not mcp-go's not-found answer alone")
+	}
+}
+
 // addSessionTool gives the caller's session (the one mcp-go serves the
 // request in) one more tool, as a hook does.
 func addSessionTool(ctx context.Context, name string) {

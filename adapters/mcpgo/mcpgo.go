@@ -30,15 +30,16 @@
 // middleware between the guard and mcp-go, see every call as they would
 // without the guard.
 //
-// The global tools are the names ListTools gave at most a second ago
-// (read again in the background, so that no call waits for ListTools,
-// which copies every tool), and for a name not among them, GetTool. So a
-// tool added is Present at once, and a tool deleted reads as Present for
-// up to about a second more: a call to it in that time reaches mcp-go
+// A global tool is found in the names ListTools gave less than a second
+// ago, and otherwise (a name not among them, or names older than that) by
+// GetTool: a tool added is Present at once, and a tool deleted can read as
+// Present for up to a second. A call to it in that second reaches mcp-go
 // unwatched, and mcp-go's own not-found answer (-32602, without the list)
-// goes out as it is. The cache is what keeps a known call cheap: GetTool
-// copies the whole tool on every call, which measured two points of the
-// call's cost at 1,000 tools (docs/BENCHMARKS.md).
+// goes out as it is. The names spare a known call GetTool, which copies the
+// whole tool on every call (two points of a known call's cost at 1,000
+// tools; docs/BENCHMARKS.md). While calls come they are read again once a
+// second, in the background (ListTools copies every tool; no call waits
+// for it).
 //
 // With Options.AnswerBeforeServer the author asserts more, and an unknown
 // name can be answered before the server (see AnswerBeforeServer).
@@ -186,7 +187,7 @@ func Tools(s *server.MCPServer, h http.Handler, opts Options) (*ToolSet, error) 
 // Present; any other name as Absent where AnswerBeforeServer lets the
 // guard answer before the server, and otherwise as Unsure: mcp-go decides.
 func (t *ToolSet) Lookup(r *http.Request, name string) toolguard.Presence {
-	if _, ok := t.globals().set[name]; ok || t.s.GetTool(name) != nil {
+	if t.knownGlobal(name) {
 		return toolguard.Present
 	}
 	modern := mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion))
@@ -196,7 +197,7 @@ func (t *ToolSet) Lookup(r *http.Request, name string) toolguard.Presence {
 			return toolguard.Present
 		}
 	}
-	if t.before(r, modern, registered) && len(t.globals().names) > 0 {
+	if t.before(r, modern, registered) && len(t.globalNames()) > 0 {
 		return toolguard.Absent
 	}
 	return toolguard.Unsure
@@ -211,7 +212,7 @@ func (t *ToolSet) List(r *http.Request) ([]string, error) {
 	if !t.before(r, modern, registered) {
 		return t.d.List(r)
 	}
-	global := t.globals().names
+	global := t.globalNames()
 	if session == nil {
 		return global, nil
 	}
@@ -281,39 +282,65 @@ func loopback(addr string) bool {
 	return err == nil && ip.IsLoopback()
 }
 
-// namesTTL is how long the global tool names are used before they are read
-// again.
+// namesTTL is how long the global tool names read with ListTools are used.
 const namesTTL = time.Second
 
-// globals returns the server's global tool names as last read. Once they
-// are namesTTL old, the first caller starts reading them again in the
-// background and every caller goes on with these until that read is done:
-// ListTools copies every tool, which no call should wait for.
-func (t *ToolSet) globals() *globalTools {
+// knownGlobal reports whether name is a global tool: in the names read
+// less than namesTTL ago, or, for any other name and whenever those are
+// older, by GetTool. A known call thus never waits for ListTools (which
+// copies every tool); once the names are old, the first call starts
+// reading them again in the background. GetTool copies the tool it
+// finds, which is what the names spare a known call.
+func (t *ToolSet) knownGlobal(name string) bool {
 	g := t.global.Load()
-	if time.Now().After(g.expires) && t.reading.CompareAndSwap(false, true) {
+	if time.Now().Before(g.expires) {
+		if _, ok := g.set[name]; ok {
+			return true
+		}
+	} else if t.reading.CompareAndSwap(false, true) {
 		go func() {
 			defer t.reading.Store(false)
 			t.readGlobal()
 		}()
 	}
-	return g
+	return t.s.GetTool(name) != nil
 }
 
-// readGlobal reads the server's global tool names. A read that finds the
-// names unchanged keeps the slice read before, so the guard matches it with
-// the last one by identity.
-func (t *ToolSet) readGlobal() {
+// globalNames returns the server's global tool names, sorted, read less
+// than namesTTL ago: read now if they are older. Only the answer before
+// the server uses them (its list, and whether the server has tools), and
+// it waits for that read.
+func (t *ToolSet) globalNames() []string {
+	g := t.global.Load()
+	if !time.Now().Before(g.expires) {
+		g = t.readGlobal()
+	}
+	return g.names
+}
+
+// readGlobal reads the server's global tool names and keeps them, unless a
+// read that started later was kept first. A read that finds the names
+// unchanged keeps the slice read before, so the guard matches the list
+// with the last one by identity.
+func (t *ToolSet) readGlobal() *globalTools {
+	start := time.Now()
 	tools := t.s.ListTools()
-	g := &globalTools{names: make([]string, 0, len(tools)), set: make(map[string]struct{}, len(tools))}
+	g := &globalTools{names: make([]string, 0, len(tools)), set: make(map[string]struct{}, len(tools)), expires: start.Add(namesTTL)}
 	for n := range tools {
 		g.names = append(g.names, n)
 		g.set[n] = struct{}{}
 	}
 	slices.Sort(g.names)
-	if old := t.global.Load(); old != nil && slices.Equal(old.names, g.names) {
-		g.names = old.names
+	for {
+		old := t.global.Load()
+		if old != nil && !old.expires.Before(g.expires) {
+			return old
+		}
+		if old != nil && slices.Equal(old.names, g.names) {
+			g.names = old.names
+		}
+		if t.global.CompareAndSwap(old, g) {
+			return g
+		}
 	}
-	g.expires = time.Now().Add(namesTTL)
-	t.global.Store(g)
 }
