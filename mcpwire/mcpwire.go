@@ -193,9 +193,9 @@ func zeroQuality(params string) bool {
 // is malformed, parameters included.
 func MediaType(ct string) string {
 	switch {
-	case strings.EqualFold(ct, "application/json"):
+	case ct == "application/json" || strings.EqualFold(ct, "application/json"):
 		return "application/json" // the common case, without allocating
-	case strings.EqualFold(ct, "text/event-stream"):
+	case ct == "text/event-stream" || strings.EqualFold(ct, "text/event-stream"):
 		return "text/event-stream"
 	}
 	mt, _, err := mime.ParseMediaType(ct)

@@ -20,26 +20,25 @@
 //
 // The server decides; the guard translates. A name the server has (a
 // global tool, or a tool of the caller's registered session) is Present:
-// the call reaches mcp-go untouched. Any other name
-// is Unsure: the call reaches mcp-go untouched too, and the guard replaces
-// only mcp-go's own not-found answer with its -32602 answer, whose
-// data.availableTools is the caller's tools/list, asked through the
-// handler as the caller after mcp-go said not found (so request hooks,
-// AfterListTools hooks and tool filters apply to it as to the caller's own
-// list). Hooks that load, rename or refuse tools at call time, and
-// middleware between the guard and mcp-go, see every call as they would
-// without the guard.
+// the call reaches mcp-go untouched. Any other name is Unsure: the call
+// reaches mcp-go untouched too, and the guard replaces only mcp-go's own
+// not-found answer with its -32602 answer, whose data.availableTools is
+// the caller's tools/list, asked through the handler as the caller after
+// mcp-go said not found (so request hooks, AfterListTools hooks and tool
+// filters apply to it as to the caller's own list). Hooks that load,
+// rename or refuse tools at call time, and middleware between the guard
+// and mcp-go, see every call as they would without the guard.
 //
-// A global tool is found in the names ListTools gave less than a second
+// A global tool is found in the names ListTools gave up to about a second
 // ago, and otherwise (a name not among them, or names older than that) by
 // GetTool: a tool added is Present at once, and a tool deleted can read as
-// Present for up to a second. A call to it in that second reaches mcp-go
-// unwatched, and mcp-go's own not-found answer (-32602, without the list)
-// goes out as it is. The names spare a known call GetTool, which copies the
-// whole tool on every call (two points of a known call's cost at 1,000
-// tools; docs/BENCHMARKS.md). While calls come they are read again once a
-// second, in the background (ListTools copies every tool; no call waits
-// for it).
+// Present for up to about a second. A call to it in that time reaches
+// mcp-go unwatched, and mcp-go's own not-found answer (-32602, without the
+// list) goes out as it is. The names spare a known call GetTool, which
+// copies the whole tool on every call (about 1.5 points of a known call's
+// cost at 1,000 tools; docs/BENCHMARKS.md). While calls come they are read
+// again once a second, in the background (ListTools copies every tool; no
+// call waits for it).
 //
 // With Options.AnswerBeforeServer the author asserts more, and an unknown
 // name can be answered before the server (see AnswerBeforeServer).
@@ -146,15 +145,17 @@ type ToolSet struct {
 	sessions sync.Map // session id → server.ClientSession, as mcp-go registered them
 
 	global  atomic.Pointer[globalTools] // the server's global tools, as last read
-	reading atomic.Bool                 // a read of them is under way
+	reading atomic.Bool                 // a read of them is under way in the background
+	mu      sync.Mutex                  // held by a read an answer waits for
 }
 
 // globalTools is the server's global tool names as ListTools gave them at
-// one time, and when to read them again.
+// one time; old is set once they are namesTTL old.
 type globalTools struct {
-	names   []string // sorted
-	set     map[string]struct{}
-	expires time.Time
+	names []string // sorted
+	set   map[string]struct{}
+	read  time.Time   // when the read began
+	old   atomic.Bool // set namesTTL after read, by a timer: no call asks the clock
 }
 
 // Tools returns the tool set of s, served over HTTP by h. Call it after
@@ -286,14 +287,14 @@ func loopback(addr string) bool {
 const namesTTL = time.Second
 
 // knownGlobal reports whether name is a global tool: in the names read
-// less than namesTTL ago, or, for any other name and whenever those are
-// older, by GetTool. A known call thus never waits for ListTools (which
+// less than namesTTL ago (as a timer tells, so that no call asks the
+// clock), or, for any other name and whenever those are older, by GetTool. A known call thus never waits for ListTools (which
 // copies every tool); once the names are old, the first call starts
 // reading them again in the background. GetTool copies the tool it
 // finds, which is what the names spare a known call.
 func (t *ToolSet) knownGlobal(name string) bool {
 	g := t.global.Load()
-	if time.Now().Before(g.expires) {
+	if !g.old.Load() {
 		if _, ok := g.set[name]; ok {
 			return true
 		}
@@ -311,8 +312,13 @@ func (t *ToolSet) knownGlobal(name string) bool {
 // the server uses them (its list, and whether the server has tools), and
 // it waits for that read.
 func (t *ToolSet) globalNames() []string {
+	if g := t.global.Load(); !g.old.Load() {
+		return g.names
+	}
+	t.mu.Lock() // one read for the calls that find them old together
+	defer t.mu.Unlock()
 	g := t.global.Load()
-	if !time.Now().Before(g.expires) {
+	if g.old.Load() {
 		g = t.readGlobal()
 	}
 	return g.names
@@ -325,7 +331,7 @@ func (t *ToolSet) globalNames() []string {
 func (t *ToolSet) readGlobal() *globalTools {
 	start := time.Now()
 	tools := t.s.ListTools()
-	g := &globalTools{names: make([]string, 0, len(tools)), set: make(map[string]struct{}, len(tools)), expires: start.Add(namesTTL)}
+	g := &globalTools{names: make([]string, 0, len(tools)), set: make(map[string]struct{}, len(tools)), read: start}
 	for n := range tools {
 		g.names = append(g.names, n)
 		g.set[n] = struct{}{}
@@ -333,13 +339,14 @@ func (t *ToolSet) readGlobal() *globalTools {
 	slices.Sort(g.names)
 	for {
 		old := t.global.Load()
-		if old != nil && !old.expires.Before(g.expires) {
+		if old != nil && !old.read.Before(g.read) {
 			return old
 		}
 		if old != nil && slices.Equal(old.names, g.names) {
 			g.names = old.names
 		}
 		if t.global.CompareAndSwap(old, g) {
+			time.AfterFunc(namesTTL-time.Since(start), func() { g.old.Store(true) })
 			return g
 		}
 	}
