@@ -220,6 +220,7 @@ func TestSessionTools(t *testing.T) {
 // before; a deleted one gets a -32602, from the guard or mcp-go.
 func TestRuntimeChanges(t *testing.T) {
 	each(t, func(t *testing.T, mode string, before bool) {
+		built := time.Now()
 		alone, guarded := pair(t, mode, before, setup{})
 		for i := range 10 {
 			name := fmt.Sprintf("added_%d", i)
@@ -238,9 +239,14 @@ func TestRuntimeChanges(t *testing.T) {
 			p.s.DeleteTools("added_0")
 			p.ping()
 		}
+		deleted := time.Now()
 		// A deleted tool may read as present for up to about a second
 		// (the tool set's names, read again in the background): its call
-		// then passes unwatched, with mcp-go's own answer.
+		// then passes unwatched, with mcp-go's own answer. Names that
+		// hold it can only have been read once the first names went old.
+		if deleted.Sub(built) >= namesTTL {
+			time.Sleep(time.Until(deleted.Add(namesTTL + 500*time.Millisecond)))
+		}
 		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 			_, _, ab := alone.call("added_0")
 			if _, _, gb := guarded.call("added_0"); gb != ab {
@@ -291,12 +297,29 @@ func TestKnownGlobalToolAllocatesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := httptest.NewRequest("POST", "/mcp", nil)
-	if n := testing.AllocsPerRun(100, func() {
-		if tools.Lookup(r, "known") != toolguard.Present {
-			t.Fatal("known: not Present")
-		}
-	}); n != 0 {
+	lookups := func() float64 {
+		return testing.AllocsPerRun(100, func() {
+			if tools.Lookup(r, "known") != toolguard.Present {
+				t.Fatal("known: not Present")
+			}
+		})
+	}
+	if n := lookups(); n != 0 {
 		t.Errorf("Lookup of a known global tool: %v allocations, want 0", n)
+	}
+	// Once the names are old, a call has them read again, and known
+	// tools are found in them again.
+	for !tools.global.Load().old.Load() {
+		time.Sleep(10 * time.Millisecond)
+	}
+	tools.Lookup(r, "known")
+	for start := time.Now(); tools.global.Load().old.Load(); time.Sleep(10 * time.Millisecond) {
+		if time.Since(start) > 3*time.Second {
+			t.Fatal("the names, old, were not read again within 3 s of a call")
+		}
+	}
+	if n := lookups(); n != 0 {
+		t.Errorf("Lookup of a known global tool after the names were read again: %v allocations, want 0", n)
 	}
 }
 
@@ -309,7 +332,7 @@ func TestAnswerBeforeTheServerAfterAQuietSecondListsNoDeletedTool(t *testing.T) 
 	for _, p := range []*peer{alone, guarded} {
 		p.s.DeleteTools("retired")
 	}
-	time.Sleep(namesTTL + 100*time.Millisecond)
+	time.Sleep(namesTTL + 500*time.Millisecond)
 	if !same(t, alone, guarded, "nope", "retired") {
 		t.Fatal("nope: not mcp-go's not-found answer alone")
 	}

@@ -82,9 +82,10 @@ type Options struct {
 	//     OnRequestInitialization, OnBeforeCallTool or OnAfterListTools
 	//     hook (they can load or refuse a tool at call time, or hide a name
 	//     from the caller's list);
-	//   - the server has at least one global tool (a server without the
-	//     tools capability answers -32601), and the name is neither a
-	//     global tool nor a tool of the caller's session;
+	//   - the server has had a global tool (mcp-go takes the tools
+	//     capability with its first tool and keeps it; a server without
+	//     it answers -32601), and the name is neither a global tool nor a
+	//     tool of the caller's session;
 	//   - the request arrived on a non-loopback address or names a loopback
 	//     Host (mcp-go's DNS-rebinding protection refuses the rest with 403),
 	//     and its MCP-Protocol-Version, if any, is one h serves;
@@ -94,8 +95,8 @@ type Options struct {
 	//     has no sessions), always.
 	//
 	// The list in such an answer is read in process: the server's global
-	// tools (read at most once a second: it may lag a change by that much)
-	// and the session's tools. The answer is JSON (or one event where the
+	// tools (read again first when the names read last are about a second
+	// old: it may lag a change by that much) and the session's tools. The answer is JSON (or one event where the
 	// client accepts only event streams), and carries none of the
 	// notifications mcp-go queued for the session: they go out with the
 	// session's next request that reaches mcp-go.
@@ -146,7 +147,7 @@ type ToolSet struct {
 
 	global  atomic.Pointer[globalTools] // the server's global tools, as last read
 	reading atomic.Bool                 // a read of them is under way in the background
-	mu      sync.Mutex                  // held by a read an answer waits for
+	mu      sync.Mutex                  // held by every read of them
 }
 
 // globalTools is the server's global tool names as ListTools gave them at
@@ -170,7 +171,9 @@ func Tools(s *server.MCPServer, h http.Handler, opts Options) (*ToolSet, error) 
 	}
 	t := &ToolSet{s: s, h: h, opts: opts, d: d}
 	t.own, _ = h.(*server.StreamableHTTPServer)
+	t.mu.Lock()
 	t.readGlobal()
+	t.mu.Unlock()
 	if s.GetHooks() == nil {
 		server.WithHooks(&server.Hooks{})(s)
 	}
@@ -198,7 +201,7 @@ func (t *ToolSet) Lookup(r *http.Request, name string) toolguard.Presence {
 			return toolguard.Present
 		}
 	}
-	if t.before(r, modern, registered) && len(t.globalNames()) > 0 {
+	if t.before(r, modern, registered) && t.hasGlobal() {
 		return toolguard.Absent
 	}
 	return toolguard.Unsure
@@ -288,10 +291,11 @@ const namesTTL = time.Second
 
 // knownGlobal reports whether name is a global tool: in the names read
 // less than namesTTL ago (as a timer tells, so that no call asks the
-// clock), or, for any other name and whenever those are older, by GetTool. A known call thus never waits for ListTools (which
-// copies every tool); once the names are old, the first call starts
-// reading them again in the background. GetTool copies the tool it
-// finds, which is what the names spare a known call.
+// clock), or, for any other name and whenever those are older, by GetTool.
+// A known call thus never waits for ListTools (which copies every tool);
+// once the names are old, the first call starts reading them again in the
+// background. GetTool copies the tool it finds, which is what the names
+// spare a known call.
 func (t *ToolSet) knownGlobal(name string) bool {
 	g := t.global.Load()
 	if !g.old.Load() {
@@ -301,33 +305,44 @@ func (t *ToolSet) knownGlobal(name string) bool {
 	} else if t.reading.CompareAndSwap(false, true) {
 		go func() {
 			defer t.reading.Store(false)
-			t.readGlobal()
+			t.mu.Lock()
+			defer t.mu.Unlock()
+			if t.global.Load().old.Load() {
+				t.readGlobal()
+			}
 		}()
 	}
 	return t.s.GetTool(name) != nil
 }
 
+// hasGlobal reports whether the server has had a global tool, from the
+// names as last read, however old: mcp-go takes the tools capability with
+// its first tool and never drops it, so a tools/call reaches its lookup
+// from then on, whatever tools come and go.
+func (t *ToolSet) hasGlobal() bool { return len(t.global.Load().names) > 0 }
+
 // globalNames returns the server's global tool names, sorted, read less
-// than namesTTL ago: read now if they are older. Only the answer before
-// the server uses them (its list, and whether the server has tools), and
-// it waits for that read.
+// than namesTTL ago: read now if they are older. Only the list of an
+// answer before the server uses them, and it waits for that read; callers
+// that find the names old together wait for one read.
 func (t *ToolSet) globalNames() []string {
 	if g := t.global.Load(); !g.old.Load() {
 		return g.names
 	}
-	t.mu.Lock() // one read for the calls that find them old together
+	asked := time.Now()
+	t.mu.Lock()
 	defer t.mu.Unlock()
 	g := t.global.Load()
-	if g.old.Load() {
+	if g.old.Load() && g.read.Before(asked) {
 		g = t.readGlobal()
 	}
 	return g.names
 }
 
-// readGlobal reads the server's global tool names and keeps them, unless a
-// read that started later was kept first. A read that finds the names
-// unchanged keeps the slice read before, so the guard matches the list
-// with the last one by identity.
+// readGlobal reads the server's global tool names and keeps them; t.mu is
+// held, so reads are kept in the order they were made. A read that finds
+// the names unchanged keeps the slice read before, so the guard matches
+// the list with the last one by identity.
 func (t *ToolSet) readGlobal() *globalTools {
 	start := time.Now()
 	tools := t.s.ListTools()
@@ -337,17 +352,14 @@ func (t *ToolSet) readGlobal() *globalTools {
 		g.set[n] = struct{}{}
 	}
 	slices.Sort(g.names)
-	for {
-		old := t.global.Load()
-		if old != nil && !old.read.Before(g.read) {
-			return old
-		}
-		if old != nil && slices.Equal(old.names, g.names) {
-			g.names = old.names
-		}
-		if t.global.CompareAndSwap(old, g) {
-			time.AfterFunc(namesTTL-time.Since(start), func() { g.old.Store(true) })
-			return g
-		}
+	if old := t.global.Load(); old != nil && slices.Equal(old.names, g.names) {
+		g.names = old.names
 	}
+	if left := namesTTL - time.Since(start); left > 0 {
+		time.AfterFunc(left, func() { g.old.Store(true) })
+	} else {
+		g.old.Store(true)
+	}
+	t.global.Store(g)
+	return g
 }
