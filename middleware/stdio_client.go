@@ -89,8 +89,8 @@ func (r *stdioReader) pump() {
 		long      []byte // a line longer than the buffer, gathered
 		streaming bool   // handing on a line longer than MaxLineBytes
 		nest      nesting
+		ends      uint64 // nest.ends when the last chunk was sent
 	)
-	var ends uint64 // nest.ends when the last chunk was sent
 	send := func(c chunk) bool {
 		if nest.ends != ends {
 			ends = nest.ends

@@ -653,35 +653,47 @@ func TestStdioShowsAnEmptyList(t *testing.T) {
 	}
 }
 
-// TestStdioOnRejectHoldsNoLock: OnReject is user code. While it runs, the
-// guard's writer is free: it may write to the guard itself, and other
-// writers' lines go on reaching the client.
-func TestStdioOnRejectHoldsNoLock(t *testing.T) {
+// inOnReject runs a guard over one client call for the unknown tool zzz,
+// answered as the server's line is written (no list), and has the server
+// answer not found from a goroutine. It returns once OnReject is running:
+// OnReject waits for release, then runs then (if not nil); answered closes
+// when the server's Write has returned.
+func inOnReject(t *testing.T, out io.Writer, opts StdioOptions, then func(*Stdio)) (s *Stdio, release, answered chan struct{}) {
+	t.Helper()
 	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"zzz"}}` + "\n"
-	notice := `{"jsonrpc":"2.0","method":"notifications/message","params":{}}` + "\n"
-	var out fixture.SyncBuffer
-	entered, release := make(chan struct{}), make(chan struct{})
-	var s *Stdio
-	s, err := NewStdio(strings.NewReader(call), &out, StdioOptions{
-		HideToolList: true, HideSuggestions: true, // answered as the server's line is written
-		OnReject: func(*Rejection) {
-			close(entered)
-			<-release
-			s.Writer().Write([]byte(notice)) // writing to the guard from OnReject
-		},
-	})
+	entered, release, answered := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	opts.HideToolList, opts.HideSuggestions = true, true
+	opts.OnReject = func(*Rejection) {
+		close(entered)
+		<-release
+		if then != nil {
+			then(s)
+		}
+	}
+	s, err := NewStdio(strings.NewReader(call), out, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := io.ReadAll(s.Reader()); err != nil { // the server reads the call
 		t.Fatal(err)
 	}
-	answered := make(chan struct{})
 	go func() {
 		s.Writer().Write([]byte(`{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"unknown tool \"zzz\""}}` + "\n"))
 		close(answered)
 	}()
 	<-entered
+	return s, release, answered
+}
+
+// TestStdioOnRejectHoldsNoLock: OnReject is user code. While it runs, the
+// guard's writer is free: it may write to the guard itself, and other
+// writers' lines go on reaching the client.
+func TestStdioOnRejectHoldsNoLock(t *testing.T) {
+	notice := `{"jsonrpc":"2.0","method":"notifications/message","params":{}}` + "\n"
+	var out fixture.SyncBuffer
+	s, release, answered := inOnReject(t, &out, StdioOptions{}, func(s *Stdio) {
+		s.Writer().Write([]byte(notice)) // writing to the guard from OnReject
+	})
 	other := make(chan struct{})
 	go func() {
 		s.Writer().Write([]byte(notice))
@@ -817,28 +829,8 @@ func TestStdioNoProofFromValuesTheGuardDidNotReadWhole(t *testing.T) {
 // another writer begins a long line, and the guard's output is closed
 // before that line ends: the answer is not written inside it.
 func TestStdioAnswerAfterOnRejectNeverLandsInsideALine(t *testing.T) {
-	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"zzz"}}` + "\n"
 	var out fixture.SyncBuffer
-	entered, release := make(chan struct{}), make(chan struct{})
-	s, err := NewStdio(strings.NewReader(call), &out, StdioOptions{
-		HideToolList: true, HideSuggestions: true, MaxServerLineBytes: 100,
-		OnReject: func(*Rejection) {
-			close(entered)
-			<-release
-		},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.ReadAll(s.Reader()); err != nil {
-		t.Fatal(err)
-	}
-	answered := make(chan struct{})
-	go func() {
-		s.Writer().Write([]byte(`{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"unknown tool \"zzz\""}}` + "\n"))
-		close(answered)
-	}()
-	<-entered
+	s, release, answered := inOnReject(t, &out, StdioOptions{MaxServerLineBytes: 100}, nil)
 	long := `{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"` + strings.Repeat("y", 200)
 	s.Writer().Write([]byte(long)) // longer than MaxServerLineBytes: handed on as it comes
 	close(release)

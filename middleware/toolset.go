@@ -47,8 +47,8 @@ func (p Presence) String() string {
 // or refuse a tool). Anything else is Unsure, and the server decides.
 // Present only lets a call pass unwatched, which is always safe, so it may
 // come from what the tool set read a moment ago (the mcp-go tool set's
-// names are up to about a second old): a tool removed within that moment then
-// gets the server's own not-found answer, untranslated.
+// names are up to about a second old): a tool removed within that moment
+// then gets the server's own not-found answer, untranslated.
 //
 // List returns every name the caller could call, for data.availableTools:
 // after Lookup said Absent, or after the server answered not found. An

@@ -88,7 +88,7 @@ func (ww *watchWriter) Header() http.Header { return ww.w.Header() }
 // to it the handler holds stay good.
 func (ww *watchWriter) asSent() (restore func()) {
 	h := ww.w.Header()
-	if ww.sent == nil || headerEqual(h, ww.sent) {
+	if ww.sent == nil || maps.EqualFunc(h, ww.sent, slices.Equal[[]string]) {
 		return nil
 	}
 	now := maps.Clone(h) // shallow: the handler's own value slices go back
@@ -98,18 +98,6 @@ func (ww *watchWriter) asSent() (restore func()) {
 		clear(h)
 		maps.Copy(h, now)
 	}
-}
-
-func headerEqual(a, b http.Header) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || !slices.Equal(v, w) {
-			return false
-		}
-	}
-	return true
 }
 
 // Unwrap lets http.ResponseController reach the writer beneath.

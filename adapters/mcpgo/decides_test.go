@@ -262,15 +262,22 @@ func TestRuntimeChanges(t *testing.T) {
 	})
 }
 
-// A tool added after Tools is Present at once; a tool deleted stops being
-// Present within about a second, without a call waiting for it.
-func TestGlobalToolsFollowTheRegistry(t *testing.T) {
+// oneTool is an mcp-go server with the global tool name, and its tool set.
+func oneTool(t *testing.T, name string) (*server.MCPServer, *ToolSet) {
+	t.Helper()
 	s := server.NewMCPServer("registry", "1.0.0", server.WithToolCapabilities(true))
-	s.AddTool(mcp.NewTool("old"), ran("old"))
+	s.AddTool(mcp.NewTool(name), ran(name))
 	tools, err := Tools(s, server.NewStreamableHTTPServer(s), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return s, tools
+}
+
+// A tool added after Tools is Present at once; a tool deleted stops being
+// Present within about a second, without a call waiting for it.
+func TestGlobalToolsFollowTheRegistry(t *testing.T) {
+	s, tools := oneTool(t, "old")
 	r := httptest.NewRequest("POST", "/mcp", nil)
 	s.AddTool(mcp.NewTool("new"), ran("new"))
 	if p := tools.Lookup(r, "new"); p != toolguard.Present {
@@ -290,12 +297,7 @@ func TestGlobalToolsFollowTheRegistry(t *testing.T) {
 // A known global tool is found without GetTool, which copies the tool on
 // every call.
 func TestKnownGlobalToolAllocatesNothing(t *testing.T) {
-	s := server.NewMCPServer("registry", "1.0.0", server.WithToolCapabilities(true))
-	s.AddTool(mcp.NewTool("known"), ran("known"))
-	tools, err := Tools(s, server.NewStreamableHTTPServer(s), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, tools := oneTool(t, "known")
 	r := httptest.NewRequest("POST", "/mcp", nil)
 	lookups := func() float64 {
 		return testing.AllocsPerRun(100, func() {

@@ -96,8 +96,9 @@ type Options struct {
 	//
 	// The list in such an answer is read in process: the server's global
 	// tools (read again first when the names read last are about a second
-	// old: it may lag a change by that much) and the session's tools. The answer is JSON (or one event where the
-	// client accepts only event streams), and carries none of the
+	// old: it may lag a change by that much) and the session's tools. The
+	// answer is JSON (or one event where the client accepts only event
+	// streams), and carries none of the
 	// notifications mcp-go queued for the session: they go out with the
 	// session's next request that reaches mcp-go.
 	//
