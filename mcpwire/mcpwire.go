@@ -225,44 +225,6 @@ func IsJSON(ct string) bool { return MediaType(ct) == "application/json" }
 // IsEventStream reports whether a Content-Type is text/event-stream.
 func IsEventStream(ct string) bool { return MediaType(ct) == "text/event-stream" }
 
-// ListRequest returns the body of a tools/list request with the string id,
-// the cursor (omitted when empty) and meta, the raw params._meta object
-// (omitted when nil). meta is copied as is: it must be a JSON object.
-func ListRequest(id, cursor string, meta []byte) []byte {
-	b := make([]byte, 0, 96+len(cursor)+len(meta))
-	b = append(b, `{"jsonrpc":"2.0","id":`...)
-	b = strconv.AppendQuote(b, id)
-	b = append(b, `,"method":"tools/list","params":{`...)
-	sep := ""
-	if cursor != "" {
-		b = append(b, `"cursor":`...)
-		c, _ := json.Marshal(cursor)
-		b = append(b, c...)
-		sep = ","
-	}
-	if meta != nil {
-		b = append(b, sep...)
-		b = append(b, `"_meta":`...)
-		b = append(b, meta...)
-	}
-	return append(b, "}}"...)
-}
-
-// PingRequest is a ping with the string id, carrying meta as its _meta
-// when meta is not nil.
-func PingRequest(id string, meta []byte) []byte {
-	b := make([]byte, 0, 64+len(meta))
-	b = append(b, `{"jsonrpc":"2.0","id":`...)
-	b = strconv.AppendQuote(b, id)
-	b = append(b, `,"method":"ping"`...)
-	if meta != nil {
-		b = append(b, `,"params":{"_meta":`...)
-		b = append(b, meta...)
-		b = append(b, '}')
-	}
-	return append(b, '}')
-}
-
 // A Page is one tools/list result.
 type Page struct {
 	Names      []string // the tools' names, in the order listed
@@ -309,9 +271,10 @@ func DecodePage(result []byte) (Page, error) {
 }
 
 // DecodeListReply reads msg, the JSON-RPC response to the tools/list with
-// the string id, in one pass: the page, or a *ReplyError. It is Result and
-// DecodePage without copying the result.
-func DecodeListReply(msg []byte, id string) (Page, error) {
+// the given id (its JSON bytes, as sent: a string or an integer), in one
+// pass: the page, or a *ReplyError. It is Result and DecodePage without
+// copying the result.
+func DecodeListReply(msg []byte, id []byte) (Page, error) {
 	var reply struct {
 		ID     json.RawMessage `json:"id"`
 		Result *pageFields     `json:"result"`
@@ -320,7 +283,7 @@ func DecodeListReply(msg []byte, id string) (Page, error) {
 	if err := json.Unmarshal(msg, &reply); err != nil {
 		return Page{}, err
 	}
-	if !bytes.Equal(reply.ID, []byte(strconv.Quote(id))) {
+	if !SameID(reply.ID, id) {
 		return Page{}, errors.New("the reply answers another id")
 	}
 	if reply.Error != nil {
@@ -330,6 +293,21 @@ func DecodeListReply(msg []byte, id string) (Page, error) {
 		return Page{}, errors.New("the reply has no result")
 	}
 	return reply.Result.page()
+}
+
+// SameID reports whether the id of a reply is the id of a request (both
+// their JSON bytes): equal strings after decoding, or equal integer
+// literals.
+func SameID(got, want []byte) bool {
+	got, want = bytes.TrimSpace(got), bytes.TrimSpace(want)
+	if len(got) == 0 || len(want) == 0 {
+		return false
+	}
+	if got[0] == '"' || want[0] == '"' {
+		var a, b string
+		return got[0] == want[0] && json.Unmarshal(got, &a) == nil && json.Unmarshal(want, &b) == nil && a == b
+	}
+	return bytes.Equal(got, want)
 }
 
 // A ReplyError is a JSON-RPC error object in a reply.

@@ -27,20 +27,16 @@ type Rejection struct {
 	Name   string // the tool name the request asked for, whole
 	Code   int    // CodeInvalidParams or CodeHeaderMismatch
 	Status int    // HTTP status: the server's own (Translated); before the server 200, or 400 for 2026-07-28 requests
-	SSE    bool   // written as text/event-stream events (the relayed messages, then the error) instead of JSON
+	SSE    bool   // written as one text/event-stream event instead of JSON
 
 	// Translated reports an answer that replaces the server's own
 	// not-found answer; otherwise the guard answered before the server.
 	Translated bool
 	// ListErr says why the answer has no data.availableTools although the
-	// guard lists tools: the caller's list failed or took longer than
-	// Options.ListTimeout.
+	// guard lists tools: ErrNoList.
 	ListErr error
 
 	body []byte // the JSON-RPC message; Write is the one way to emit it
-	// relayed are messages the server sent the caller on the tool set's
-	// requests for this call, written as events before the error (SSE).
-	relayed [][]byte
 }
 
 // Write writes the rejection to w: status, Content-Type and the JSON-RPC
@@ -56,12 +52,7 @@ func (j *Rejection) Write(w http.ResponseWriter) error {
 	// canonical), the two or three of them in one allocation.
 	var vs []string
 	if j.SSE {
-		size := len(j.body) + 24
-		for _, m := range j.relayed {
-			size += len(m) + 24
-		}
-		payload = appendEvents(make([]byte, 0, size), j.relayed)
-		payload = appendEvent(payload, j.body)
+		payload = appendEvent(make([]byte, 0, len(j.body)+24), j.body)
 		vs = []string{"text/event-stream", "no-cache", strconv.Itoa(len(payload))}
 		h["Cache-Control"] = vs[1:2:2]
 	} else {
@@ -75,10 +66,10 @@ func (j *Rejection) Write(w http.ResponseWriter) error {
 }
 
 // event returns the event stream bytes that replace ev, the server's
-// not-found event: the relayed messages as events, then ev's own fields
-// (id, event, retry) with the rejection as its data.
+// not-found event: ev's own fields (id, event, retry) with the rejection
+// as its data.
 func (j *Rejection) event(ev []byte) []byte {
-	b := appendEvents(make([]byte, 0, len(ev)+len(j.body)+64), j.relayed)
+	b := make([]byte, 0, len(ev)+len(j.body)+64)
 	wroteData := false
 	eventLines(ev, func(line []byte) {
 		if len(line) == 0 {
@@ -101,18 +92,8 @@ func (j *Rejection) event(ev []byte) []byte {
 
 var errNotMade = errors.New("toolguard: Rejection.Write: not a rejection made by a Guard; nothing written")
 
-// appendEvents appends each of msgs as an event.
-func appendEvents(b []byte, msgs [][]byte) []byte {
-	for _, m := range msgs {
-		b = appendEvent(b, m)
-	}
-	return b
-}
-
 // appendEvent appends msg, one JSON-RPC message, as an event: each of its
-// lines (ended by LF, CR or CRLF, as event streams end lines) a data line;
-// a message relayed from an event stream, or a JSON answer, may span
-// several.
+// lines (ended by LF, CR or CRLF, as event streams end lines) a data line.
 func appendEvent(b, msg []byte) []byte {
 	b = append(b, "event: message\n"...)
 	for {
@@ -132,10 +113,6 @@ func appendEvent(b, msg []byte) []byte {
 		}
 		msg = rest
 	}
-}
-
-func (g *Guard) newUnknownTool(id []byte, name string, names []string, status int, sse bool) *Rejection {
-	return g.unknownTool(id, name, g.answerFor(names), status, sse)
 }
 
 const (

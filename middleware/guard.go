@@ -20,13 +20,15 @@ import (
 const (
 	DefaultMaxBodyBytes  = 4 << 20
 	DefaultToolListLimit = 100
-	DefaultListTimeout   = 2 * time.Second
 )
 
 // Options configures a [Guard]. The zero value of every field but Tools is
 // a documented default.
 type Options struct {
-	// Tools says which tools the server has for a request. Required.
+	// Tools says which tools the server has for a request, where they can
+	// be read in process (see [ToolSet]). Nil means none can: the server
+	// decides every call, and the guard replaces only its own not-found
+	// answer.
 	Tools ToolSet
 
 	// Skip, if set, is called first; when it returns true the request passes
@@ -65,14 +67,14 @@ type Options struct {
 	// answers it.
 	AnswerHeaderMismatch bool
 
-	// ListTimeout bounds each wait for the caller's list: ToolSet.List is
-	// given a request whose context ends after ListTimeout, and must
-	// return then. Once the server has said not found, past it the answer
-	// goes out without data.availableTools and the Logger says so; before
-	// the server (a tool set that answers Absent), past it the call goes
-	// to the server, whose not-found answer is translated. Zero means
-	// DefaultListTimeout (2s).
-	ListTimeout time.Duration
+	// ListTTL is how long the guard keeps the list the server gave a
+	// caller in answer to the caller's own tools/list, for the data of an
+	// answer that replaces the server's not-found answer. A list that
+	// carries ttlMs keeps it for that long if shorter. A list is dropped
+	// sooner on notifications/tools/list_changed in the caller's session,
+	// on initialize, and on DELETE of the session. Zero means
+	// DefaultListTTL (10 minutes).
+	ListTTL time.Duration
 
 	// OnPass, if set, is told of every request the guard passes through,
 	// with the reason (see [Reason]) and, once the body was read as a
@@ -82,8 +84,7 @@ type Options struct {
 
 	// Logger, if set, logs every pass-through: at Info for a tools/call
 	// (reason, tool, and the tool set's error), at Debug for any other
-	// request. A Discover pointed at the wrong upstream shows up here as
-	// reason=list-failed with the HTTP status it got.
+	// request.
 	Logger *slog.Logger
 }
 
@@ -92,20 +93,21 @@ type Options struct {
 // It is safe for concurrent use.
 type Guard struct {
 	opts  Options
-	lists listCache // the answer parts of the last lists answered from
+	lists listCache  // the answer parts of the last lists the tool set gave
+	seen  *seenLists // the lists the server gave each caller, read as they passed
 }
 
 // New validates opts and returns a Guard.
 func New(opts Options) (*Guard, error) {
 	switch {
-	case opts.Tools == nil || isNil(opts.Tools):
-		return nil, errors.New("toolguard: Options.Tools is required (it is nil)")
+	case opts.Tools != nil && isNil(opts.Tools):
+		return nil, errors.New("toolguard: Options.Tools holds a nil value (leave Tools nil to let the server decide every call)")
 	case opts.MaxBodyBytes < 0:
 		return nil, errors.New("toolguard: Options.MaxBodyBytes must not be negative")
 	case opts.ToolListLimit < 0:
 		return nil, errors.New("toolguard: Options.ToolListLimit must not be negative (use HideToolList to leave the list out)")
-	case opts.ListTimeout < 0:
-		return nil, errors.New("toolguard: Options.ListTimeout must not be negative")
+	case opts.ListTTL < 0:
+		return nil, errors.New("toolguard: Options.ListTTL must not be negative")
 	}
 	if opts.MaxBodyBytes == 0 {
 		opts.MaxBodyBytes = DefaultMaxBodyBytes
@@ -113,10 +115,10 @@ func New(opts Options) (*Guard, error) {
 	if opts.ToolListLimit == 0 {
 		opts.ToolListLimit = DefaultToolListLimit
 	}
-	if opts.ListTimeout == 0 {
-		opts.ListTimeout = DefaultListTimeout
+	if opts.ListTTL == 0 {
+		opts.ListTTL = DefaultListTTL
 	}
-	return &Guard{opts: opts}, nil
+	return &Guard{opts: opts, seen: newSeenLists(opts.ListTTL)}, nil
 }
 
 // Handler returns next guarded: a tools/call for a tool the tool set knows
@@ -143,13 +145,13 @@ func (g *Guard) Handler(next http.Handler) http.Handler {
 			_ = rej.Write(w)
 			return
 		}
-		if read.call != nil {
-			ww := newWatchWriter(w, read.call)
+		if read.obs != nil {
+			ww := read.obs.watch(w)
 			defer func() {
 				if p := recover(); p != nil {
 					// The server's handler did not end its answer: what it
 					// wrote goes out as it is, as without the guard.
-					_ = ww.flushHeld()
+					ww.abort()
 					panic(p)
 				}
 				ww.finish()
@@ -186,12 +188,12 @@ func (g *Guard) Check(r *http.Request) (*http.Request, *Rejection) {
 	if rej != nil {
 		return nil, rej
 	}
-	if read.buf == nil {
-		return r, nil // not read, so not watched either
+	req := r
+	if read.buf != nil {
+		req = &newPassRequest(r, read.buf, read.eof, read.err).req
 	}
-	req := &newPassRequest(r, read.buf, read.eof, read.err).req
-	if read.call != nil {
-		req = req.WithContext(&watchContext{Context: req.Context(), c: read.call})
+	if read.obs != nil {
+		req = req.WithContext(&watchContext{Context: req.Context(), g: g, obs: read.obs})
 	}
 	return req, nil
 }
@@ -202,14 +204,29 @@ type watchKey struct{}
 // watched.
 type watchContext struct {
 	context.Context
-	c *watched
+	g   *Guard
+	obs observer
 }
 
 func (c *watchContext) Value(key any) any {
 	if _, ok := key.(watchKey); ok {
-		return c.c
+		return c
 	}
 	return c.Context.Value(key)
+}
+
+// An observer watches the answer to a request that passes: a call whose
+// server may answer not found, a tools/list whose answer is read, or a
+// session's event stream that may announce a changed list.
+type observer interface {
+	watch(w http.ResponseWriter) responseWatch
+}
+
+// A responseWatch is the ResponseWriter an observer gives the server.
+type responseWatch interface {
+	http.ResponseWriter
+	finish() // the handler has returned
+	abort()  // the handler panicked: what is held goes out as it is
 }
 
 // Watch returns the ResponseWriter to serve r with, r being a request that
@@ -217,19 +234,19 @@ func (c *watchContext) Value(key any) any {
 // returned (it writes a held answer). For a request whose answer needs no
 // watching it returns w and a function that does nothing.
 func (g *Guard) Watch(w http.ResponseWriter, r *http.Request) (http.ResponseWriter, func()) {
-	c, ok := r.Context().Value(watchKey{}).(*watched)
+	c, ok := r.Context().Value(watchKey{}).(*watchContext)
 	if !ok || c.g != g {
 		return w, func() {}
 	}
-	ww := newWatchWriter(w, c)
+	ww := c.obs.watch(w)
 	return ww, ww.finish
 }
 
-// mustBeMade panics when g was not made by New: a zero Guard has no tool
-// set, and would otherwise pass everything without a word.
+// mustBeMade panics when g was not made by New, which would otherwise
+// pass everything without a word.
 func (g *Guard) mustBeMade() {
-	if g == nil || g.opts.Tools == nil {
-		panic("toolguard: Guard used without New (a zero or nil Guard has no tool set)")
+	if g == nil || g.seen == nil {
+		panic("toolguard: Guard used without New (a zero or nil Guard)")
 	}
 }
 
@@ -245,12 +262,12 @@ func isNil(v any) bool {
 
 // bodyRead is what check read of a body that passes: the buffer (nil when
 // the body was not read), whether it holds the whole body, and the read
-// error to hand on after it; and the call whose answer is to be watched.
+// error to hand on after it; and what watches its answer, if anything.
 type bodyRead struct {
-	buf  *buffer
-	eof  bool
-	err  error
-	call *watched
+	buf *buffer
+	eof bool
+	err error
+	obs observer
 }
 
 // check decides on r: the rejection to write, or what was read of the body
@@ -260,7 +277,7 @@ func (g *Guard) check(r *http.Request) (bodyRead, *Rejection) {
 		if g.reporting() {
 			g.pass(r, reason, "", nil)
 		}
-		return bodyRead{}, nil
+		return bodyRead{obs: g.session(r)}, nil
 	}
 	buf, eof, readErr := readBody(r.Body, g.opts.MaxBodyBytes, r.ContentLength)
 	if !eof || int64(len(buf.b)) > g.opts.MaxBodyBytes {
@@ -274,7 +291,7 @@ func (g *Guard) check(r *http.Request) (bodyRead, *Rejection) {
 		if g.reporting() {
 			g.pass(r, d.reason, d.tool, d.err)
 		}
-		return bodyRead{buf, eof, readErr, d.call}, nil
+		return bodyRead{buf, eof, readErr, d.obs}, nil
 	}
 	putBuffer(buf)
 	if g.opts.OnReject != nil {
@@ -312,13 +329,14 @@ type decision struct {
 	reason Reason
 	tool   string
 	err    error
-	call   *watched
+	obs    observer
 }
 
 // decide reads body. The rules, one exit each, in the order of the
 // Reason constants:
 //
-//  1. Not a tools/call the guard can read with certainty: pass, unwatched.
+//  1. Not a tools/call the guard can read with certainty: pass, unwatched
+//     (but a tools/list's answer is read on its way: observe).
 //  2. With AnswerHeaderMismatch, a 2026-07-28 header mismatch: answer
 //     -32020, the spec's answer whatever the tool.
 //  3. The tool set knows the tool: pass, unwatched.
@@ -331,7 +349,7 @@ type decision struct {
 func (g *Guard) decide(r *http.Request, body []byte) decision {
 	m := readMessage(body)
 	if reason := notACall(body, m); reason != 0 {
-		return decision{reason: reason}
+		return decision{reason: reason, obs: g.observe(r, body, m)}
 	}
 	var scratch [128]byte
 	nameBytes := decoded(scratch[:0], body, m.name)
@@ -354,15 +372,15 @@ func (g *Guard) decide(r *http.Request, body []byte) decision {
 	}
 	var meta []byte
 	if m.meta.kind != absent {
-		meta = m.meta.raw(body)
+		meta = callerMeta(m.meta.raw(body))
 	}
-	c := newWatched(g, r, m.id.raw(body), name, forwardedMeta(meta), modern)
+	c := newWatched(g, r, m.id.raw(body), name, meta, modern)
 	if p != Absent {
-		return decision{reason: ReasonToServer, tool: name, call: c}
+		return decision{reason: ReasonToServer, tool: name, obs: c}
 	}
 	json, stream := mcpwire.Accepts(r.Header["Accept"])
 	if reason := mayRefuse(r.Header, body, m, nameBytes, c, eraOK, json || stream); reason != 0 {
-		return decision{reason: reason, tool: name, call: c}
+		return decision{reason: reason, tool: name, obs: c}
 	}
 	return g.answerBefore(r, c, json, stream)
 }
@@ -429,85 +447,33 @@ func mayRefuse(h http.Header, body []byte, m message, name []byte, c *watched, e
 	return 0
 }
 
-// answerBefore answers c before the server, from the tool set's list;
-// a list that fails, takes longer than ListTimeout or has the name after
-// all leaves the call to the server.
+// answerBefore answers c before the server, from the tool set's list; a
+// list that fails or has the name after all leaves the call to the server.
 func (g *Guard) answerBefore(r *http.Request, c *watched, json, stream bool) decision {
-	names, call, err := g.list(c)
+	names, err := g.toolSetList(r)
 	if err != nil {
-		return decision{reason: ReasonListFailed, tool: c.name, err: err, call: c}
+		return decision{reason: ReasonListFailed, tool: c.name, err: err, obs: c}
 	}
 	la := g.cachedAnswer(names)
 	if la == nil {
 		if slices.Contains(names, c.name) {
-			return decision{reason: ReasonListed, tool: c.name, call: c}
+			return decision{reason: ReasonListed, tool: c.name, obs: c}
 		}
 		la = g.addAnswer(names)
 	} else if _, found := slices.BinarySearch(la.sorted, c.name); found {
-		return decision{reason: ReasonListed, tool: c.name, call: c}
+		return decision{reason: ReasonListed, tool: c.name, obs: c}
 	}
 	status := http.StatusOK
 	if c.modern {
 		status = http.StatusBadRequest // as mcp-go and go-sdk answer -32602 in 2026-07-28
 	}
-	rej := g.unknownTool(c.id, c.name, la, status, stream && !json)
-	rej.relayed = call.settle(g.lateLogger(r, c.name))
-	if len(rej.relayed) > 0 {
-		rej.SSE = stream
-	}
-	return decision{rej: rej}
+	return decision{rej: g.unknownTool(c.id, c.name, la, status, stream && !json)}
 }
 
-// noList is the answer parts of an answer without the caller's list.
-var noList = &listAnswer{hideSuggestions: true}
-
-// translate makes the guard's answer to c, whose server answered not
-// found with the given status: the caller's list is asked as the caller,
-// within ListTimeout; past it, or when the list fails, the answer has no
-// list, and the Logger says why.
-func (g *Guard) translate(c *watched, status int, sse bool) *Rejection {
-	names, call, err := g.list(c)
-	var rej *Rejection
-	if err != nil {
-		rej = g.unknownTool(c.id, c.name, noList, status, sse)
-		rej.ListErr = err
-		g.logNoList(c.r, c.name, err)
-	} else {
-		rej = g.unknownTool(c.id, c.name, g.answerFor(names), status, sse)
-	}
-	rej.Translated = true
-	rej.relayed = call.settle(g.lateLogger(c.r, c.name))
-	if !sse && len(rej.relayed) > 0 {
-		if _, stream := mcpwire.Accepts(c.r.Header["Accept"]); stream {
-			rej.SSE = true
-		} else {
-			g.logLost(c.r, c.name, len(rej.relayed), "the caller accepts no event stream")
-			rej.relayed = nil
-		}
-	}
-	if g.opts.OnReject != nil {
-		g.opts.OnReject(c.r, rej)
-	}
-	return rej
-}
-
-// ErrListTimeout is in the error (Rejection.ListErr, Pass.Err) of a list
-// that did not come within ListTimeout. It is also the cause
-// (context.Cause) of the context the tool set's List is given, once
-// ListTimeout has passed.
-var ErrListTimeout = errors.New("toolguard: no tool list within ListTimeout")
-
-// list asks the tool set for the list of c's caller, as the caller (the
-// request carries the Call, whose relayed messages go out in the answer),
-// within ListTimeout (a listContext: a list the tool set holds costs no
-// timer). A panic is an error (but http.ErrAbortHandler, which aborts the
-// answer, goes on up). Before the server, an error leaves the call to the
-// server (ReasonListFailed); after it, the answer goes out without the
-// list.
-func (g *Guard) list(c *watched) (names []string, call *Call, err error) {
-	ctx := newListContext(c.r.Context(), g.opts.ListTimeout)
-	defer ctx.stop()
-	r, call := withCallIn(c.r, ctx, Call{Name: c.name, Meta: c.meta, Sessionless: c.modern})
+// toolSetList asks the tool set for the caller's list, in process. A
+// panic is an error (but http.ErrAbortHandler, which aborts the answer,
+// goes on up): the call then goes to the server.
+func (g *Guard) toolSetList(r *http.Request) (names []string, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			if p == http.ErrAbortHandler {
@@ -516,12 +482,40 @@ func (g *Guard) list(c *watched) (names []string, call *Call, err error) {
 			names, err = nil, fmt.Errorf("toolguard: tool set panicked: %v", p)
 		}
 	}()
-	names, err = g.opts.Tools.List(r)
-	if err != nil && ctx.Err() != nil && context.Cause(ctx) == ErrListTimeout {
-		err = fmt.Errorf("%w (%v): %w", ErrListTimeout, g.opts.ListTimeout, err)
-	}
-	return names, call, err
+	return g.opts.Tools.List(r)
 }
+
+// noList is the answer parts of an answer without the caller's list.
+var noList = &listAnswer{hideSuggestions: true}
+
+// ErrNoList is Rejection.ListErr when an answer that replaces the server's
+// not-found answer has no data.availableTools: the guard has seen no
+// tools/list answer for this caller (or the one it saw has expired or was
+// dropped). The guard never asks for a list.
+var ErrNoList = errors.New("toolguard: no tools/list answer seen for this caller")
+
+// translate makes the guard's answer to c, whose server answered not
+// found with the given status, from the list the server gave c's caller,
+// without c's name.
+func (g *Guard) translate(c *watched, status int, sse bool) *Rejection {
+	la := noList
+	if g.showsList() {
+		la = g.seen.get(callerKey(c.r, c.meta)).answer(g, c.name)
+	}
+	rej := g.unknownTool(c.id, c.name, la, status, sse)
+	rej.Translated = true
+	if la == noList && g.showsList() {
+		rej.ListErr = ErrNoList
+		g.logNoList(c.r, c.name, ErrNoList)
+	}
+	if g.opts.OnReject != nil {
+		g.opts.OnReject(c.r, rej)
+	}
+	return rej
+}
+
+// showsList reports whether answers show anything drawn from a list.
+func (g *Guard) showsList() bool { return !g.opts.HideToolList || !g.opts.HideSuggestions }
 
 // era reports whether the request is a 2026-07-28 request, and ok false
 // when its protocol version is stated in a way a server may refuse before

@@ -443,9 +443,9 @@ func TestASCIIBagDistance(t *testing.T) {
 
 // Misuse is reported plainly, never as a nil dereference or a silent pass.
 func TestMisuseIsReportedPlainly(t *testing.T) {
-	var nilDiscovery *Discovery
-	if _, err := New(Options{Tools: nilDiscovery}); err == nil || !strings.Contains(err.Error(), "Options.Tools is required") {
-		t.Errorf("New with a nil *Discovery: %v", err)
+	var nilFunc ToolsFunc
+	if _, err := New(Options{Tools: nilFunc}); err == nil || !strings.Contains(err.Error(), "Options.Tools holds a nil value") {
+		t.Errorf("New with a nil ToolsFunc: %v", err)
 	}
 	for name, use := range map[string]func(){
 		"Handler": func() { new(Guard).Handler(http.NotFoundHandler()) },

@@ -12,20 +12,21 @@ import (
 )
 
 // findSSEReply returns the data of the event stream message whose id is id.
-func findSSEReply(stream []byte, id string) []byte {
-	want := strconv.Quote(id)
+func findSSEReply(stream []byte, id []byte) []byte {
 	for _, data := range mcpwire.EventMessages(stream) {
 		var m struct {
-			ID json.RawMessage `json:"id"`
+			ID     json.RawMessage `json:"id"`
+			Method json.RawMessage `json:"method"`
 		}
-		if json.Unmarshal(data, &m) == nil && string(m.ID) == want {
+		if json.Unmarshal(data, &m) == nil && m.Method == nil && sameID(m.ID, id) {
 			return data
 		}
 	}
 	return nil
 }
 
-// decodeListReply reads the reply to the tools/list with the string id:
+// decodeListReply reads the reply to the tools/list with the given id (its
+// JSON bytes, as the caller sent it):
 // msg is a JSON-RPC message, or an event stream when stream is set.
 //
 // Names only: the reply is read by the strict reader's scanner, which
@@ -38,7 +39,7 @@ func findSSEReply(stream []byte, id string) []byte {
 // encoding/json as before (decodeListReplyJSON), so the outcome is always
 // the one encoding/json gives: the fast read only answers where the two
 // agree (FuzzListReply).
-func decodeListReply(msg []byte, stream bool, id string) (mcpwire.Page, error) {
+func decodeListReply(msg []byte, stream bool, id []byte) (mcpwire.Page, error) {
 	var p mcpwire.Page
 	var ok bool
 	if stream {
@@ -54,7 +55,7 @@ func decodeListReply(msg []byte, stream bool, id string) (mcpwire.Page, error) {
 
 // decodeListReplyJSON reads the reply with encoding/json: the message of
 // the stream whose id is id, then the page.
-func decodeListReplyJSON(msg []byte, stream bool, id string) (mcpwire.Page, error) {
+func decodeListReplyJSON(msg []byte, stream bool, id []byte) (mcpwire.Page, error) {
 	if stream {
 		if msg = findSSEReply(msg, id); msg == nil {
 			return mcpwire.Page{}, errors.New("no reply in the event stream")
@@ -63,11 +64,11 @@ func decodeListReplyJSON(msg []byte, stream bool, id string) (mcpwire.Page, erro
 	return mcpwire.DecodeListReply(msg, id)
 }
 
-// readJSONListReply reads msg, the reply to the tools/list with the
-// string id, with the strict scanner; ok is false when it cannot tell.
-func readJSONListReply(msg []byte, id string) (mcpwire.Page, bool) {
+// readJSONListReply reads msg, the reply to the tools/list with the id,
+// with the strict scanner; ok is false when it cannot tell.
+func readJSONListReply(msg []byte, id []byte) (mcpwire.Page, bool) {
 	r, ok := readReply(msg)
-	if !ok || !r.hasResult || string(r.id) != strconv.Quote(id) {
+	if !ok || !r.hasResult || !sameID(r.id, id) {
 		return mcpwire.Page{}, false
 	}
 	return r.page, true
@@ -76,14 +77,13 @@ func readJSONListReply(msg []byte, id string) (mcpwire.Page, bool) {
 // readStreamListReply reads the event stream msg as findSSEReply and
 // decodeListReply do: the first message whose id is id. Every message up
 // to it must read strictly, or ok is false.
-func readStreamListReply(stream []byte, id string) (mcpwire.Page, bool) {
-	want := strconv.Quote(id)
+func readStreamListReply(stream []byte, id []byte) (mcpwire.Page, bool) {
 	for _, data := range mcpwire.EventMessages(stream) {
 		r, ok := readReply(data)
 		if !ok {
 			return mcpwire.Page{}, false
 		}
-		if string(r.id) == want {
+		if r.id != nil && sameID(r.id, id) {
 			return r.page, r.hasResult
 		}
 	}

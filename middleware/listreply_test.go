@@ -25,20 +25,20 @@ func samePage(a, b mcpwire.Page) bool {
 func checkListReply(t *testing.T, msg []byte) (fastJSON, fastStream bool) {
 	t.Helper()
 	for _, stream := range []bool{false, true} {
-		want, wantErr := decodeListReplyJSON(msg, stream, "x")
+		want, wantErr := decodeListReplyJSON(msg, stream, []byte(`"x"`))
 		var fast mcpwire.Page
 		var ok bool
 		if stream {
-			fast, ok = readStreamListReply(msg, "x")
+			fast, ok = readStreamListReply(msg, []byte(`"x"`))
 			fastStream = ok
 		} else {
-			fast, ok = readJSONListReply(msg, "x")
+			fast, ok = readJSONListReply(msg, []byte(`"x"`))
 			fastJSON = ok
 		}
 		if ok && (wantErr != nil || !samePage(fast, want)) {
 			t.Fatalf("stream=%v %q: names-only read %+v, encoding/json %+v, %v", stream, msg, fast, want, wantErr)
 		}
-		got, err := decodeListReply(msg, stream, "x")
+		got, err := decodeListReply(msg, stream, []byte(`"x"`))
 		if (err == nil) != (wantErr == nil) || err == nil && !samePage(got, want) {
 			t.Fatalf("stream=%v %q: decodeListReply %+v, %v; encoding/json %+v, %v", stream, msg, got, err, want, wantErr)
 		}
@@ -109,7 +109,7 @@ func TestListReply(t *testing.T) {
 	}
 	// Keys twice or in another case are left to encoding/json, which
 	// answers as before (last wins, case-insensitive).
-	p, err := decodeListReply([]byte(`{"jsonrpc":"2.0","id":"x","result":{"tools":[{"name":"a","Name":"b"}]}}`), false, "x")
+	p, err := decodeListReply([]byte(`{"jsonrpc":"2.0","id":"x","result":{"tools":[{"name":"a","Name":"b"}]}}`), false, []byte(`"x"`))
 	if err != nil || !slices.Equal(p.Names, []string{"b"}) {
 		t.Errorf("case-folded key: %+v %v", p, err)
 	}
@@ -176,13 +176,13 @@ func BenchmarkListReplyPaired(b *testing.B) {
 			name = "sse"
 		}
 		b.Run(name, func(b *testing.B) {
-			if fast, ok := readJSONListReply(msg, "x"); !ok || len(fast.Names) != 1000 {
+			if fast, ok := readJSONListReply(msg, []byte(`"x"`)); !ok || len(fast.Names) != 1000 {
 				b.Fatal("the reply is not read by names")
 			}
 			b.SetBytes(int64(len(in)))
-			side := func(name string, f func([]byte, bool, string) (mcpwire.Page, error)) fixture.Side {
+			side := func(name string, f func([]byte, bool, []byte) (mcpwire.Page, error)) fixture.Side {
 				return fixture.Side{Name: name, Run: func() {
-					if p, err := f(in, stream, "x"); err != nil || len(p.Names) != 1000 {
+					if p, err := f(in, stream, []byte(`"x"`)); err != nil || len(p.Names) != 1000 {
 						b.Fatal(err)
 					}
 				}}

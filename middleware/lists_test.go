@@ -477,3 +477,9 @@ func TestUnknownToolBytes(t *testing.T) {
 		}
 	}
 }
+
+// newUnknownTool is the guard's answer to a call of name before the
+// server, from the tool set's list names.
+func (g *Guard) newUnknownTool(id []byte, name string, names []string, status int, sse bool) *Rejection {
+	return g.unknownTool(id, name, g.answerFor(names), status, sse)
+}

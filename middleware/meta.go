@@ -3,54 +3,9 @@ package toolguard
 import (
 	"bytes"
 	"encoding/json"
+
+	"github.com/toolguard/toolguard/mcpwire"
 )
-
-// paramsMeta returns the raw params._meta object of a body the strict
-// reader accepted (one valid JSON object, no ambiguous keys), or nil. It
-// does not validate: it only walks members, skipping values.
-func paramsMeta(b []byte) []byte {
-	params := member(b, "params")
-	if len(params) == 0 || params[0] != '{' {
-		return nil
-	}
-	meta := member(params, "_meta")
-	if len(meta) == 0 || meta[0] != '{' {
-		return nil
-	}
-	return meta
-}
-
-// member returns the value of the member named key of the JSON object
-// that obj starts with (after whitespace), or nil.
-func member(obj []byte, key string) []byte {
-	i := skipWS(obj, 0)
-	if i >= len(obj) || obj[i] != '{' {
-		return nil
-	}
-	i++
-	for {
-		i = skipWS(obj, i)
-		if i >= len(obj) || obj[i] != '"' {
-			return nil
-		}
-		end := valueEnd(obj, i)
-		k := obj[i:end]
-		i = skipWS(obj, end)
-		if i >= len(obj) || obj[i] != ':' {
-			return nil
-		}
-		i = skipWS(obj, i+1)
-		vend := valueEnd(obj, i)
-		if keyEquals(k, key) {
-			return obj[i:vend]
-		}
-		i = skipWS(obj, vend)
-		if i >= len(obj) || obj[i] != ',' {
-			return nil
-		}
-		i++
-	}
-}
 
 // keyEquals reports whether the JSON string token k decodes to key.
 func keyEquals(k []byte, key string) bool {
@@ -68,12 +23,15 @@ func valueEnd(b []byte, i int) int {
 	return end
 }
 
-// forwardedMeta returns a copy of a call's _meta to send on the tools/list
-// that confirms a rejection: every member but progressToken, which names
-// the call's own request (a server would tag progress notifications for the
-// list with it, on the caller's stream) and changes with every call.
-func forwardedMeta(meta []byte) json.RawMessage {
-	if meta == nil {
+// callerMeta returns a copy of a request's _meta as the caller's key reads
+// it: every member but progressToken, which names the request itself and
+// changes with every request (a tools/list and a tools/call of one caller
+// carry the same rest).
+//
+// An empty object is none: a request whose _meta holds only a
+// progressToken has the caller of one without _meta.
+func callerMeta(meta []byte) []byte {
+	if meta == nil || isEmptyObject(meta) {
 		return nil
 	}
 	if !bytes.Contains(meta, []byte("progress")) && !bytes.Contains(meta, []byte(`\u`)) {
@@ -102,5 +60,112 @@ func forwardedMeta(meta []byte) json.RawMessage {
 			i = skipWS(meta, i+1)
 		}
 	}
+	if len(out) == 1 {
+		return nil
+	}
 	return append(out, '}')
+}
+
+// isEmptyObject reports whether b is {} with optional whitespace.
+func isEmptyObject(b []byte) bool {
+	b = bytes.TrimSpace(b)
+	return len(b) >= 2 && b[0] == '{' && b[len(b)-1] == '}' && len(bytes.TrimSpace(b[1:len(b)-1])) == 0
+}
+
+// acceptableClientMeta reports whether the _meta of a 2026-07-28 call is
+// one that mcp-go and go-sdk both accept before dispatch: no protocol key
+// twice, clientCapabilities an object of capability objects (booleans
+// only as listChanged), clientInfo absent or an object of strings. Both
+// SDKs refuse a call without valid clientCapabilities (-32602, 400), and
+// go-sdk one with a clientInfo it cannot decode; anything more unusual
+// than the shapes above is left to the server.
+func acceptableClientMeta(meta []byte) bool {
+	dec := json.NewDecoder(bytes.NewReader(meta))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return false
+	}
+	var caps, info json.RawMessage
+	var version bool
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		var raw json.RawMessage
+		if dec.Decode(&raw) != nil {
+			return false
+		}
+		switch t {
+		case mcpwire.MetaProtocolVersion:
+			if version {
+				return false
+			}
+			version = true
+		case mcpwire.MetaClientCapabilities:
+			if caps != nil {
+				return false
+			}
+			caps = raw
+		case mcpwire.MetaClientInfo:
+			if info != nil {
+				return false
+			}
+			info = raw
+		}
+	}
+	if caps == nil || !capabilities(json.NewDecoder(bytes.NewReader(caps)), "", 0) {
+		return false
+	}
+	return info == nil || stringObject(json.NewDecoder(bytes.NewReader(info)))
+}
+
+// capabilities reports whether the next value of dec is an object whose
+// members are capability objects, or booleans named listChanged, with no
+// key twice. key is the member name the value belongs to.
+func capabilities(dec *json.Decoder, key string, depth int) bool {
+	t, err := dec.Token()
+	if err != nil || depth > 8 {
+		return false
+	}
+	if _, ok := t.(bool); ok {
+		return key == "listChanged"
+	}
+	if t != json.Delim('{') {
+		return false
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		t, err := dec.Token()
+		k, ok := t.(string)
+		if err != nil || !ok || seen[k] || !capabilities(dec, k, depth+1) {
+			return false
+		}
+		seen[k] = true
+	}
+	_, err = dec.Token()
+	return err == nil
+}
+
+// stringObject reports whether the next value of dec is an object of
+// strings, with no key twice.
+func stringObject(dec *json.Decoder) bool {
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return false
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		t, err := dec.Token()
+		k, ok := t.(string)
+		if err != nil || !ok || seen[k] {
+			return false
+		}
+		seen[k] = true
+		if v, err := dec.Token(); err != nil {
+			return false
+		} else if _, ok := v.(string); !ok {
+			return false
+		}
+	}
+	_, err := dec.Token()
+	return err == nil
 }

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
+
+	"github.com/toolguard/toolguard/mcpwire"
 )
 
 // A NotFoundShape is one way a server answers a tools/call for a tool it
@@ -253,19 +255,8 @@ func shapeText(text, name string) string {
 	return text
 }
 
-// sameID reports whether the id of a reply is the id of the call: equal
-// strings after decoding, or equal integer literals.
-func sameID(got, want []byte) bool {
-	got = bytes.TrimSpace(got)
-	if len(got) == 0 || len(want) == 0 {
-		return false
-	}
-	if got[0] == '"' || want[0] == '"' {
-		var a, b string
-		return got[0] == want[0] && json.Unmarshal(got, &a) == nil && json.Unmarshal(want, &b) == nil && a == b
-	}
-	return bytes.Equal(got, want)
-}
+// sameID reports whether the id of a reply is the id of the call.
+func sameID(got, want []byte) bool { return mcpwire.SameID(got, want) }
 
 // namesUnknown reports whether an error message names the tool as unknown
 // or not found (see IsNotFound).

@@ -113,16 +113,12 @@ func TestRejectionIsNotAPass(t *testing.T) {
 	}
 }
 
-// A Discover pointed at the wrong upstream: the server's own answer (404)
-// goes out, and the log says the server decided.
+// A guard without a tool set in front of the wrong upstream: the server's
+// own answer (404) goes out, and the log says the server decided.
 func TestLoggerSaysWhy(t *testing.T) {
 	upstream := http.NotFoundHandler()
-	d, err := Discover(upstream, DiscoverOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	var out bytes.Buffer
-	g := mustGuard(t, Options{Tools: d, Logger: slog.New(slog.NewTextHandler(&out, nil))})
+	g := mustGuard(t, Options{Logger: slog.New(slog.NewTextHandler(&out, nil))})
 	w := httptest.NewRecorder()
 	g.Handler(upstream).ServeHTTP(w, newRequest("POST", call("1", `"nope"`), nil))
 	if w.Code != 404 {
@@ -156,22 +152,30 @@ func TestReasonNames(t *testing.T) {
 	}
 }
 
-func TestParamsMeta(t *testing.T) {
-	for _, tc := range []struct{ body, want, forwarded string }{
-		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"}}`, "", ""},
-		{`{"params":{"name":"x","_meta":{"a":1}}}`, `{"a":1}`, `{"a":1}`},
-		{`{"id":"}{","params":{"arguments":{"_meta":{"no":1},"s":"\"]"},"_meta":{"k":[1,{"x":"y"}], "progressToken":"p-1"}}}`,
-			`{"k":[1,{"x":"y"}], "progressToken":"p-1"}`, `{"k":[1,{"x":"y"}]}`},
-		{`{ "params" : { "\u005fmeta" : { "progressToken" : 5 , "io.modelcontextprotocol/protocolVersion" : "2026-07-28" } } }`,
-			`{ "progressToken" : 5 , "io.modelcontextprotocol/protocolVersion" : "2026-07-28" }`, `{"io.modelcontextprotocol/protocolVersion" : "2026-07-28"}`},
-		{`{"params":{"_meta":"x"}}`, "", ""},
+// The caller's key reads a request's _meta without its progressToken: a
+// tools/list and a tools/call of one caller differ in nothing else.
+func TestCallerMetaDropsProgressToken(t *testing.T) {
+	for _, tc := range []struct{ body, want string }{
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"}}`, ""},
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","_meta":{"a":1}}}`, `{"a":1}`},
+		{`{"jsonrpc":"2.0","id":"}{","method":"tools/call","params":{"name":"x","arguments":{"_meta":{"no":1},"s":"\"]"},"_meta":{"k":[1,{"x":"y"}], "progressToken":"p-1"}}}`,
+			`{"k":[1,{"x":"y"}]}`},
+		{`{ "jsonrpc":"2.0","id":1,"method":"tools/call","params" : { "name":"x", "\u005fmeta" : { "progressToken" : 5 , "io.modelcontextprotocol/protocolVersion" : "2026-07-28" } } }`,
+			`{"io.modelcontextprotocol/protocolVersion" : "2026-07-28"}`},
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"progressToken":7}}}`, ""},
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{ }}}`, ""},
 	} {
-		got := paramsMeta([]byte(tc.body))
-		if string(got) != tc.want {
-			t.Errorf("paramsMeta(%s) = %s, want %s", tc.body, got, tc.want)
+		b := []byte(tc.body)
+		m := readMessage(b)
+		if !m.strict {
+			t.Fatalf("not strict: %s", tc.body)
 		}
-		if f := forwardedMeta(got); string(f) != tc.forwarded {
-			t.Errorf("forwardedMeta(%s) = %s, want %s", got, f, tc.forwarded)
+		var got []byte
+		if m.meta.kind != absent {
+			got = callerMeta(m.meta.raw(b))
+		}
+		if string(got) != tc.want {
+			t.Errorf("callerMeta of %s = %s, want %s", tc.body, got, tc.want)
 		}
 	}
 }

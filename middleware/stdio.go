@@ -1,46 +1,42 @@
 package toolguard
 
 import (
-	"crypto/rand"
-	"encoding/hex"
+	"bytes"
+	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/toolguard/toolguard/mcpwire"
 )
 
-// StdioOptions configures a stdio guard ([NewStdio]). Every zero field has a
-// default.
+// StdioOptions configures a stdio guard ([NewStdio]). Every zero field has
+// a default.
 type StdioOptions struct {
 	// MaxLineBytes is the longest client line the guard reads whole to see
-	// whether it is a tools/call. A longer line is handed on in pieces as
-	// it arrives, and is not tracked: the server's answer to it reaches the
-	// client as the server wrote it. Default DefaultMaxBodyBytes (4 MiB).
+	// whether it is a tools/call, a tools/list or an initialize. A longer
+	// line reaches the server as it arrives all the same, and is not
+	// tracked: the server's answer to it reaches the client as the server
+	// wrote it. Default DefaultMaxBodyBytes (4 MiB).
 	MaxLineBytes int
 
 	// MaxServerLineBytes is the longest server line the guard reads whole
-	// (a not-found answer, or the answer to one of its own tools/list
-	// requests). A longer line is handed on in pieces as it arrives; an
-	// answer to the guard's own request that long is dropped, and the
-	// answer it was asked for goes out without data.availableTools.
-	// Default 8 MiB.
+	// (a not-found answer, or a page of the caller's tools/list). A longer
+	// line is handed on in pieces as it arrives, as the server wrote it.
+	// Default DefaultMaxServerLineBytes (8 MiB).
 	MaxServerLineBytes int
 
-	// ListTimeout bounds how long a translated answer waits for the
-	// caller's tools/list (every page of it). Past it the answer goes out
-	// without data (no availableTools, and no suggestions, which are drawn
-	// from the list), and OnReject's Rejection says why (ListErr); a list
-	// that comes later is not kept. Default DefaultListTimeout (2s).
-	ListTimeout time.Duration
-
-	// MaxPages bounds how many pages of one list are asked (following
-	// nextCursor); a longer list is not used. Default 50.
-	MaxPages int
+	// ListTTL is how long the guard keeps the server's answer to the
+	// client's tools/list (every page of it) for the data of its answers,
+	// as in [Options]. A list is dropped sooner on
+	// notifications/tools/list_changed from the server and on initialize
+	// from the client. Default DefaultListTTL.
+	ListTTL time.Duration
 
 	// ToolListLimit, HideToolList and HideSuggestions mean what they mean
-	// in [Options]. With both Hide fields set the guard asks no list.
+	// in [Options].
 	ToolListLimit   int
 	HideToolList    bool // leave data.availableTools out
 	HideSuggestions bool // leave data.suggestions out
@@ -48,158 +44,78 @@ type StdioOptions struct {
 	// OnReject, if set, is told of every answer the guard writes in place
 	// of the server's own not-found answer (Translated is true), before it
 	// is written. ListErr is set when the answer has no
-	// data.availableTools, and says why. It may be called from several
-	// goroutines at once, and holds up only the line it is told of: the
-	// guard holds no lock while it runs, so it may write to the guard.
+	// data.availableTools, and says why. It runs while the server's
+	// output waits, so it must not write to the guard's Writer.
 	OnReject func(rej *Rejection)
 
 	// OnUntracked, if set, is told why the guard leaves something to the
 	// server untouched that it would otherwise have watched: a client
-	// line longer than MaxLineBytes or a tools/call line outside the
-	// strict subset (the server's answer to it is not translated), or a
-	// client line that leaves the stream inside an unfinished JSON value
-	// (no list is asked until it ends). It may be called from several
-	// goroutines at once.
+	// line longer than MaxLineBytes, or a tools/call line outside the
+	// strict subset (the server's answer to it is not translated).
 	OnUntracked func(reason string)
 }
 
-// Defaults for [StdioOptions].
-const (
-	DefaultMaxServerLineBytes = 8 << 20
-	DefaultMaxPages           = 50
-)
+// DefaultMaxServerLineBytes is StdioOptions.MaxServerLineBytes's default.
+const DefaultMaxServerLineBytes = 8 << 20
 
-// Bounds of what a stdio guard remembers.
-const (
-	maxTrackedCalls     = 1024     // calls awaiting their answer; the oldest is forgotten first
-	maxTrackedCallBytes = 16 << 10 // id, name and _meta of one call; a larger call is not tracked
-	maxCachedLists      = 16       // callers' lists kept (one in the 2025 era, one per _meta after)
-)
+// maxTracked bounds the requests awaiting their answer that a stdio guard
+// remembers; past it, it forgets one.
+const maxTracked = 1024
 
 // A Stdio guards one MCP stdio stream: the client's side (in, out) and the
 // server's ([Stdio.Reader], [Stdio.Writer]). The server decides; the guard
-// translates.
+// translates. It never speaks to the server: the server reads exactly the
+// client's bytes.
 //
-// Every client line reaches the server at once, byte for byte and in
-// order: the guard hands a line on as soon as its newline has arrived
-// (a line longer than MaxLineBytes in pieces, as they arrive), and never
-// answers a call itself. Every server line reaches the client byte for
-// byte and in order, except two kinds:
-//
-//   - The server's own not-found answer (see [IsNotFound]) to a tools/call
-//     the guard saw: a client line that is one tools/call in the strict
-//     subset (as over HTTP), with a string or integer id and a string name.
-//     It is replaced by the same -32602 answer as over HTTP ("Unknown
-//     tool: X", data.availableTools, data.suggestions), one line. To fill
-//     data the guard asks the server for the caller's tools/list on the
-//     same stream: in the 2025 era in the client's session, in 2026-07-28
-//     carrying the call's own params._meta (without its progressToken).
-//     Meanwhile every other server line keeps reaching the client (so the
-//     answer comes after them, and answers waiting for one list go out in
-//     no set order); past ListTimeout the answer goes out without data. A list that came in
-//     time is kept, for data only, until the server announces
-//     notifications/tools/list_changed or the client sends initialize.
-//   - The answers to the guard's own tools/list requests. Their ids are
-//     strings with a random prefix the client never sees ("toolguard-…-"),
-//     so they cannot collide with the client's; neither the requests nor
-//     their answers reach the client.
-//
-// The guard's own writes never land inside a partial server line: a
-// server line is handed on once whole (one longer than MaxServerLineBytes
-// in pieces, and the guard's answers wait for its end), and the guard's
-// requests reach the server between whole client lines.
+// Every client byte reaches the server as it arrives, in order. Every
+// server line reaches the client byte for byte and in order, except the
+// server's own not-found answer (see [IsNotFound]) to a tools/call the
+// guard read: a client line that is one tools/call in the strict subset
+// (as over HTTP), with a string or integer id and a string name. That
+// answer is replaced, in its place, by the same -32602 answer as over
+// HTTP, one line. Its data is the server's answer to the client's own
+// tools/list (every page, by nextCursor), read as it passed, without the
+// called name: in the 2025 era the one list of the session, in 2026-07-28
+// the list asked with the same params._meta (progressToken aside). With no
+// list seen, the answer has no data.
 //
 // A line the guard cannot read (not JSON, outside the strict subset,
-// longer than MaxLineBytes) only means that line is not tracked: the
-// server's answer to it reaches the client untouched. Where the guard
-// cannot read the stream as the server does: it reads lines, while
-// go-sdk's IOTransport decodes a stream of JSON values, so after a client
-// line that is not one whole JSON value, go-sdk reads the next lines as the
-// rest of that value (or ends the session at a syntax error), where the
-// guard reads them as lines and records the calls it finds there.
-// Translating stays safe then, because a translation needs the server's
-// own not-found answer naming the same id and the same tool name: a server
-// that read another message than the guard did either answers another id,
-// names another tool, or answers nothing, and its answer passes through.
-// The one thing the guard must not do then is put its own request inside a
-// value the server is still reading: it follows the JSON nesting of the
-// client's bytes across lines, and while the stream is inside an
-// unfinished value it sends no request (answers in that time wait for the
-// value to end, at most ListTimeout, and then go out without
-// data.availableTools). Until the server shows that it reads lines: when
-// it answers not found to a call whose line came inside the unfinished
-// value, and no value the guard did not read whole has ended in the
-// client's bytes (so that value has not ended, and nothing else could
-// be what was answered), the server read that line as a message of its
-// own, as the TypeScript and Python SDKs read every line, and no stream
-// decoder could. From then on the guard sends its requests after any whole
-// client line.
+// longer than MaxLineBytes) only means that line is not tracked. A server
+// that reads the stream otherwise than by lines (go-sdk's IOTransport
+// decodes a stream of JSON values) may read another message than the
+// guard did; translating stays safe, because a translation needs the
+// server's own not-found answer naming the same id and the same tool
+// name, and the guard writes nothing of its own to the server.
 //
-// A Stdio is for one stream. Its Reader is read by one goroutine at a time;
-// its Writer may be written concurrently.
+// A Stdio is for one stream. Its Reader is read by one goroutine at a
+// time; its Writer may be written concurrently.
 type Stdio struct {
-	opts   StdioOptions
-	guard  *Guard // builds answers
-	prefix []byte // "toolguard-<random>-", the prefix of every own request id
-	seq    atomic.Int64
-
-	fetches, rejections atomic.Int64
-	tracked             atomic.Int64 // len(calls), read without the lock
-
-	// valueEnded: a client JSON value has ended that the guard did not
-	// read as one whole line (a value over lines, a line it cannot read),
-	// or one it read but could not record: a stream decoder may answer it
-	// at any time, so no answer proves the server reads lines. readsLines:
-	// the server showed that it reads every line as a message (see the
-	// type's comment).
-	valueEnded, readsLines atomic.Bool
+	opts  StdioOptions
+	guard *Guard // builds answers, holds the lists seen
 
 	rd stdioReader
 	wr stdioWriter
 
-	injectReady chan struct{} // signalled when a request is queued
-	closing     chan struct{} // closed when the server's output ends
-	translating sync.WaitGroup
+	rejections atomic.Int64
+	tracked    atomic.Int64 // len(calls)+len(lists), read without the lock
 
-	mu       sync.Mutex
-	calls    map[string]*stdioCall // id key → the call
-	order    []stdioCallRef        // calls by age, for forgetting the oldest
-	callSeq  uint64
-	lists    map[string][]string   // caller key → the names of its list (sorted, unique)
-	gen      uint64                // bumped whenever the lists are dropped
-	inflight map[string]*listFetch // caller key → the fetch under way
-	queue    []ownRequest          // requests waiting to reach the server
-	waiters  map[string]chan []byte
+	mu    sync.Mutex
+	calls map[string]stdioCall // id key → a tools/call awaiting its answer
+	lists map[string]stdioList // id key → a tools/list awaiting its answer
 }
 
 // stdioCall is a tools/call the guard saw go to the server.
 type stdioCall struct {
 	id   []byte // as sent
 	name string
-	meta []byte // the _meta for the caller's list (2026-07-28), nil in the 2025 era
 	key  string // the caller: "" in the 2025 era, the _meta after
-	seq  uint64 // order of recording, to forget the oldest
-
-	inside bool // its line came inside an unfinished JSON value
 }
 
-type stdioCallRef struct {
-	key string
-	seq uint64
-}
-
-// ownRequest is a request of the guard's waiting to reach the server.
-type ownRequest struct {
-	id   string
-	line []byte
-}
-
-// listFetch is one caller's list being asked; later translations for the
-// same caller wait for it instead of asking again.
-type listFetch struct {
-	done  chan struct{}
-	names []string
-	err   error
+// stdioList is a tools/list the guard saw go to the server.
+type stdioList struct {
+	id     []byte
+	key    string
+	cursor string
 }
 
 // NewStdio returns a guard for the stream whose client side reads from in
@@ -210,22 +126,13 @@ type listFetch struct {
 //	server.NewStdioServer(s).Listen(ctx, g.Reader(), g.Writer())         // mcp-go
 //	s.Run(ctx, &mcp.IOTransport{Reader: g.Reader(), Writer: g.Writer()}) // go-sdk
 func NewStdio(in io.Reader, out io.Writer, opts StdioOptions) (*Stdio, error) {
-	if in == nil || out == nil {
+	switch {
+	case in == nil || out == nil:
 		return nil, errors.New("toolguard: NewStdio needs a reader and a writer")
-	}
-	for _, f := range []struct {
-		name     string
-		negative bool
-	}{
-		{"MaxLineBytes", opts.MaxLineBytes < 0}, {"MaxServerLineBytes", opts.MaxServerLineBytes < 0},
-		{"ListTimeout", opts.ListTimeout < 0}, {"MaxPages", opts.MaxPages < 0},
-	} {
-		if f.negative {
-			return nil, fmt.Errorf("toolguard: StdioOptions.%s must not be negative", f.name)
-		}
-	}
-	if opts.ToolListLimit < 0 {
-		return nil, errors.New("toolguard: StdioOptions.ToolListLimit must not be negative (use HideToolList to leave the list out)")
+	case opts.MaxLineBytes < 0:
+		return nil, errors.New("toolguard: StdioOptions.MaxLineBytes must not be negative")
+	case opts.MaxServerLineBytes < 0:
+		return nil, errors.New("toolguard: StdioOptions.MaxServerLineBytes must not be negative")
 	}
 	if opts.MaxLineBytes == 0 {
 		opts.MaxLineBytes = DefaultMaxBodyBytes
@@ -233,54 +140,29 @@ func NewStdio(in io.Reader, out io.Writer, opts StdioOptions) (*Stdio, error) {
 	if opts.MaxServerLineBytes == 0 {
 		opts.MaxServerLineBytes = DefaultMaxServerLineBytes
 	}
-	if opts.ListTimeout == 0 {
-		opts.ListTimeout = DefaultListTimeout
+	g, err := New(Options{
+		ToolListLimit:   opts.ToolListLimit,
+		HideToolList:    opts.HideToolList,
+		HideSuggestions: opts.HideSuggestions,
+		ListTTL:         opts.ListTTL,
+	})
+	if err != nil {
+		return nil, errors.New("toolguard: StdioOptions" + err.Error()[len("toolguard: Options"):])
 	}
-	if opts.MaxPages == 0 {
-		opts.MaxPages = DefaultMaxPages
-	}
-	if opts.ToolListLimit == 0 {
-		opts.ToolListLimit = DefaultToolListLimit
-	}
-	var random [8]byte
-	if _, err := rand.Read(random[:]); err != nil {
-		return nil, err
-	}
-	s := &Stdio{
-		opts: opts,
-		guard: &Guard{opts: Options{
-			ToolListLimit:   opts.ToolListLimit,
-			HideToolList:    opts.HideToolList,
-			HideSuggestions: opts.HideSuggestions,
-		}},
-		prefix:      []byte("toolguard-" + hex.EncodeToString(random[:]) + "-"),
-		injectReady: make(chan struct{}, 1),
-		closing:     make(chan struct{}),
-		calls:       map[string]*stdioCall{},
-		lists:       map[string][]string{},
-		inflight:    map[string]*listFetch{},
-		waiters:     map[string]chan []byte{},
-	}
-	s.rd = stdioReader{s: s, in: in, chunks: make(chan chunk), closed: make(chan struct{}), atBoundary: true}
+	s := &Stdio{opts: opts, guard: g, calls: map[string]stdioCall{}, lists: map[string]stdioList{}}
+	s.rd = stdioReader{s: s, in: in}
 	s.wr = stdioWriter{s: s, out: out}
-	s.wr.cond.L = &s.wr.mu
 	return s, nil
 }
 
-// Reader returns what the server reads: the client's lines, and between
-// them the guard's own tools/list requests. Close closes in when it is an
-// io.Closer.
+// Reader returns what the server reads: exactly the client's bytes. Close
+// closes in when it is an io.Closer.
 func (s *Stdio) Reader() io.ReadCloser { return &s.rd }
 
-// Writer returns what the server writes to: its lines reach out, less the
-// answers to the guard's own requests and with its not-found answers
-// translated. Close writes the answers still waiting for a list (without
-// it), forwards an unfinished last line, and closes out when it is an
-// io.Closer.
+// Writer returns what the server writes to: its lines reach out, with its
+// not-found answers translated. Close forwards an unfinished last line and
+// closes out when it is an io.Closer.
 func (s *Stdio) Writer() io.WriteCloser { return &s.wr }
-
-// Fetches reports how many tools/list requests the guard has sent.
-func (s *Stdio) Fetches() int64 { return s.fetches.Load() }
 
 // Rejections reports how many not-found answers the guard has translated.
 func (s *Stdio) Rejections() int64 { return s.rejections.Load() }
@@ -289,4 +171,369 @@ func (s *Stdio) untracked(reason string) {
 	if s.opts.OnUntracked != nil {
 		s.opts.OnUntracked(reason)
 	}
+}
+
+// stdioReader hands the server the client's bytes as they come, and reads
+// each whole line on its way.
+type stdioReader struct {
+	s    *Stdio
+	in   io.Reader
+	line []byte // the start of a line whose end has not come yet
+	long bool   // the line being read is longer than MaxLineBytes
+}
+
+func (r *stdioReader) Read(p []byte) (int, error) {
+	n, err := r.in.Read(p)
+	r.scan(p[:n])
+	return n, err
+}
+
+// scan reads the client's bytes p for whole lines, before the server gets
+// them: what it records is in place before the server can answer it.
+func (r *stdioReader) scan(p []byte) {
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		if i < 0 {
+			r.keep(p)
+			return
+		}
+		switch {
+		case r.long:
+		case len(r.line) == 0:
+			r.s.clientLine(p[:i])
+		default:
+			r.keep(p[:i])
+			if !r.long {
+				r.s.clientLine(r.line)
+			}
+		}
+		r.line, r.long = r.line[:0], false
+		p = p[i+1:]
+	}
+}
+
+// keep adds part of a line to the one being read, up to MaxLineBytes.
+func (r *stdioReader) keep(b []byte) {
+	if r.long {
+		return
+	}
+	if len(r.line)+len(b) > r.s.opts.MaxLineBytes {
+		r.long, r.line = true, nil
+		r.s.untracked("a client line is longer than MaxLineBytes: if it is a tools/call, its answer is not translated")
+		return
+	}
+	r.line = append(r.line, b...)
+}
+
+func (r *stdioReader) Close() error {
+	if c, ok := r.in.(io.Closer); ok {
+		return c.Close()
+	}
+	return nil
+}
+
+// clientLine notes one whole client line before it reaches the server: a
+// tools/call or a tools/list is recorded to read its answer, and an
+// initialize drops the lists seen (a new session starts with none).
+func (s *Stdio) clientLine(line []byte) {
+	m := readMessage(line)
+	if !m.strict {
+		if bytes.Contains(line, []byte("tools/call")) || bytes.Contains(line, []byte(`tools\/call`)) {
+			s.untracked("a client line that mentions tools/call is outside the strict subset: its answer is not translated")
+		}
+		return
+	}
+	if m.jsonrpc.kind != kString || !strEquals(line, m.jsonrpc, "2.0") || m.method.kind != kString {
+		return
+	}
+	if strEquals(line, m.method, "initialize") {
+		s.guard.seen.dropSession("")
+		return
+	}
+	if m.id.kind != kString && m.id.kind != kInt {
+		return
+	}
+	id := bytes.Clone(m.id.raw(line))
+	switch {
+	case strEquals(line, m.method, "tools/call") && m.paramsObject && m.name.kind == kString:
+		s.record(id, stdioCall{id: id, name: string(decoded(nil, line, m.name)), key: stdioKey(line, m)}, nil)
+	case strEquals(line, m.method, "tools/list") && s.guard.showsList():
+		var req struct {
+			Params struct {
+				Cursor string `json:"cursor"`
+			} `json:"params"`
+		}
+		if m.params.kind != absent && json.Unmarshal(line, &req) != nil {
+			return
+		}
+		l := stdioList{id: id, key: stdioKey(line, m), cursor: req.Params.Cursor}
+		s.record(id, stdioCall{}, &l)
+	}
+}
+
+// stdioKey is the caller of a request: "" in the 2025 era (the session's
+// one client), its _meta without progressToken in 2026-07-28, where each
+// request states its client.
+func stdioKey(line []byte, m message) string {
+	if m.version.kind != kString || m.meta.kind == absent {
+		return ""
+	}
+	var scratch [32]byte
+	if !mcpwire.Sessionless(string(decoded(scratch[:0], line, m.version))) {
+		return ""
+	}
+	return string(callerMeta(m.meta.raw(line)))
+}
+
+// record remembers a request until its answer (a call, or a list when l
+// is set), forgetting another when too many wait.
+func (s *Stdio) record(id []byte, c stdioCall, l *stdioList) {
+	key := idKey(id)
+	if key == "" {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	// A new request with an id in use replaces the old one, of either kind.
+	delete(s.calls, key)
+	delete(s.lists, key)
+	if len(s.calls)+len(s.lists) >= maxTracked {
+		for k := range s.calls {
+			delete(s.calls, k)
+			break
+		}
+		for k := range s.lists {
+			delete(s.lists, k)
+			break
+		}
+	}
+	if l != nil {
+		s.lists[key] = *l
+	} else {
+		s.calls[key] = c
+	}
+	s.tracked.Store(int64(len(s.calls) + len(s.lists)))
+}
+
+// answered returns and forgets the request a server answer with this id
+// answers, if the guard tracks it.
+func (s *Stdio) answered(id []byte) (c stdioCall, l stdioList, isCall, isList bool) {
+	key := idKey(id)
+	if key == "" {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c, isCall = s.calls[key]; isCall {
+		delete(s.calls, key)
+	} else if l, isList = s.lists[key]; isList {
+		delete(s.lists, key)
+	}
+	s.tracked.Store(int64(len(s.calls) + len(s.lists)))
+	return
+}
+
+// idKey is the key of a JSON-RPC id: "s" and the decoded string, or "i" and
+// the integer literal; "" for anything else.
+func idKey(id []byte) string {
+	id = bytes.TrimSpace(id)
+	if len(id) == 0 {
+		return ""
+	}
+	if id[0] == '"' {
+		var s string
+		if json.Unmarshal(id, &s) != nil {
+			return ""
+		}
+		return "s" + s
+	}
+	if id[0] == '-' || ('0' <= id[0] && id[0] <= '9') {
+		return "i" + string(id)
+	}
+	return ""
+}
+
+// stdioWriter takes the server's output and writes it to the client, line
+// by line: a whole line is looked at once (one longer than
+// MaxServerLineBytes goes on in pieces as it comes), and only a not-found
+// answer to a tracked call is replaced.
+type stdioWriter struct {
+	s   *Stdio
+	out io.Writer
+
+	mu     sync.Mutex
+	buf    []byte // a line whose end has not come yet
+	long   bool   // the line being written is longer than MaxServerLineBytes: passed on as it comes
+	err    error  // the first write error: every later write fails with it
+	closed bool
+}
+
+var errWriterClosed = errors.New("toolguard: stdio writer closed")
+
+func (w *stdioWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return 0, errWriterClosed
+	}
+	if w.err != nil {
+		return 0, w.err
+	}
+	// p[start:i] is a run of p that goes out as it is, not yet written:
+	// lines that pass go out together, in one write.
+	start, i := 0, 0
+	for i < len(p) {
+		j := bytes.IndexByte(p[i:], '\n')
+		switch {
+		case w.long:
+			// The rest of a long line, as it comes.
+			i = len(p)
+			if j >= 0 {
+				i, w.long = i+j+1, false
+			}
+		case j < 0 && len(w.buf)+len(p)-i > w.s.opts.MaxServerLineBytes:
+			// The start of a long line: what is held goes out, the rest
+			// as it comes.
+			if err := w.write(p[start:i], w.buf); err != nil {
+				return 0, err
+			}
+			w.buf, w.long, start, i = w.buf[:0], true, i, len(p)
+		case j < 0:
+			if err := w.write(p[start:i]); err != nil {
+				return 0, err
+			}
+			w.buf = append(w.buf, p[i:]...)
+			start, i = len(p), len(p)
+		case len(w.buf) > 0:
+			// The end of a line held from an earlier write (p[start:i] is
+			// empty: i is 0).
+			line := append(w.buf, p[i:i+j+1]...)
+			w.buf = w.buf[:0]
+			if repl := w.s.serverLine(line[:len(line)-1]); repl != nil {
+				line = repl
+			}
+			if err := w.write(line); err != nil {
+				return 0, err
+			}
+			i += j + 1
+			start = i
+		default:
+			end := i + j + 1
+			if repl := w.s.serverLine(p[i : end-1]); repl != nil {
+				if err := w.write(p[start:i], repl); err != nil {
+					return 0, err
+				}
+				start = end
+			}
+			i = end
+		}
+	}
+	if err := w.write(p[start:]); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// write writes each of bs to the client, in order; the first error is
+// kept, and every later write fails with it.
+func (w *stdioWriter) write(bs ...[]byte) error {
+	for _, b := range bs {
+		if len(b) == 0 {
+			continue
+		}
+		if _, err := w.out.Write(b); err != nil {
+			w.err = err
+			return err
+		}
+	}
+	return nil
+}
+
+// Close ends the server's output: an unfinished last line goes out as it
+// is, and out is closed if it is an io.Closer.
+func (w *stdioWriter) Close() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return nil
+	}
+	w.closed = true
+	if len(w.buf) > 0 && w.err == nil {
+		_, w.err = w.out.Write(w.buf)
+		w.buf = nil
+	}
+	if c, ok := w.out.(io.Closer); ok {
+		return c.Close()
+	}
+	return w.err
+}
+
+// serverLine looks at one whole server line (without its newline) and
+// returns what goes to the client in its place: nil for the line itself,
+// or the guard's answer (with its newline) to a call the server did not
+// find. The answer to a tracked tools/list is read as it passes.
+func (s *Stdio) serverLine(line []byte) []byte {
+	if len(line) < maxNotificationBytes && isListChanged(line) {
+		s.guard.seen.dropSession("")
+		return nil
+	}
+	if s.tracked.Load() == 0 {
+		return nil
+	}
+	id := replyID(line)
+	if id == nil {
+		return nil
+	}
+	c, l, isCall, isList := s.answered(id)
+	switch {
+	case isList:
+		if p, err := decodeListReply(line, false, l.id); err == nil {
+			s.guard.seen.page(l.key, "", l.cursor, p)
+		}
+		return nil
+	case !isCall || len(line) > maxNotFoundBytes(c.name) || !IsNotFound(line, c.id, c.name):
+		return nil
+	}
+	la := noList
+	if s.guard.showsList() {
+		la = s.guard.seen.get(c.key).answer(s.guard, c.name)
+	}
+	rej := s.guard.unknownTool(c.id, c.name, la, 0, false) // no HTTP status over stdio
+	rej.Translated = true
+	if la == noList && s.guard.showsList() {
+		rej.ListErr = ErrNoList
+	}
+	s.rejections.Add(1)
+	if s.opts.OnReject != nil {
+		s.opts.OnReject(rej)
+	}
+	return append(append(make([]byte, 0, len(rej.body)+1), rej.body...), '\n')
+}
+
+// answerKeys are the members replyID looks for.
+var answerKeys = []string{"id", "method"}
+
+// replyID returns the raw id of a JSON-RPC response line (one without a
+// method) in the strict subset, or nil. It only picks the answer's
+// request: the answer is then read whole, and its id checked again.
+func replyID(line []byte) []byte {
+	sc := scanner{b: line}
+	sc.ws()
+	if sc.i >= len(line) || line[sc.i] != '{' {
+		return nil
+	}
+	var id span
+	ok := sc.members(answerKeys, func(k int) bool {
+		switch k {
+		case 0:
+			return sc.capture(&id)
+		case 1:
+			return false // a request or notification of the server's
+		}
+		return sc.value()
+	})
+	if !ok || id.kind == absent {
+		return nil
+	}
+	return id.raw(line)
 }

@@ -19,10 +19,10 @@ import (
 // a short answer.
 type watched struct {
 	g      *Guard
-	r      *http.Request // as the caller sent it, for the list
+	r      *http.Request // as the caller sent it, for the caller's key
 	id     []byte        // the call's id, as sent
 	name   string
-	meta   []byte // the call's params._meta, for a 2026-07-28 caller's list
+	meta   []byte // the call's params._meta without progressToken, for the caller's key
 	modern bool
 
 	ww     watchWriter
@@ -73,6 +73,8 @@ type watchWriter struct {
 	// until its blank line; where its lines stand (see skipped).
 	skip, lineStart, cr, endAtCR bool
 }
+
+func (c *watched) watch(w http.ResponseWriter) responseWatch { return newWatchWriter(w, c) }
 
 // newWatchWriter returns the writer of c, which passes through to w.
 func newWatchWriter(w http.ResponseWriter, c *watched) *watchWriter {
@@ -209,9 +211,13 @@ func (ww *watchWriter) events(final bool) error {
 		}
 		ev := ww.buf[:n]
 		out := ev
-		if data, ok := eventData(ev); ok && len(data) <= ww.limit && ww.c.notFound(data) {
-			ww.done = true
-			out = ww.c.g.translate(ww.c, ww.status, true).event(ev)
+		if data, ok := eventData(ev); ok && len(data) <= ww.limit {
+			if ww.c.notFound(data) {
+				ww.done = true
+				out = ww.c.g.translate(ww.c, ww.status, true).event(ev)
+			} else if isListChanged(data) {
+				ww.c.g.seen.dropSession(ww.c.r.Header.Get(mcpwire.HeaderSessionID))
+			}
 		}
 		if _, err := ww.w.Write(out); err != nil {
 			return err
@@ -321,6 +327,8 @@ func (ww *watchWriter) finishEvents() {
 	}
 	_ = ww.flushHeld()
 }
+
+func (ww *watchWriter) abort() { _ = ww.flushHeld() }
 
 // flushHeld writes what is held as it is, untranslated (an answer that is
 // not the not-found one, or that of a handler that did not end), and

@@ -1,0 +1,264 @@
+// Observing over HTTP: the answers to the caller's own tools/list requests
+// are read as they pass, and the events that make a list old are watched
+// for. The guard never sends a request of its own.
+
+package toolguard
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"net"
+	"net/http"
+
+	"github.com/toolguard/toolguard/mcpwire"
+)
+
+// maxListReplyBytes bounds the tools/list answer the guard reads: a
+// longer one passes unread (its list is not kept).
+const maxListReplyBytes = 8 << 20
+
+// listChanged is what a notifications/tools/list_changed message holds.
+var listChanged = []byte(`notifications/tools/list_changed`)
+
+// observe notes a request that is not a tools/call before it passes: an
+// initialize drops the lists of its session (a new session starts with
+// none); a tools/list gets its answer read. It returns the observer of the
+// answer, or nil.
+func (g *Guard) observe(r *http.Request, body []byte, m message) observer {
+	if !g.showsList() || !m.strict || m.jsonrpc.kind != kString || !strEquals(body, m.jsonrpc, "2.0") ||
+		m.method.kind != kString {
+		return nil
+	}
+	session := r.Header.Get(mcpwire.HeaderSessionID)
+	if strEquals(body, m.method, "initialize") {
+		g.seen.dropSession(session)
+		return nil
+	}
+	if (m.id.kind != kString && m.id.kind != kInt) || !strEquals(body, m.method, "tools/list") {
+		return nil
+	}
+	var req struct {
+		Params struct {
+			Cursor string `json:"cursor"`
+		} `json:"params"`
+	}
+	if m.params.kind != absent && json.Unmarshal(body, &req) != nil {
+		return nil
+	}
+	var meta []byte
+	if m.meta.kind != absent {
+		meta = callerMeta(m.meta.raw(body))
+	}
+	return &listWatch{g: g, r: r, id: bytes.Clone(m.id.raw(body)), meta: meta, cursor: req.Params.Cursor, session: session}
+}
+
+// session notes a request whose body is not read: DELETE ends a session
+// and drops its lists; a GET opens the session's event stream, where a
+// changed list is announced.
+func (g *Guard) session(r *http.Request) observer {
+	if !g.showsList() {
+		return nil
+	}
+	session := r.Header.Get(mcpwire.HeaderSessionID)
+	switch {
+	case session == "":
+		return nil
+	case r.Method == http.MethodDelete:
+		g.seen.dropSession(session)
+	case r.Method == http.MethodGet:
+		return &sessionWatch{g: g, session: session}
+	}
+	return nil
+}
+
+// A listWatch is a caller's tools/list on its way to the server.
+type listWatch struct {
+	g       *Guard
+	r       *http.Request
+	id      []byte
+	meta    []byte
+	cursor  string
+	session string
+}
+
+func (l *listWatch) watch(w http.ResponseWriter) responseWatch {
+	return &listWriter{passWriter: passWriter{w: w}, l: l}
+}
+
+// passWriter passes everything to the writer beneath at once.
+type passWriter struct {
+	w      http.ResponseWriter
+	status int
+}
+
+func (pw *passWriter) Header() http.Header { return pw.w.Header() }
+
+// Unwrap lets http.ResponseController reach the writer beneath.
+func (pw *passWriter) Unwrap() http.ResponseWriter { return pw.w }
+
+func (pw *passWriter) WriteHeader(code int) {
+	if pw.status == 0 && (code < 100 || code >= 200 || code == http.StatusSwitchingProtocols) {
+		pw.status = code
+	}
+	pw.w.WriteHeader(code)
+}
+
+func (pw *passWriter) Flush() {
+	if pw.status == 0 {
+		pw.status = http.StatusOK
+	}
+	if f, ok := pw.w.(http.Flusher); ok {
+		f.Flush()
+	} else {
+		_ = http.NewResponseController(pw.w).Flush()
+	}
+}
+
+func (pw *passWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	return http.NewResponseController(pw.w).Hijack()
+}
+
+func (pw *passWriter) abort() {}
+
+// listWriter passes a tools/list answer through as it is written, and
+// keeps a copy to read the caller's list from when it ends.
+type listWriter struct {
+	passWriter
+	l       *listWatch
+	buf     []byte
+	tooLong bool
+}
+
+func (lw *listWriter) Write(p []byte) (int, error) {
+	if lw.status == 0 {
+		lw.status = http.StatusOK
+	}
+	if !lw.tooLong {
+		if len(lw.buf)+len(p) > maxListReplyBytes {
+			lw.tooLong, lw.buf = true, nil
+		} else {
+			lw.buf = append(lw.buf, p...)
+		}
+	}
+	return lw.w.Write(p)
+}
+
+func (lw *listWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	lw.tooLong, lw.buf = true, nil
+	return lw.passWriter.Hijack()
+}
+
+// finish reads the answer: a page of the caller's list, kept for it.
+func (lw *listWriter) finish() {
+	if lw.tooLong || lw.status != http.StatusOK {
+		return
+	}
+	h := lw.w.Header()
+	if len(h["Content-Encoding"]) > 0 {
+		return
+	}
+	l := lw.l
+	var stream bool
+	switch mcpwire.MediaType(h.Get("Content-Type")) {
+	case "application/json":
+	case "text/event-stream":
+		stream = true
+		if bytes.Contains(lw.buf, listChanged) && announcesChange(lw.buf) {
+			l.g.seen.dropSession(l.session)
+		}
+	default:
+		return
+	}
+	p, err := decodeListReply(lw.buf, stream, l.id)
+	if err != nil {
+		return
+	}
+	l.g.seen.page(callerKey(l.r, l.meta), l.session, l.cursor, p)
+}
+
+// announcesChange reports whether an event stream holds a
+// notifications/tools/list_changed message.
+func announcesChange(stream []byte) bool {
+	for _, data := range mcpwire.EventMessages(stream) {
+		if isListChanged(data) {
+			return true
+		}
+	}
+	return false
+}
+
+// isListChanged reports whether msg is a notifications/tools/list_changed
+// message.
+func isListChanged(msg []byte) bool {
+	if !bytes.Contains(msg, listChanged) {
+		return false
+	}
+	var n struct {
+		Method string          `json:"method"`
+		ID     json.RawMessage `json:"id"`
+	}
+	return json.Unmarshal(msg, &n) == nil && n.Method == "notifications/tools/list_changed" && n.ID == nil
+}
+
+// A sessionWatch is a session's standalone event stream (GET), watched for
+// notifications/tools/list_changed.
+type sessionWatch struct {
+	g       *Guard
+	session string
+}
+
+func (s *sessionWatch) watch(w http.ResponseWriter) responseWatch {
+	return &changeWriter{passWriter: passWriter{w: w}, s: s}
+}
+
+// changeWriter passes an event stream through as it is written, and drops
+// the session's lists when an event announces a changed list.
+type changeWriter struct {
+	passWriter
+	s     *sessionWatch
+	event []byte // the event being written, up to its blank line
+	skip  bool   // the event is too long to be a notification: not kept
+}
+
+// maxNotificationBytes bounds the event a changeWriter reads.
+const maxNotificationBytes = 4 << 10
+
+func (cw *changeWriter) Write(p []byte) (int, error) {
+	n, err := cw.w.Write(p)
+	cw.read(p[:n])
+	return n, err
+}
+
+// read follows the events in p, line by line.
+func (cw *changeWriter) read(p []byte) {
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		line := p
+		if i >= 0 {
+			line = p[:i+1]
+		}
+		p = p[len(line):]
+		if !cw.skip {
+			if len(cw.event)+len(line) > maxNotificationBytes {
+				cw.skip, cw.event = true, cw.event[:0]
+			} else {
+				cw.event = append(cw.event, line...)
+			}
+		}
+		if i < 0 {
+			return
+		}
+		if blank := bytes.TrimRight(line, "\r\n"); len(blank) == 0 {
+			// An event ends (a blank line).
+			if !cw.skip {
+				if data, ok := eventData(cw.event); ok && isListChanged(data) {
+					cw.s.g.seen.dropSession(cw.s.session)
+				}
+			}
+			cw.skip, cw.event = false, cw.event[:0]
+		}
+	}
+}
+
+func (cw *changeWriter) finish() {}

@@ -1,0 +1,195 @@
+// The lists the server gave each caller, read as they passed: the only
+// source of data.availableTools for an answer that replaces the server's
+// own not-found answer. The guard never asks for a list.
+
+package toolguard
+
+import (
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/toolguard/toolguard/mcpwire"
+)
+
+// DefaultListTTL is how long a list the caller was given is kept when the
+// server states no ttlMs: Options.ListTTL's default.
+const DefaultListTTL = 10 * time.Minute
+
+// Bounds of what the guard keeps of the lists it saw.
+const (
+	maxSeenCallers = 10000   // callers whose list is kept (or being read)
+	maxSeenNames   = 1 << 20 // names kept across all callers
+	maxListNames   = 10000   // names of one list; a longer list is not kept
+	maxListPages   = 1000    // pages of one list; a longer list is not kept
+)
+
+// seenLists holds, per caller key, the last whole list the server gave
+// that caller (every page of it, by nextCursor), and the list being read
+// page by page. A list is never shown to another key.
+type seenLists struct {
+	ttl time.Duration
+	now func() time.Time
+
+	mu    sync.Mutex
+	lists map[string]*seenList
+	runs  map[string]*listRun
+	names int // names held, lists and runs together
+}
+
+// A seenList is one caller's whole list.
+type seenList struct {
+	sorted  []string // sorted, unique
+	session string   // the Mcp-Session-Id it was read in ("" for none, and over stdio)
+	expires time.Time
+
+	once sync.Once
+	ans  *listAnswer // the answer parts, built at the first answer
+}
+
+// A listRun is a list whose pages are being read.
+type listRun struct {
+	names   []string
+	next    string // the cursor the next page is asked with
+	session string
+	pages   int
+	ttl     time.Duration // the shortest ttlMs of its pages, or the default
+}
+
+func newSeenLists(ttl time.Duration) *seenLists {
+	return &seenLists{ttl: ttl, now: time.Now, lists: map[string]*seenList{}, runs: map[string]*listRun{}}
+}
+
+// page records one page of a list the server gave the caller key, in
+// answer to the caller's tools/list with the given cursor ("" for the
+// first page). A first page starts the list again; a page asked with the
+// cursor the previous page gave continues it; any other page is not part
+// of a list the guard can trust to be whole, and ends the one being read.
+// The list is kept once a page has no nextCursor.
+func (s *seenLists) page(key, session, cursor string, p mcpwire.Page) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	run := s.runs[key]
+	switch {
+	case cursor == "":
+		s.dropRun(key)
+		run = &listRun{session: session, ttl: s.ttl}
+		s.runs[key] = run
+	case run == nil || run.next != cursor || run.session != session:
+		s.dropRun(key)
+		return
+	}
+	run.pages++
+	if run.pages > maxListPages || len(run.names)+len(p.Names) > maxListNames {
+		s.dropRun(key)
+		return
+	}
+	run.names = append(run.names, p.Names...)
+	s.names += len(p.Names)
+	if p.TTLMs != nil {
+		run.ttl = min(run.ttl, time.Duration(max(*p.TTLMs, 0))*time.Millisecond)
+	}
+	if p.NextCursor != "" {
+		run.next = p.NextCursor
+		s.bound(key)
+		return
+	}
+	delete(s.runs, key)
+	s.names -= len(run.names)
+	s.dropList(key)
+	sorted := sortedList(run.names)
+	s.lists[key] = &seenList{sorted: sorted, session: run.session, expires: s.now().Add(run.ttl)}
+	s.names += len(sorted)
+	s.bound(key)
+}
+
+// get returns the caller's list, or nil when none was seen or it has
+// expired.
+func (s *seenLists) get(key string) *seenList {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	l := s.lists[key]
+	if l != nil && !s.now().Before(l.expires) {
+		s.dropList(key)
+		return nil
+	}
+	return l
+}
+
+// dropSession forgets every list read in the session (the server said
+// its tools changed, the session was deleted or initialized again).
+func (s *seenLists) dropSession(session string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for k, l := range s.lists {
+		if l.session == session {
+			s.dropList(k)
+		}
+	}
+	for k, r := range s.runs {
+		if r.session == session {
+			s.dropRun(k)
+		}
+	}
+}
+
+func (s *seenLists) dropList(key string) {
+	if l, ok := s.lists[key]; ok {
+		s.names -= len(l.sorted)
+		delete(s.lists, key)
+	}
+}
+
+func (s *seenLists) dropRun(key string) {
+	if r, ok := s.runs[key]; ok {
+		s.names -= len(r.names)
+		delete(s.runs, key)
+	}
+}
+
+// bound forgets other callers' lists, expired ones first, until what is
+// held is within the bounds.
+func (s *seenLists) bound(keep string) {
+	over := func() bool {
+		return len(s.lists)+len(s.runs) > maxSeenCallers || s.names > maxSeenNames
+	}
+	if !over() {
+		return
+	}
+	now := s.now()
+	for k, l := range s.lists {
+		if k != keep && !now.Before(l.expires) {
+			s.dropList(k)
+		}
+	}
+	for k := range s.runs {
+		if !over() {
+			return
+		}
+		if k != keep {
+			s.dropRun(k)
+		}
+	}
+	for k := range s.lists {
+		if !over() {
+			return
+		}
+		if k != keep {
+			s.dropList(k)
+		}
+	}
+}
+
+// answer returns the answer parts of the list for a call to name, which
+// the server has just said it does not have: the list without name.
+func (l *seenList) answer(g *Guard, name string) *listAnswer {
+	if l == nil {
+		return noList
+	}
+	if i, found := slices.BinarySearch(l.sorted, name); found {
+		// Listed then, gone now: never shown or suggested.
+		return g.buildAnswer(slices.Delete(slices.Clone(l.sorted), i, i+1))
+	}
+	l.once.Do(func() { l.ans = g.buildAnswer(l.sorted) })
+	return l.ans
+}
