@@ -96,15 +96,11 @@ func ExampleGuard_Check() {
 	// data: {"jsonrpc":"2.0","id":"a-1","error":{"code":-32602,"message":"Unknown tool: nope","data":{"availableTools":["get_weather"]}}}
 }
 
-// Options.Logger says why a tools/call passed through: here a Discover
-// pointed at an upstream that answers 404 to everything, so the guard
-// cannot tell and leaves the call to it.
+// Options.Logger says why a tools/call passed through: here a guard
+// without a tool set, in front of an upstream that answers 404 to
+// everything: the server decides every call.
 func ExampleOptions_logger() {
 	upstream := http.NotFoundHandler()
-	tools, err := toolguard.Discover(upstream, toolguard.DiscoverOptions{})
-	if err != nil {
-		log.Fatal(err)
-	}
 	logger := slog.New(slog.NewTextHandler(os.Stdout, &slog.HandlerOptions{
 		ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
 			if a.Key == slog.TimeKey {
@@ -113,7 +109,7 @@ func ExampleOptions_logger() {
 			return a
 		},
 	}))
-	guard, err := toolguard.New(toolguard.Options{Tools: tools, Logger: logger})
+	guard, err := toolguard.New(toolguard.Options{Logger: logger})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -363,7 +363,10 @@ func (g *Guard) decide(r *http.Request, body []byte) decision {
 			}
 		}
 	}
-	p := g.opts.Tools.Lookup(r, name)
+	p := Unsure
+	if g.opts.Tools != nil {
+		p = g.opts.Tools.Lookup(r, name)
+	}
 	if p == Present {
 		return decision{reason: ReasonKnown, tool: name}
 	}

@@ -43,7 +43,7 @@ func (g *Guard) observe(r *http.Request, body []byte, m message) observer {
 			Cursor string `json:"cursor"`
 		} `json:"params"`
 	}
-	if m.params.kind != absent && json.Unmarshal(body, &req) != nil {
+	if json.Unmarshal(body, &req) != nil {
 		return nil
 	}
 	var meta []byte

@@ -118,7 +118,10 @@ func TestRejectionIsNotAPass(t *testing.T) {
 func TestLoggerSaysWhy(t *testing.T) {
 	upstream := http.NotFoundHandler()
 	var out bytes.Buffer
-	g := mustGuard(t, Options{Logger: slog.New(slog.NewTextHandler(&out, nil))})
+	g, err := New(Options{Logger: slog.New(slog.NewTextHandler(&out, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
 	w := httptest.NewRecorder()
 	g.Handler(upstream).ServeHTTP(w, newRequest("POST", call("1", `"nope"`), nil))
 	if w.Code != 404 {

@@ -263,7 +263,7 @@ func (s *Stdio) clientLine(line []byte) {
 				Cursor string `json:"cursor"`
 			} `json:"params"`
 		}
-		if m.params.kind != absent && json.Unmarshal(line, &req) != nil {
+		if json.Unmarshal(line, &req) != nil {
 			return
 		}
 		l := stdioList{id: id, key: stdioKey(line, m), cursor: req.Params.Cursor}

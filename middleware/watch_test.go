@@ -3,7 +3,6 @@ package toolguard
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"errors"
 	"io"
 	"log"
@@ -16,29 +15,74 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/toolguard/toolguard/internal/fixture"
 )
 
-// unsure is a tool set that leaves every call to the server and lists
-// names for the answer.
+// unsure is a tool set that leaves every call to the server. Its names
+// are what the server lists: guarded and listedGuard have the caller list
+// them first, as real clients do. Its List is never asked: after the
+// server the list is the one the caller was given.
 type unsure struct {
 	names []string
-	err   error
-	block chan struct{} // when set, List waits for it or its context
 }
 
 func (u unsure) Lookup(*http.Request, string) Presence { return Unsure }
-func (u unsure) List(r *http.Request) ([]string, error) {
-	if u.block != nil {
-		select {
-		case <-u.block:
-		case <-r.Context().Done():
-			return nil, r.Context().Err()
+func (u unsure) List(*http.Request) ([]string, error) {
+	panic("toolguard: the list was asked of a tool set that leaves every call to the server")
+}
+
+// listReply is the server's answer to the tools/list with the id.
+func listReply(id string, names ...string) string {
+	var b strings.Builder
+	b.WriteString(`{"jsonrpc":"2.0","id":` + id + `,"result":{"tools":[`)
+	for i, n := range names {
+		if i > 0 {
+			b.WriteByte(',')
 		}
+		b.WriteString(`{"name":"` + n + `","inputSchema":{"type":"object"}}`)
 	}
-	return u.names, u.err
+	b.WriteString("]}}")
+	return b.String()
+}
+
+// listRequest is the caller's own tools/list with the headers of its
+// call h (Mcp-Method tools/list, no Mcp-Name), carrying the _meta of
+// modernCall when h is a 2026-07-28 call's.
+func listRequest(h http.Header) *http.Request {
+	lh := http.Header{}
+	for k, vs := range h {
+		lh[k] = vs
+	}
+	body := `{"jsonrpc":"2.0","id":"l-1","method":"tools/list","params":{}}`
+	if h.Get("Mcp-Protocol-Version") == "2026-07-28" {
+		lh["Mcp-Method"] = []string{"tools/list"}
+		body = `{"jsonrpc":"2.0","id":"l-1","method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
+	}
+	delete(lh, "Mcp-Name")
+	return newRequest("POST", body, lh)
+}
+
+// seeList has the caller whose calls carry the headers h list its tools
+// through g, from a server listing names.
+func seeList(t testing.TB, g *Guard, h http.Header, names ...string) {
+	t.Helper()
+	w := httptest.NewRecorder()
+	g.Handler(answering(200, "application/json", listReply(`"l-1"`, names...))).ServeHTTP(w, listRequest(h))
+	if w.Code != 200 {
+		t.Fatalf("tools/list: %d %s", w.Code, w.Body)
+	}
+}
+
+// listedGuard is a guard whose caller (default headers) has listed names.
+func listedGuard(t testing.TB, opts Options, names ...string) *Guard {
+	t.Helper()
+	if opts.Tools == nil {
+		opts.Tools = unsure{}
+	}
+	g := mustGuard(t, opts)
+	seeList(t, g, nil, names...)
+	return g
 }
 
 // answering is a server handler that writes a fixed answer.
@@ -57,13 +101,16 @@ func answering(status int, ct, body string) http.Handler {
 func guarded(t *testing.T, tools ToolSet, next http.Handler, body string, h http.Header) *httptest.ResponseRecorder {
 	t.Helper()
 	g := mustGuard(t, Options{Tools: tools})
+	if u, ok := tools.(unsure); ok && u.names != nil {
+		seeList(t, g, h, u.names...)
+	}
 	w := httptest.NewRecorder()
 	g.Handler(next).ServeHTTP(w, newRequest("POST", body, h))
 	return w
 }
 
 // The server's own not-found answer is replaced, with the server's status
-// and headers; the list comes from the tool set.
+// and headers; the list is the one the server gave the caller.
 func TestServersNotFoundAnswerIsTranslated(t *testing.T) {
 	for _, status := range []int{200, 400} {
 		next := answering(status, "application/json", errorReply("5", -32602, "tool 'get_wether' not found: tool not found"))
@@ -110,7 +157,7 @@ func TestPassingAnswersAreUntouched(t *testing.T) {
 // written (and flushed); only the not-found event is replaced, keeping its
 // id for resumption.
 func TestEventStreamFlowsAndOnlyTheAnswerIsReplaced(t *testing.T) {
-	g := mustGuard(t, Options{Tools: unsure{names: []string{"a"}}})
+	g := listedGuard(t, Options{}, "a")
 	w := httptest.NewRecorder()
 	progress := "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{}}\n\n"
 	var seenBeforeAnswer string
@@ -133,139 +180,69 @@ func TestEventStreamFlowsAndOnlyTheAnswerIsReplaced(t *testing.T) {
 	}
 }
 
-// A list that does not come within ListTimeout: the answer goes out
-// without it, and the log says why.
-func TestAnswerWithoutListPastListTimeout(t *testing.T) {
+// A call before the caller listed anything: the answer goes out without
+// data, ListErr says why, and the Logger warns.
+func TestAnswerWithoutListWhenNoneWasSeen(t *testing.T) {
 	var out bytes.Buffer
 	var got *Rejection
-	block := make(chan struct{})
-	defer close(block)
 	g := mustGuard(t, Options{
-		Tools:       unsure{names: []string{"a"}, block: block},
-		ListTimeout: 50 * time.Millisecond,
-		Logger:      slog.New(slog.NewTextHandler(&out, nil)),
-		OnReject:    func(_ *http.Request, rej *Rejection) { got = rej },
+		Tools:    unsure{},
+		Logger:   slog.New(slog.NewTextHandler(&out, nil)),
+		OnReject: func(_ *http.Request, rej *Rejection) { got = rej },
 	})
 	w := httptest.NewRecorder()
-	g.Handler(answering(200, "application/json", errorReply("1", -32602, "unknown tool \"nope\""))).ServeHTTP(w, newRequest("POST", call("1", `"nope"`), nil))
+	g.Handler(answering(200, "application/json", errorReply("1", -32602, "Unknown tool: nope"))).ServeHTTP(w, newRequest("POST", call("1", `"nope"`), nil))
 	if want := `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Unknown tool: nope"}}`; w.Body.String() != want {
 		t.Errorf("answer %s, want %s", w.Body, want)
 	}
-	if got == nil || got.ListErr == nil || !got.Translated {
+	if got == nil || !got.Translated || !errors.Is(got.ListErr, ErrNoList) {
 		t.Errorf("OnReject got %+v", got)
 	}
-	if !strings.Contains(out.String(), "level=WARN") || !strings.Contains(out.String(), "ListTimeout") {
+	if !strings.Contains(out.String(), "level=WARN") {
 		t.Errorf("log %q", out.String())
 	}
 }
 
-// absentSlowList is a tool set that knows no name (Absent, so the guard
-// may answer before the server) but whose list waits for its context.
-type absentSlowList struct{}
-
-func (absentSlowList) Lookup(*http.Request, string) Presence { return Absent }
-func (absentSlowList) List(r *http.Request) ([]string, error) {
-	<-r.Context().Done()
-	return nil, r.Context().Err()
+// failingList is a tool set that knows no name (Absent, so the guard
+// may answer before the server) but whose list fails with err, or panics
+// with p.
+type failingList struct {
+	err error
+	p   any
 }
 
-// Before the server, ListTimeout bounds the wait for the list too: past
-// it the call goes to the server, and its not-found answer is translated
-// without the list, within a ListTimeout more.
-func TestListTimeoutBoundsTheListBeforeTheServer(t *testing.T) {
-	var passed []Pass
-	var got *Rejection
-	g := mustGuard(t, Options{
-		Tools:       absentSlowList{},
-		ListTimeout: 50 * time.Millisecond,
-		OnPass:      func(_ *http.Request, p Pass) { passed = append(passed, p) },
-		OnReject:    func(_ *http.Request, rej *Rejection) { got = rej },
-	})
-	reached := false
-	server := answering(200, "application/json", errorReply("1", -32602, "unknown tool \"nope\""))
-	w := httptest.NewRecorder()
-	// The caller gives up after 5 s: a guard that does not bound the list
-	// fails here instead of hanging.
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	start := time.Now()
-	g.Handler(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
-		reached = true
-		server.ServeHTTP(rw, r)
-	})).ServeHTTP(w, newRequest("POST", call("1", `"nope"`), http.Header{"Accept": {"application/json, text/event-stream"}}).WithContext(ctx))
-	if took := time.Since(start); took > 2*time.Second {
-		t.Fatalf("the call took %v", took)
+func (failingList) Lookup(*http.Request, string) Presence { return Absent }
+func (f failingList) List(*http.Request) ([]string, error) {
+	if f.p != nil {
+		panic(f.p)
 	}
-	if !reached || len(passed) != 1 || passed[0].Reason != ReasonListFailed || !errors.Is(passed[0].Err, ErrListTimeout) {
-		t.Errorf("reached the server %v, passed %+v; want it passed for the list that did not come", reached, passed)
-	}
-	if want := `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Unknown tool: nope"}}`; w.Body.String() != want {
-		t.Errorf("answer %s, want %s", w.Body, want)
-	}
-	if got == nil || !got.Translated || !errors.Is(got.ListErr, ErrListTimeout) {
-		t.Errorf("OnReject got %+v", got)
-	}
+	return nil, f.err
 }
 
-// A list that fails: the answer goes out without it.
-func TestAnswerWithoutListWhenListFails(t *testing.T) {
-	w := guarded(t, unsure{err: errors.New("down")}, answering(200, "application/json", errorReply("1", -32602, "Unknown tool: nope")), call("1", `"nope"`), nil)
-	if want := `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Unknown tool: nope"}}`; w.Body.String() != want {
-		t.Errorf("answer %s", w.Body)
-	}
-}
-
-// panicking is a tool set whose List panics with v.
-type panicking struct{ v any }
-
-func (p panicking) Lookup(*http.Request, string) Presence { return Unsure }
-func (p panicking) List(*http.Request) ([]string, error)  { panic(p.v) }
-
-// A tool set whose List panics: the answer goes out without the list, and
-// ListErr says why; http.ErrAbortHandler still aborts the answer.
-func TestAnswerWithoutListWhenListPanics(t *testing.T) {
-	var got *Rejection
-	g := mustGuard(t, Options{Tools: panicking{"boom"}, OnReject: func(_ *http.Request, rej *Rejection) { got = rej }})
+// Before the server, a tool set's list that fails or panics leaves the
+// call to the server, whose not-found answer is translated;
+// http.ErrAbortHandler still aborts the answer.
+func TestFailingListBeforeTheServerLeavesTheCallToIt(t *testing.T) {
 	server := answering(200, "application/json", errorReply("1", -32602, "Unknown tool: nope"))
-	w := httptest.NewRecorder()
-	g.Handler(server).ServeHTTP(w, newRequest("POST", call("1", `"nope"`), nil))
-	if want := `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Unknown tool: nope"}}`; w.Body.String() != want {
-		t.Errorf("answer %s", w.Body)
+	for _, tools := range []failingList{{err: errors.New("down")}, {p: "boom"}} {
+		var passed []Pass
+		g := mustGuard(t, Options{Tools: tools, OnPass: func(_ *http.Request, p Pass) { passed = append(passed, p) }})
+		w := httptest.NewRecorder()
+		g.Handler(server).ServeHTTP(w, newRequest("POST", call("1", `"nope"`), nil))
+		if len(passed) != 1 || passed[0].Reason != ReasonListFailed || passed[0].Err == nil {
+			t.Errorf("%+v: passed %+v", tools, passed)
+		}
+		if want := `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Unknown tool: nope"}}`; w.Body.String() != want {
+			t.Errorf("%+v: answer %s", tools, w.Body)
+		}
 	}
-	if got == nil || got.ListErr == nil || !strings.Contains(got.ListErr.Error(), "tool set panicked: boom") {
-		t.Errorf("OnReject got %+v", got)
-	}
-
-	abort := mustGuard(t, Options{Tools: panicking{http.ErrAbortHandler}})
+	abort := mustGuard(t, Options{Tools: failingList{p: http.ErrAbortHandler}})
 	defer func() {
 		if p := recover(); p != http.ErrAbortHandler {
 			t.Errorf("recovered %v, want http.ErrAbortHandler", p)
 		}
 	}()
 	abort.Handler(server).ServeHTTP(httptest.NewRecorder(), newRequest("POST", call("1", `"nope"`), nil))
-}
-
-// The caller's own deadline, passed while the list is fetched, is not
-// reported as ListTimeout.
-func TestCallerDeadlineIsNotReportedAsListTimeout(t *testing.T) {
-	block := make(chan struct{})
-	defer close(block)
-	var got *Rejection
-	g := mustGuard(t, Options{
-		Tools:       unsure{names: []string{"a"}, block: block},
-		ListTimeout: time.Hour,
-		OnReject:    func(_ *http.Request, rej *Rejection) { got = rej },
-	})
-	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
-	defer cancel()
-	r := newRequest("POST", call("1", `"nope"`), nil).WithContext(ctx)
-	g.Handler(answering(200, "application/json", errorReply("1", -32602, "Unknown tool: nope"))).ServeHTTP(httptest.NewRecorder(), r)
-	if got == nil {
-		t.Fatal("no rejection")
-	}
-	if !errors.Is(got.ListErr, context.DeadlineExceeded) || strings.Contains(got.ListErr.Error(), "ListTimeout") {
-		t.Errorf("ListErr %v", got.ListErr)
-	}
 }
 
 // A call the guard cannot read with certainty is never translated: the
@@ -281,7 +258,7 @@ func TestAmbiguousCallIsNeverTranslated(t *testing.T) {
 
 // Check and Watch give framework adapters the same answer as Handler.
 func TestCheckAndWatchTranslateAsHandler(t *testing.T) {
-	g := mustGuard(t, Options{Tools: unsure{names: []string{"a"}}})
+	g := listedGuard(t, Options{}, "a")
 	next := answering(200, "application/json", errorReply("1", -32602, "Unknown tool: nope"))
 	viaHandler := httptest.NewRecorder()
 	g.Handler(next).ServeHTTP(viaHandler, newRequest("POST", call("1", `"nope"`), nil))
@@ -339,33 +316,11 @@ func TestWatchedCallCanHijack(t *testing.T) {
 	}
 }
 
-// The request List gets carries the call, and a context that ends.
-func TestListIsAskedAsTheCaller(t *testing.T) {
-	var call *Call
-	var deadline bool
-	tools := ToolsFuncSet(func(r *http.Request) ([]string, error) {
-		call, _ = CallFromContext(r.Context())
-		_, deadline = r.Context().Deadline()
-		return []string{"a"}, nil
-	})
-	w := guarded(t, tools, answering(400, "application/json", errorReply("1", -32602, "Unknown tool: nope")),
-		modernCall("1", `"nope"`), modernHeaders("nope"))
-	if w.Code != 400 || call == nil || call.Name != "nope" || !call.Sessionless || !strings.Contains(string(call.Meta), "protocolVersion") || !deadline {
-		t.Errorf("answer %d %s; List saw %+v (deadline %v)", w.Code, w.Body, call, deadline)
-	}
-}
-
-// ToolsFuncSet is an Unsure tool set whose List is f.
-type ToolsFuncSet func(r *http.Request) ([]string, error)
-
-func (f ToolsFuncSet) Lookup(*http.Request, string) Presence  { return Unsure }
-func (f ToolsFuncSet) List(r *http.Request) ([]string, error) { return f(r) }
-
 // A server whose handler panics after writing its not-found answer: what
 // it wrote goes out as it is (as without the guard), never translated, and
 // the panic reaches net/http.
 func TestPanickingHandlerIsNotTranslated(t *testing.T) {
-	g := mustGuard(t, Options{Tools: unsure{names: []string{"a"}}})
+	g := listedGuard(t, Options{}, "a")
 	answer := errorReply("1", -32602, "Unknown tool: nope")
 	w := httptest.NewRecorder()
 	func() {
@@ -385,29 +340,12 @@ func TestPanickingHandlerIsNotTranslated(t *testing.T) {
 	}
 }
 
-// Messages the server puts on the guard's list request after the answer
-// was written cannot reach the caller: the Logger says how many.
-func TestMessagesAfterTheAnswerAreLogged(t *testing.T) {
-	var out bytes.Buffer
-	g := mustGuard(t, Options{Tools: weatherTools, Logger: slog.New(slog.NewTextHandler(&out, nil))})
-	r := newRequest("POST", call("1", `"nope"`), nil)
-	lr, c := withCall(r, Call{Name: "nope"})
-	relay(lr.Context(), [][]byte{[]byte(`{"jsonrpc":"2.0","method":"notifications/message"}`)})
-	if got := c.settle(g.lateLogger(r, "nope")); len(got) != 1 {
-		t.Fatalf("settle gave %d messages, want the one relayed before", len(got))
-	}
-	relay(lr.Context(), [][]byte{[]byte(`{}`), []byte(`{}`)})
-	if s := out.String(); !strings.Contains(s, "messages=2") || !strings.Contains(s, "tool=nope") || !strings.Contains(s, "after the answer") {
-		t.Errorf("log %q", s)
-	}
-}
-
 // A long event (longer than any not-found answer) goes on as it comes,
 // and the watch resumes after it: the not-found answer that follows is
 // translated however the stream is cut into writes, and every other byte
 // reaches the client as the server wrote it. Lines end in LF, CRLF or CR.
 func TestLongEventDoesNotEndTheWatch(t *testing.T) {
-	g := mustGuard(t, Options{Tools: unsure{names: []string{"a"}}})
+	g := listedGuard(t, Options{}, "a")
 	for _, eol := range []string{"\n", "\r\n", "\r"} {
 		note := func(text string) string {
 			return "event: message" + eol + `data: {"jsonrpc":"2.0","method":"notifications/message","params":{"data":"` + text + `"}}` + eol + eol
@@ -479,7 +417,7 @@ func TestHeldAnswerKeepsTheHeaderOfItsStatus(t *testing.T) {
 	defer upstream.Close()
 	u, _ := url.Parse(upstream.URL)
 	proxy := httputil.NewSingleHostReverseProxy(u)
-	g := mustGuard(t, Options{Tools: unsure{names: []string{"a"}}})
+	g := listedGuard(t, Options{}, "a")
 	for _, h := range []http.Handler{upstream.Config.Handler, proxy} {
 		res, body, _ := overHTTP(t, h)
 		gres, gbody, _ := overHTTP(t, g.Handler(h))
@@ -494,7 +432,7 @@ func TestHeldAnswerKeepsTheHeaderOfItsStatus(t *testing.T) {
 // answer is held until the handler returns, so its framing may differ:
 // a Content-Length instead of chunks.)
 func TestFlushBeforeTheFirstWrite(t *testing.T) {
-	g := mustGuard(t, Options{Tools: unsure{names: []string{"a"}}})
+	g := listedGuard(t, Options{}, "a")
 	for _, ct := range []string{"text/event-stream", "application/json", ""} {
 		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if ct != "" {
@@ -552,7 +490,7 @@ func TestHeldAnswerKeepsItsTrailers(t *testing.T) {
 			w.Header().Set("X-Sum", "abc")
 		},
 	} {
-		g := mustGuard(t, Options{Tools: unsure{names: []string{"a"}}})
+		g := listedGuard(t, Options{}, "a")
 		for i, hh := range []http.Handler{h, g.Handler(h)} {
 			res, _, _ := overHTTP(t, hh)
 			if res.Trailer.Get("X-Sum") != "abc" || res.Header.Get("X-Sum") != "" {

@@ -1,0 +1,344 @@
+package toolguard
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// listingServer answers a caller's tools/list with names (read at the
+// time of each list, paged by pageSize when it is set) and every
+// tools/call for a name it does not have with mcp-go's not-found answer;
+// it keeps every request it got, byte for byte.
+type listingServer struct {
+	mu       sync.Mutex
+	names    []string
+	pageSize int
+	sse      bool
+	heard    []string // the bodies it got, in order
+}
+
+func (s *listingServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	s.mu.Lock()
+	s.heard = append(s.heard, r.Method+" "+string(body))
+	names := append([]string(nil), s.names...)
+	s.mu.Unlock()
+	m := readMessage(body)
+	if !m.strict || m.method.kind != kString {
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	id := string(m.id.raw(body))
+	var reply string
+	switch {
+	case strEquals(body, m.method, "tools/list"):
+		reply = s.page(id, body, names)
+	case strEquals(body, m.method, "tools/call"):
+		name := string(decoded(nil, body, m.name))
+		for _, n := range names {
+			if n == name {
+				reply = `{"jsonrpc":"2.0","id":` + id + `,"result":{"content":[{"type":"text","text":"ok"}]}}`
+			}
+		}
+		if reply == "" {
+			reply = errorReply(id, -32602, "tool '"+name+"' not found: tool not found")
+		}
+	default:
+		reply = `{"jsonrpc":"2.0","id":` + id + `,"result":{}}`
+	}
+	if s.sse {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, "event: message\ndata: "+reply+"\n\n")
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	io.WriteString(w, reply)
+}
+
+// page answers a tools/list: the page its cursor (the index of its first
+// name) asks for.
+func (s *listingServer) page(id string, body []byte, names []string) string {
+	if s.pageSize == 0 {
+		return listReply(id, names...)
+	}
+	start := 0
+	if i := bytes.Index(body, []byte(`"cursor":"`)); i >= 0 {
+		for _, c := range body[i+len(`"cursor":"`):] {
+			if c == '"' {
+				break
+			}
+			start = start*10 + int(c-'0')
+		}
+	}
+	end := min(start+s.pageSize, len(names))
+	r := listReply(id, names[start:end]...)
+	if end < len(names) {
+		r = strings.TrimSuffix(r, "}}") + `,"nextCursor":"` + itoa(end) + `"}}`
+	}
+	return r
+}
+
+func itoa(n int) string {
+	if n == 0 {
+		return "0"
+	}
+	var b []byte
+	for ; n > 0; n /= 10 {
+		b = append([]byte{byte('0' + n%10)}, b...)
+	}
+	return string(b)
+}
+
+func (s *listingServer) set(names ...string) {
+	s.mu.Lock()
+	s.names = names
+	s.mu.Unlock()
+}
+
+// serve sends one request through g to s and returns the answer.
+func serve(g *Guard, s http.Handler, r *http.Request) *httptest.ResponseRecorder {
+	w := httptest.NewRecorder()
+	g.Handler(s).ServeHTTP(w, r)
+	return w
+}
+
+func listCall(id, cursor string) string {
+	if cursor == "" {
+		return `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/list","params":{}}`
+	}
+	return `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/list","params":{"cursor":"` + cursor + `"}}`
+}
+
+// unknownAnswer is the guard's answer to the call with id 9 of name with
+// the data given ("" for none).
+func unknownAnswer(name, data string) string {
+	if data != "" {
+		data = `,"data":{` + data + `}`
+	}
+	return `{"jsonrpc":"2.0","id":9,"error":{"code":-32602,"message":"Unknown tool: ` + name + `"` + data + `}}`
+}
+
+// The server hears exactly the client: every request it gets is one the
+// client sent, byte for byte and in order, and no other; the answers the
+// client gets to its lists and known calls are the server's own.
+func TestServerHearsOnlyTheClient(t *testing.T) {
+	for _, sse := range []bool{false, true} {
+		srv := &listingServer{names: []string{"get_weather", "search"}, sse: sse}
+		g := mustGuard(t, Options{Tools: unsure{}})
+		var sent []string
+		send := func(body string) *httptest.ResponseRecorder {
+			sent = append(sent, "POST "+body)
+			return serve(g, srv, newRequest("POST", body, nil))
+		}
+		alone := httptest.NewRecorder()
+		srv.ServeHTTP(alone, newRequest("POST", listCall("1", ""), nil))
+		srv.heard = nil
+		if w := send(listCall("1", "")); w.Body.String() != alone.Body.String() {
+			t.Errorf("sse %v: the list %q, alone %q", sse, w.Body, alone.Body)
+		}
+		send(call("2", `"get_wether"`))
+		send(call("3", `"get_weather"`))
+		send(call("4", `"nope"`))
+		send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+		if strings.Join(srv.heard, "\n") != strings.Join(sent, "\n") {
+			t.Errorf("sse %v: the server heard\n%s\nthe client sent\n%s", sse, strings.Join(srv.heard, "\n"), strings.Join(sent, "\n"))
+		}
+	}
+}
+
+// A tool deleted after the caller listed it is never shown or suggested
+// in the answer to a call of it: the server has just said it is not
+// there.
+func TestDeletedToolIsNeitherListedNorSuggested(t *testing.T) {
+	srv := &listingServer{names: []string{"echo", "victim"}}
+	g := mustGuard(t, Options{Tools: unsure{}})
+	serve(g, srv, newRequest("POST", listCall("1", ""), nil))
+	srv.set("echo")
+	w := serve(g, srv, newRequest("POST", call("9", `"victim"`), nil))
+	if want := unknownAnswer("victim", `"availableTools":["echo"]`); w.Body.String() != want {
+		t.Errorf("answer %s, want %s", w.Body, want)
+	}
+}
+
+// A tool added and then listed by the caller is in the next answer.
+func TestToolAddedAndListedAppears(t *testing.T) {
+	srv := &listingServer{names: []string{"echo"}}
+	g := mustGuard(t, Options{Tools: unsure{}})
+	serve(g, srv, newRequest("POST", listCall("1", ""), nil))
+	srv.set("echo", "get_weather")
+	serve(g, srv, newRequest("POST", listCall("2", ""), nil))
+	w := serve(g, srv, newRequest("POST", call("9", `"get_wether"`), nil))
+	if want := unknownAnswer("get_wether", `"availableTools":["echo","get_weather"],"suggestions":["get_weather"]`); w.Body.String() != want {
+		t.Errorf("answer %s, want %s", w.Body, want)
+	}
+}
+
+// A list read for one caller is never shown to another: other
+// credentials, another session, no credentials, another protocol version,
+// other declared capabilities.
+func TestListIsNeverShownToAnotherCaller(t *testing.T) {
+	lister := http.Header{"Authorization": {"Bearer a"}, "Mcp-Session-Id": {"s-1"}}
+	for name, h := range map[string]http.Header{
+		"other credentials": {"Authorization": {"Bearer b"}, "Mcp-Session-Id": {"s-1"}},
+		"no credentials":    {"Mcp-Session-Id": {"s-1"}},
+		"another session":   {"Authorization": {"Bearer a"}, "Mcp-Session-Id": {"s-2"}},
+		"another version":   {"Authorization": {"Bearer a"}, "Mcp-Session-Id": {"s-1"}, "Mcp-Protocol-Version": {"2025-06-18"}},
+	} {
+		srv := &listingServer{names: []string{"get_weather"}}
+		g := mustGuard(t, Options{Tools: unsure{}})
+		serve(g, srv, newRequest("POST", listCall("1", ""), lister))
+		if w := serve(g, srv, newRequest("POST", call("9", `"get_wether"`), lister)); !strings.Contains(w.Body.String(), "availableTools") {
+			t.Fatalf("setup: the lister's own call got %s", w.Body)
+		}
+		if w := serve(g, srv, newRequest("POST", call("9", `"get_wether"`), h)); w.Body.String() != unknownAnswer("get_wether", "") {
+			t.Errorf("%s: answer %s, want one without data", name, w.Body)
+		}
+	}
+	// 2026-07-28: the caller is its _meta too.
+	srv := &listingServer{names: []string{"delete_repository"}}
+	g := mustGuard(t, Options{Tools: unsure{}})
+	withElicitation := `{"jsonrpc":"2.0","id":"l","method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}}}`
+	serve(g, srv, newRequest("POST", withElicitation, http.Header{"Mcp-Protocol-Version": {"2026-07-28"}, "Mcp-Method": {"tools/list"}}))
+	w := serve(g, srv, newRequest("POST", modernCall("9", `"delete_repositry"`), modernHeaders("delete_repositry")))
+	if w.Body.String() != unknownAnswer("delete_repositry", "") {
+		t.Errorf("a call declaring other capabilities got %s", w.Body)
+	}
+	seeList(t, g, modernHeaders("x"), "get_weather") // the call's own _meta
+	w = serve(g, srv, newRequest("POST", modernCall("9", `"get_wether"`), modernHeaders("get_wether")))
+	if !strings.Contains(w.Body.String(), `"availableTools":["get_weather"]`) {
+		t.Errorf("a call declaring the lister's capabilities got %s", w.Body)
+	}
+}
+
+// A list over several pages is kept whole once its last page came; a page
+// asked with a cursor no page gave is not part of a list the guard can
+// trust, and nothing is kept.
+func TestPagedListIsKeptWhole(t *testing.T) {
+	srv := &listingServer{names: []string{"a", "b", "c", "d", "e"}, pageSize: 2}
+	g := mustGuard(t, Options{Tools: unsure{}})
+	for i, cursor := range []string{"", "2", "4"} {
+		serve(g, srv, newRequest("POST", listCall(itoa(i+1), cursor), nil))
+	}
+	w := serve(g, srv, newRequest("POST", call("9", `"nothing_like"`), nil))
+	if want := unknownAnswer("nothing_like", `"availableTools":["a","b","c","d","e"]`); w.Body.String() != want {
+		t.Errorf("answer %s, want %s", w.Body, want)
+	}
+
+	g = mustGuard(t, Options{Tools: unsure{}})
+	serve(g, srv, newRequest("POST", listCall("1", ""), nil))
+	serve(g, srv, newRequest("POST", listCall("2", "4"), nil)) // skips a page
+	if w := serve(g, srv, newRequest("POST", call("9", `"nothing_like"`), nil)); w.Body.String() != unknownAnswer("nothing_like", "") {
+		t.Errorf("a list with a page skipped: %s", w.Body)
+	}
+}
+
+// The caller's list is dropped when the server announces a change in the
+// session's event stream (GET) or in a call's own stream, when the
+// session is deleted, and when the caller initializes again.
+func TestListIsDroppedWhenItMayHaveChanged(t *testing.T) {
+	session := http.Header{"Mcp-Session-Id": {"s-1"}}
+	changed := "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}\n\n"
+	for name, drop := range map[string]func(g *Guard){
+		"list_changed on the GET stream": func(g *Guard) {
+			serve(g, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "text/event-stream")
+				w.WriteHeader(200)
+				io.WriteString(w, ": ping\n\n"+changed[:20])
+				w.(http.Flusher).Flush()
+				io.WriteString(w, changed[20:])
+			}), newRequest("GET", "", session))
+		},
+		"list_changed before a call's answer": func(g *Guard) {
+			serve(g, answering(200, "text/event-stream", changed+"event: message\ndata: "+`{"jsonrpc":"2.0","id":3,"result":{}}`+"\n\n"),
+				newRequest("POST", call("3", `"other"`), session))
+		},
+		"DELETE": func(g *Guard) {
+			serve(g, answering(200, "", ""), newRequest("DELETE", "", session))
+		},
+		"initialize": func(g *Guard) {
+			serve(g, answering(200, "application/json", `{"jsonrpc":"2.0","id":0,"result":{}}`),
+				newRequest("POST", `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}`, session))
+		},
+	} {
+		srv := &listingServer{names: []string{"get_weather"}}
+		g := mustGuard(t, Options{Tools: unsure{}})
+		serve(g, srv, newRequest("POST", listCall("1", ""), session))
+		drop(g)
+		if w := serve(g, srv, newRequest("POST", call("9", `"get_wether"`), session)); w.Body.String() != unknownAnswer("get_wether", "") {
+			t.Errorf("after %s: %s, want no data", name, w.Body)
+		}
+	}
+	// Another session's change drops nothing.
+	srv := &listingServer{names: []string{"get_weather"}}
+	g := mustGuard(t, Options{Tools: unsure{}})
+	serve(g, srv, newRequest("POST", listCall("1", ""), session))
+	serve(g, answering(200, "", ""), newRequest("DELETE", "", http.Header{"Mcp-Session-Id": {"s-2"}}))
+	if w := serve(g, srv, newRequest("POST", call("9", `"get_wether"`), session)); !strings.Contains(w.Body.String(), "availableTools") {
+		t.Errorf("another session's DELETE dropped the list: %s", w.Body)
+	}
+}
+
+// A list is kept for ListTTL, or the ttlMs its server stated when
+// shorter.
+func TestListExpires(t *testing.T) {
+	now := time.Unix(1000, 0)
+	clock := func() time.Time { return now }
+	for _, tc := range []struct {
+		name  string
+		reply string
+		kept  time.Duration
+	}{
+		{"ListTTL", listReply(`"l"`, "get_weather"), time.Minute},
+		{"ttlMs", strings.TrimSuffix(listReply(`"l"`, "get_weather"), "}}") + `,"ttlMs":5000}}`, 5 * time.Second},
+	} {
+		g := mustGuard(t, Options{Tools: unsure{}, ListTTL: time.Minute})
+		g.seen.now = clock
+		serve(g, answering(200, "application/json", tc.reply), newRequest("POST", listCall(`"l"`, ""), nil))
+		notFound := answering(200, "application/json", errorReply("9", -32602, "Unknown tool: get_wether"))
+		now = now.Add(tc.kept - time.Millisecond)
+		if w := serve(g, notFound, newRequest("POST", call("9", `"get_wether"`), nil)); !strings.Contains(w.Body.String(), "availableTools") {
+			t.Errorf("%s: dropped before it expired: %s", tc.name, w.Body)
+		}
+		now = now.Add(time.Millisecond)
+		if w := serve(g, notFound, newRequest("POST", call("9", `"get_wether"`), nil)); w.Body.String() != unknownAnswer("get_wether", "") {
+			t.Errorf("%s: kept after it expired: %s", tc.name, w.Body)
+		}
+	}
+}
+
+// A guard that shows no list reads none: the tools/list answer reaches the
+// caller with the caller's own ResponseWriter.
+func TestNoListIsReadWhenNoneIsShown(t *testing.T) {
+	g := mustGuard(t, Options{Tools: unsure{}, HideToolList: true, HideSuggestions: true})
+	w := httptest.NewRecorder()
+	var got http.ResponseWriter
+	g.Handler(http.HandlerFunc(func(rw http.ResponseWriter, _ *http.Request) { got = rw })).ServeHTTP(w, newRequest("POST", listCall("1", ""), nil))
+	if got != http.ResponseWriter(w) {
+		t.Errorf("the list was served with %T", got)
+	}
+}
+
+// Only a whole answer to the caller's own list, with status 200, is kept:
+// an error, an answer to another id or a cut answer keeps nothing.
+func TestOnlyAWholeListAnswerIsKept(t *testing.T) {
+	for name, next := range map[string]http.Handler{
+		"an error reply":    answering(200, "application/json", errorReply(`"l"`, -32603, "boom")),
+		"another id":        answering(200, "application/json", listReply(`"m"`, "get_weather")),
+		"a 500":             answering(500, "application/json", listReply(`"l"`, "get_weather")),
+		"a cut answer":      answering(200, "application/json", listReply(`"l"`, "get_weather")[:40]),
+		"a plain-text body": answering(200, "text/plain", listReply(`"l"`, "get_weather")),
+	} {
+		g := mustGuard(t, Options{Tools: unsure{}})
+		serve(g, next, newRequest("POST", listCall(`"l"`, ""), nil))
+		notFound := answering(200, "application/json", errorReply("9", -32602, "Unknown tool: get_wether"))
+		if w := serve(g, notFound, newRequest("POST", call("9", `"get_wether"`), nil)); w.Body.String() != unknownAnswer("get_wether", "") {
+			t.Errorf("after %s: %s", name, w.Body)
+		}
+	}
+}
