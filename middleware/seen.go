@@ -86,8 +86,12 @@ func (s *seenLists) page(key, session, cursor string, p mcpwire.Page) {
 	}
 	run.names = append(run.names, p.Names...)
 	s.names += len(p.Names)
-	if p.TTLMs != nil {
-		run.ttl = min(run.ttl, time.Duration(max(*p.TTLMs, 0))*time.Millisecond)
+	if p.TTLMs != nil && *p.TTLMs > 0 {
+		// A stated lifetime shortens the TTL. A ttlMs of 0 (mcp-go states
+		// it on every 2026-07-28 list) asks the client to list again
+		// before it relies on the list; the guard shows it all the same,
+		// as what the caller was last shown.
+		run.ttl = min(run.ttl, time.Duration(*p.TTLMs)*time.Millisecond)
 	}
 	if p.NextCursor != "" {
 		run.next = p.NextCursor

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 
@@ -78,6 +79,17 @@ func newHarness(t testing.TB, mode string) *harness {
 			t.Fatalf("initialize: %d %s", w.Code, w.Body)
 		}
 		fixture.Send(h.Alone, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, http.Header{"Mcp-Session-Id": {h.session}, "Mcp-Protocol-Version": {"2025-11-25"}})
+	}
+	// The client lists its tools, as real clients do before they call:
+	// the guard keeps go-sdk's answer for data.availableTools.
+	hdr := h.headers("")
+	hdr.Del("Mcp-Name")
+	if h.modern {
+		hdr.Set("Mcp-Method", "tools/list")
+	}
+	list := `{"jsonrpc":"2.0","id":"list","method":"tools/list","params":{` + strings.TrimPrefix(h.meta(), ",") + `}}`
+	if w := fixture.Send(h.Guarded, list, hdr); w.Code != 200 {
+		t.Fatalf("tools/list: %d %s", w.Code, w.Body)
 	}
 	return h
 }

@@ -25,10 +25,9 @@
 // base64 Mcp-Name, an unknown session, a foreign Host), reaches the client
 // byte for byte.
 //
-// The list in data.availableTools is the caller's tools/list, asked of the
-// handler as the caller (same session, headers, URL and _meta) after
-// go-sdk said not found, as toolguard.Discover asks it: cached per caller,
-// held to a budget (see toolguard.DiscoverOptions).
+// The list in data.availableTools is the one go-sdk gave the caller in
+// answer to the caller's own tools/list, read by the guard as it passed:
+// the guard never sends go-sdk a request of its own.
 package toolguardgosdk
 
 import (
@@ -38,27 +37,26 @@ import (
 	toolguard "github.com/toolguard/toolguard/middleware"
 )
 
-// Options configures Tools.
-type Options struct {
-	// Discover configures the caller's tools/list, asked of the handler
-	// after go-sdk answered not found.
-	Discover toolguard.DiscoverOptions
-}
+// Options configures Tools. It has no fields yet.
+type Options struct{}
 
 // Tools returns the tool set of the go-sdk handler h (the
 // *mcp.StreamableHTTPHandler, or whatever handler the guard wraps).
-func Tools(h http.Handler, opts Options) (*ToolSet, error) {
+func Tools(h http.Handler, _ Options) (*ToolSet, error) {
 	if h == nil {
 		return nil, errors.New("toolguardgosdk: Tools needs a handler (h is nil)")
 	}
-	d, err := toolguard.Discover(h, opts.Discover)
-	if err != nil {
-		return nil, err
-	}
-	return &ToolSet{d}, nil
+	return &ToolSet{}, nil
 }
 
-// ToolSet is the toolguard.ToolSet of a go-sdk handler: a Discovery of it,
-// whose Lookup is Unsure (go-sdk decides) and whose List is the caller's
-// tools/list, asked of the handler as the caller.
-type ToolSet struct{ *toolguard.Discovery }
+// ToolSet is the toolguard.ToolSet of a go-sdk handler: go-sdk decides
+// every call.
+type ToolSet struct{}
+
+// Lookup returns Unsure: go-sdk decides.
+func (*ToolSet) Lookup(*http.Request, string) toolguard.Presence { return toolguard.Unsure }
+
+// List is never asked: Lookup is never Absent.
+func (*ToolSet) List(*http.Request) ([]string, error) {
+	return nil, errors.New("toolguardgosdk: go-sdk's tools are not read in process")
+}

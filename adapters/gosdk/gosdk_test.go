@@ -17,16 +17,12 @@ func TestToolsValidates(t *testing.T) {
 	if _, err := Tools(nil, Options{}); err == nil || !strings.Contains(err.Error(), "h is nil") {
 		t.Errorf("nil handler: %v", err)
 	}
-	if _, err := Tools(http.NotFoundHandler(), Options{Discover: toolguard.DiscoverOptions{TTL: -1}}); err == nil ||
-		!strings.Contains(err.Error(), "DiscoverOptions.TTL") {
-		t.Errorf("negative TTL: %v", err)
-	}
 }
 
 // A go-sdk handler that serves admins a server with one more tool: the
-// guard confirms with the list of the caller's own server, and a caller
-// on a foreign Host gets go-sdk's 403, never a list.
-func TestAsksAsTheCaller(t *testing.T) {
+// answer lists what go-sdk listed to that caller, never another's list,
+// and a caller on a foreign Host gets go-sdk's 403, never a list.
+func TestShowsWhatTheCallerWasListed(t *testing.T) {
 	newServer := func(names ...string) *mcp.Server {
 		s := mcp.NewServer(&mcp.Implementation{Name: "by-role", Version: "1"}, nil)
 		for _, n := range names {
@@ -54,13 +50,27 @@ func TestAsksAsTheCaller(t *testing.T) {
 	}
 	srv := httptest.NewServer(g.Handler(h))
 	defer srv.Close()
-	call := func(auth, host string) (int, string) {
+	send := func(auth, host, body string) (int, string) {
 		hdr := http.Header{"Mcp-Protocol-Version": {"2025-11-25"}, "Authorization": {auth}}
 		if host != "" {
 			hdr.Set("Host", host)
 		}
-		return fixture.Post(t, srv.URL, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"admin_tool","arguments":{}}}`, hdr)
+		return fixture.Post(t, srv.URL, body, hdr)
 	}
+	call := func(auth, host string) (int, string) {
+		return send(auth, host, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"admin_tool","arguments":{}}}`)
+	}
+	// Before anyone listed: the answer has no data.
+	if st, b := call("Bearer user", ""); st != 200 || !strings.Contains(b, `"message":"Unknown tool: admin_tool"}`) {
+		t.Fatalf("user before listing: %d %s", st, b)
+	}
+	// The admin lists; the user is never shown the admin's list.
+	send("Bearer admin", "", `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+	if st, b := call("Bearer user", ""); st != 200 || strings.Contains(b, "availableTools") {
+		t.Fatalf("user after the admin listed: %d %s", st, b)
+	}
+	send("Bearer user", "", `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+	send("Bearer admin", "evil.example", `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
 	for range 3 {
 		if st, b := call("Bearer admin", ""); st != 200 || !strings.Contains(b, "ran admin_tool") {
 			t.Fatalf("admin: %d %s", st, b)

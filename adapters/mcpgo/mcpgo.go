@@ -19,32 +19,23 @@
 //	http.Handle("/mcp", guard.Handler(httpServer))
 //
 // The server decides; the guard translates. A name the server has (a
-// global tool, or a tool of the caller's registered session) is Present:
-// the call reaches mcp-go untouched. Any other name is Unsure: the call
-// reaches mcp-go untouched too, and the guard replaces only mcp-go's own
-// not-found answer with its -32602 answer, whose data.availableTools is
-// the caller's tools/list, asked through the handler as the caller after
-// mcp-go said not found (so request hooks, AfterListTools hooks and tool
-// filters apply to it as to the caller's own list). Hooks that load,
-// rename or refuse tools at call time, and middleware between the guard
-// and mcp-go, see every call as they would without the guard.
-//
-// A global tool is found in the names ListTools gave up to about a second
-// ago, and otherwise (a name not among them, or names older than that) by
-// GetTool: a tool added is Present at once, and a tool deleted can read as
-// Present for up to about a second. A call to it in that time reaches
-// mcp-go unwatched, and mcp-go's own not-found answer (-32602, without the
-// list) goes out as it is. The names spare a known call GetTool, which
-// copies the whole tool on every call (about 1.5 points of a known call's
-// cost at 1,000 tools; docs/BENCHMARKS.md). While calls come they are read
-// again once a second, in the background (ListTools copies every tool; no
-// call waits for it).
+// global tool, or a tool of the caller's registered session, looked up at
+// call time with GetTool and the session's tools) is Present: the call
+// reaches mcp-go untouched. Any other name is Unsure: the call reaches
+// mcp-go untouched too, and the guard replaces only mcp-go's own not-found
+// answer with its -32602 answer, whose data.availableTools is the list
+// mcp-go gave the caller in answer to the caller's own tools/list, read as
+// it passed (so request hooks, AfterListTools hooks and tool filters apply
+// to it as they did for the caller). Hooks that load, rename or refuse
+// tools at call time, and middleware between the guard and mcp-go, see
+// every call as they would without the guard. The tool set reads nothing
+// in the background and keeps no copy of the registry.
 //
 // With Options.AnswerBeforeServer the author asserts more, and an unknown
 // name can be answered before the server (see AnswerBeforeServer).
 //
-// Only public mcp-go API is used: GetTool, ListTools, GetHooks, the
-// session hooks and SessionWithTools. Tools adds OnRegisterSession and
+// Only public mcp-go API is used: GetTool, ListTools (for an answer before
+// the server), GetHooks, the session hooks and SessionWithTools. Tools adds OnRegisterSession and
 // OnUnregisterSession hooks to the server (installing empty Hooks when the
 // server has none), to know the sessions mcp-go registered; call it before
 // the server serves.
@@ -59,8 +50,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
-	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -79,9 +68,9 @@ type Options struct {
 	//     between the guard and mcp-go that could rename, load or refuse a
 	//     tool);
 	//   - the server's Hooks (read at call time) have no OnBeforeAny,
-	//     OnRequestInitialization, OnBeforeCallTool or OnAfterListTools
-	//     hook (they can load or refuse a tool at call time, or hide a name
-	//     from the caller's list);
+	//     OnRequestInitialization, OnBeforeCallTool, OnBeforeListTools or
+	//     OnAfterListTools hook (they can load or refuse a tool at call or
+	//     list time, or hide a name from the caller's list);
 	//   - the server has had a global tool (mcp-go takes the tools
 	//     capability with its first tool and keeps it; a server without
 	//     it answers -32601), and the name is neither a global tool nor a
@@ -94,13 +83,11 @@ type Options struct {
 	//     carries none and Stateless is set; in the 2026-07-28 era (which
 	//     has no sessions), always.
 	//
-	// The list in such an answer is read in process: the server's global
-	// tools (read again first when the names read last are about a second
-	// old: it may lag a change by that much) and the session's tools. The
-	// answer is JSON (or one event where the client accepts only event
-	// streams), and carries none of the
-	// notifications mcp-go queued for the session: they go out with the
-	// session's next request that reaches mcp-go.
+	// The list in such an answer is read in process at call time: the
+	// server's global tools (ListTools) and the session's tools. The answer
+	// is JSON (or one event where the client accepts only event streams),
+	// and carries none of the notifications mcp-go queued for the session:
+	// they go out with the session's next request that reaches mcp-go.
 	//
 	// mcp-go offers no public API to read the rest, so by setting this the
 	// author asserts, for as long as the server runs:
@@ -117,7 +104,15 @@ type Options struct {
 	//     that refuses a session mcp-go registered, no authentication
 	//     (WithProtectedResourceMetadata with a check in the handler chain,
 	//     an HTTPContextFunc that refuses) between the guard and mcp-go;
-	//     such refusals must happen in front of the guard.
+	//     such refusals must happen in front of the guard;
+	//   - no tools loaded at call time outside the hooks above: an
+	//     HTTPContextFunc (WithHTTPContextFunc) that calls SetSessionTools
+	//     when a header is present loads its tool after the guard has
+	//     looked, and the guard answers first;
+	//   - the handler the guard wraps is h itself: guard.Handler(h). The
+	//     checks above read h; a middleware between the guard and h
+	//     (guard.Handler(alias(h)), one that renames old_echo to echo) is
+	//     not seen, and a name it would rename is answered first.
 	//
 	// Where an assertion is false the guard may answer -32602 where mcp-go
 	// would have run the tool or refused the request. Leave it unset when
@@ -130,34 +125,15 @@ type Options struct {
 	// AnswerBeforeServer: with it, such a call can be answered before the
 	// server.
 	Stateless bool
-
-	// Discover configures the caller's tools/list, asked through h as the
-	// caller after mcp-go answered not found.
-	Discover toolguard.DiscoverOptions
 }
 
 // ToolSet is the toolguard.ToolSet of an mcp-go server.
 type ToolSet struct {
 	s    *server.MCPServer
-	h    http.Handler
-	own  *server.StreamableHTTPServer // h, when it is mcp-go's own handler
+	own  *server.StreamableHTTPServer // the handler, when it is mcp-go's own
 	opts Options
-	d    *toolguard.Discovery
 
 	sessions sync.Map // session id → server.ClientSession, as mcp-go registered them
-
-	global  atomic.Pointer[globalTools] // the server's global tools, as last read
-	reading atomic.Bool                 // a read of them is under way in the background
-	mu      sync.Mutex                  // held by every read of them
-}
-
-// globalTools is the server's global tool names as ListTools gave them at
-// one time; old is set once they are namesTTL old.
-type globalTools struct {
-	names []string // sorted
-	set   map[string]struct{}
-	read  time.Time   // when the read began
-	old   atomic.Bool // set namesTTL after read, by a timer: no call asks the clock
 }
 
 // Tools returns the tool set of s, served over HTTP by h. Call it after
@@ -166,15 +142,8 @@ func Tools(s *server.MCPServer, h http.Handler, opts Options) (*ToolSet, error) 
 	if s == nil || h == nil {
 		return nil, errors.New("toolguardmcpgo: Tools needs the server and its handler")
 	}
-	d, err := toolguard.Discover(h, opts.Discover)
-	if err != nil {
-		return nil, err
-	}
-	t := &ToolSet{s: s, h: h, opts: opts, d: d}
+	t := &ToolSet{s: s, opts: opts}
 	t.own, _ = h.(*server.StreamableHTTPServer)
-	t.mu.Lock()
-	t.readGlobal()
-	t.mu.Unlock()
 	if s.GetHooks() == nil {
 		server.WithHooks(&server.Hooks{})(s)
 	}
@@ -192,7 +161,7 @@ func Tools(s *server.MCPServer, h http.Handler, opts Options) (*ToolSet, error) 
 // Present; any other name as Absent where AnswerBeforeServer lets the
 // guard answer before the server, and otherwise as Unsure: mcp-go decides.
 func (t *ToolSet) Lookup(r *http.Request, name string) toolguard.Presence {
-	if t.knownGlobal(name) {
+	if t.s.GetTool(name) != nil {
 		return toolguard.Present
 	}
 	modern := mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion))
@@ -208,26 +177,22 @@ func (t *ToolSet) Lookup(r *http.Request, name string) toolguard.Presence {
 	return toolguard.Unsure
 }
 
-// List returns the caller's tools: read in process where the guard
-// answers before the server, otherwise the caller's tools/list, asked
-// through the handler as the caller.
+// List returns the caller's tools, read in process at call time: the
+// server's global tools and the caller's session's. The guard asks it only
+// where Lookup said Absent (before the server); after the server, the list
+// is the one mcp-go gave the caller.
 func (t *ToolSet) List(r *http.Request) ([]string, error) {
 	modern := mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion))
-	session, registered := t.session(r, modern)
-	if !t.before(r, modern, registered) {
-		return t.d.List(r)
-	}
-	global := t.globalNames()
-	if session == nil {
-		return global, nil
-	}
-	own := session.GetSessionTools()
-	if len(own) == 0 {
-		return global, nil
-	}
-	names := slices.Clone(global)
-	for n := range own {
+	session, _ := t.session(r, modern)
+	global := t.s.ListTools()
+	names := make([]string, 0, len(global))
+	for n := range global {
 		names = append(names, n)
+	}
+	if session != nil {
+		for n := range session.GetSessionTools() {
+			names = append(names, n)
+		}
 	}
 	slices.Sort(names)
 	return slices.Compact(names), nil
@@ -260,7 +225,7 @@ func (t *ToolSet) before(r *http.Request, modern, sessionKnown bool) bool {
 		return false
 	}
 	if h := t.s.GetHooks(); h != nil && (len(h.OnBeforeAny) > 0 || len(h.OnRequestInitialization) > 0 ||
-		len(h.OnBeforeCallTool) > 0 || len(h.OnAfterListTools) > 0) {
+		len(h.OnBeforeCallTool) > 0 || len(h.OnBeforeListTools) > 0 || len(h.OnAfterListTools) > 0) {
 		return false
 	}
 	if v := r.Header.Get(mcp.HeaderProtocolVersion); v != "" && !t.own.SupportsProtocolVersion(v) {
@@ -287,80 +252,9 @@ func loopback(addr string) bool {
 	return err == nil && ip.IsLoopback()
 }
 
-// namesTTL is how long the global tool names read with ListTools are used.
-const namesTTL = time.Second
-
-// knownGlobal reports whether name is a global tool: in the names read
-// less than namesTTL ago (as a timer tells, so that no call asks the
-// clock), or, for any other name and whenever those are older, by GetTool.
-// A known call thus never waits for ListTools (which copies every tool);
-// once the names are old, the first call starts reading them again in the
-// background. GetTool copies the tool it finds, which is what the names
-// spare a known call.
-func (t *ToolSet) knownGlobal(name string) bool {
-	g := t.global.Load()
-	if !g.old.Load() {
-		if _, ok := g.set[name]; ok {
-			return true
-		}
-	} else if t.reading.CompareAndSwap(false, true) {
-		go func() {
-			defer t.reading.Store(false)
-			t.mu.Lock()
-			defer t.mu.Unlock()
-			if t.global.Load().old.Load() {
-				t.readGlobal()
-			}
-		}()
-	}
-	return t.s.GetTool(name) != nil
-}
-
-// hasGlobal reports whether the server has had a global tool, from the
-// names as last read, however old: mcp-go takes the tools capability with
-// its first tool and never drops it, so a tools/call reaches its lookup
-// from then on, whatever tools come and go.
-func (t *ToolSet) hasGlobal() bool { return len(t.global.Load().names) > 0 }
-
-// globalNames returns the server's global tool names, sorted, read less
-// than namesTTL ago: read now if they are older. Only the list of an
-// answer before the server uses them, and it waits for that read; callers
-// that find the names old together wait for one read.
-func (t *ToolSet) globalNames() []string {
-	if g := t.global.Load(); !g.old.Load() {
-		return g.names
-	}
-	asked := time.Now()
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	g := t.global.Load()
-	if g.old.Load() && g.read.Before(asked) {
-		g = t.readGlobal()
-	}
-	return g.names
-}
-
-// readGlobal reads the server's global tool names and keeps them; t.mu is
-// held, so reads are kept in the order they were made. A read that finds
-// the names unchanged keeps the slice read before, so the guard matches
-// the list with the last one by identity.
-func (t *ToolSet) readGlobal() *globalTools {
-	start := time.Now()
-	tools := t.s.ListTools()
-	g := &globalTools{names: make([]string, 0, len(tools)), set: make(map[string]struct{}, len(tools)), read: start}
-	for n := range tools {
-		g.names = append(g.names, n)
-		g.set[n] = struct{}{}
-	}
-	slices.Sort(g.names)
-	if old := t.global.Load(); old != nil && slices.Equal(old.names, g.names) {
-		g.names = old.names
-	}
-	if left := namesTTL - time.Since(start); left > 0 {
-		time.AfterFunc(left, func() { g.old.Store(true) })
-	} else {
-		g.old.Store(true)
-	}
-	t.global.Store(g)
-	return g
-}
+// hasGlobal reports whether the server has a global tool: mcp-go takes
+// the tools capability with its first tool and never drops it, so a
+// tools/call reaches its lookup from then on. A server whose tools were
+// all deleted again is not seen to have had one: its calls go to mcp-go,
+// which decides.
+func (t *ToolSet) hasGlobal() bool { return len(t.s.ListTools()) > 0 }
