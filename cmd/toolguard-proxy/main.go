@@ -10,10 +10,12 @@
 //
 //	toolguard-proxy -upstream http://127.0.0.1:3000/mcp [-listen 127.0.0.1:8080] [flags]
 //
-// The tool list is asked of the upstream through the proxy, as the caller
-// (toolguard.Discover), only after the upstream answered not found: with
-// the caller's session, credentials and Host, within -list-timeout and
-// -list-budget. Known calls never wait for it.
+// The guard never speaks to the upstream; it reads what passes. The tool
+// list in data.availableTools is the upstream's answer to the caller's own
+// tools/list, read as it passed and kept for that caller only (its
+// session, credentials, other headers and _meta) for -list-ttl, or until
+// the upstream announces a changed list in the caller's session. A call
+// before any list gets -32602 without data. Known calls never wait.
 // Put authentication in front of it, or use -hide-tool-list and
 // -hide-suggestions, so anonymous callers never see the tool list.
 //
@@ -28,8 +30,7 @@
 // does not resolve, a failed TLS handshake) gets the caller 502, and one
 // that does not begin its answer within -upstream-timeout 504, each with a
 // short text body naming the cause, and one log line naming the upstream
-// and the cause (a failure of the guard's own tools/list on the upstream
-// is logged the same way). With -log-pass, every request the guard passes
+// and the cause. With -log-pass, every request the guard passes
 // through gets one log line: the reason (toolguard.Reason), the tool, the
 // tool set's error, the status the upstream answered and the Host the
 // request came with. In front of a server with a Host allow-list, that
@@ -77,7 +78,6 @@ type config struct {
 	logPass                      bool
 	upstreamTimeout              time.Duration
 	guard                        toolguard.Options
-	discover                     toolguard.DiscoverOptions
 }
 
 func parse(args []string, stderr io.Writer) (*config, error) {
@@ -97,9 +97,7 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 	fs.BoolVar(&c.guard.HideToolList, "hide-tool-list", false, "leave data.availableTools out of rejections")
 	fs.BoolVar(&c.guard.HideSuggestions, "hide-suggestions", false, "leave data.suggestions out of rejections")
 	fs.BoolVar(&c.guard.AnswerHeaderMismatch, "answer-header-mismatch", false, "answer a 2026-07-28 Mcp-Method/Mcp-Name mismatch with 400 and -32020 instead of passing it on")
-	fs.DurationVar(&c.discover.TTL, "list-ttl", 10*time.Second, "how long a caller's tool list is reused for data.availableTools; 0 keeps none")
-	fs.DurationVar(&c.discover.Budget, "list-budget", toolguard.DefaultListBudget, "how much time a second the upstream may spend on the guard's tools/list fetches, across callers; past it an answer goes out without data.availableTools; more than 0")
-	fs.DurationVar(&c.guard.ListTimeout, "list-timeout", toolguard.DefaultListTimeout, "longest the server's not-found answer waits for the caller's tool list; past it the answer goes out without data.availableTools; more than 0. Known calls never wait")
+	fs.DurationVar(&c.guard.ListTTL, "list-ttl", toolguard.DefaultListTTL, "how long the upstream's answer to a caller's own tools/list is kept for data.availableTools; 0 keeps none")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, "usage: toolguard-proxy -upstream URL [-listen ADDRESS] [flags]\n\n"+
 			"Exit status: 0 after a graceful shutdown (or -h), 1 on a server error, 64 on a usage error.\n\nflags:\n")
@@ -170,8 +168,6 @@ func checkFlags(c *config) error {
 		v    int64
 	}{
 		{"-max-body-bytes", c.guard.MaxBodyBytes},
-		{"-list-timeout", int64(c.guard.ListTimeout)},
-		{"-list-budget", int64(c.discover.Budget)},
 		{"-tool-list-limit", int64(c.guard.ToolListLimit)},
 	}
 	for _, f := range positive {
@@ -183,7 +179,7 @@ func checkFlags(c *config) error {
 		name string
 		v    int64
 	}{
-		{"-list-ttl", int64(c.discover.TTL)},
+		{"-list-ttl", int64(c.guard.ListTTL)},
 		{"-shutdown-timeout", int64(c.shutdown)},
 	}
 	for _, f := range notNegative {
@@ -192,10 +188,9 @@ func checkFlags(c *config) error {
 		}
 	}
 	// The library reads 0 as its default; here 0 means none.
-	if c.discover.TTL == 0 {
-		c.discover.TTL = time.Nanosecond // a list is never used again
+	if c.guard.ListTTL == 0 {
+		c.guard.ListTTL = time.Nanosecond // a list is never shown
 	}
-	c.discover.Timeout = c.guard.ListTimeout // one fetch never outlives the wait for it
 	return nil
 }
 
@@ -246,12 +241,7 @@ func handler(c *config, logger *log.Logger) (http.Handler, error) {
 		ErrorHandler:  rp.proxyError,
 		Transport:     transport,
 	}
-	tools, err := toolguard.Discover(guardsOwn(proxy), c.discover)
-	if err != nil {
-		return nil, err
-	}
-	opts := c.guard
-	opts.Tools = tools
+	opts := c.guard // no tool set: the upstream decides every call
 	opts.OnReject = func(r *http.Request, rej *toolguard.Rejection) {
 		rp.onReject(r) // a translated answer is not a pass-through
 		if c.quiet {
@@ -357,11 +347,8 @@ func endsOnShutdown(done context.Context, h http.Handler) http.Handler {
 // listErrText says why an answer went out without the tool list, in the
 // words of the command's flags.
 func listErrText(err error, c *config) string {
-	switch {
-	case errors.Is(err, toolguard.ErrBudget):
-		return fmt.Sprintf("the upstream's time for the guard's tools/list fetches (-list-budget %v a second) is spent", c.discover.Budget)
-	case errors.Is(err, toolguard.ErrListTimeout):
-		return fmt.Sprintf("no tools/list answer within -list-timeout %v", c.guard.ListTimeout)
+	if errors.Is(err, toolguard.ErrNoList) {
+		return fmt.Sprintf("the caller has not listed its tools (or not within -list-ttl %v)", c.guard.ListTTL)
 	}
 	return err.Error()
 }

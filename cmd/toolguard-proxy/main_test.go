@@ -26,14 +26,14 @@ func TestParse(t *testing.T) {
 		{"-upstream", "http://127.0.0.1:3000/mcp", "-host", "sometimes"},
 		{"-upstream", "http://127.0.0.1:3000/mcp", "extra"},
 		{"-nope"},
-		{"-upstream", "http://127.0.0.1:3000/mcp", "-list-budget", "0"},
+		{"-upstream", "http://127.0.0.1:3000/mcp", "-list-ttl", "-1s"},
 	} {
 		if _, err := parse(args, io.Discard); err == nil {
 			t.Errorf("%q: no error", args)
 		}
 	}
 	c, err := parse([]string{"-upstream", "http://127.0.0.1:3000/mcp"}, io.Discard)
-	if err != nil || c.path != "/mcp" || c.host != "keep" || c.listen != "127.0.0.1:8080" || c.guard.ListTimeout != 2*time.Second || c.discover.Budget != 20*time.Millisecond {
+	if err != nil || c.path != "/mcp" || c.host != "keep" || c.listen != "127.0.0.1:8080" || c.guard.ListTTL != 10*time.Minute {
 		t.Errorf("defaults: %+v, %v", c, err)
 	}
 	c, _ = parse([]string{"-upstream", "http://127.0.0.1:3000"}, io.Discard)
@@ -89,6 +89,7 @@ func TestHandler(t *testing.T) {
 			t.Fatal(err)
 		}
 		front := httptest.NewServer(h)
+		post(t, front.URL+"/mcp", "mcp.example", `{"jsonrpc":"2.0","id":0,"method":"tools/list"}`) // as clients do first
 		got := post(t, front.URL+"/mcp", "mcp.example", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ech0"}}`)
 		if !strings.Contains(got, `"error":{"code":-32602,"message":"Unknown tool: ech0","data":{"availableTools":["echo"],"suggestions":["echo"]}}`) {
 			t.Errorf("-host %s: unknown tool answered %s", host, got)
@@ -275,6 +276,7 @@ func TestServersStatusIsKept(t *testing.T) {
 			t.Fatal(err)
 		}
 		front := httptest.NewServer(h)
+		fixture.Post(t, front.URL+"/mcp", `{"jsonrpc":"2.0","id":0,"method":"tools/list"}`, nil)
 		resp, err := http.DefaultClient.Do(fixture.NewPost(front.URL+"/mcp", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ech0"}}`, nil))
 		if err != nil {
 			t.Fatal(err)
@@ -311,8 +313,7 @@ func TestUsageMessages(t *testing.T) {
 		{[]string{"-upstream", up, "-tool-list-limit", "0"}, "-tool-list-limit must be more than 0"},
 		{[]string{"-upstream", up, "-shutdown-timeout", "-1s"}, "-shutdown-timeout must not be negative"},
 		{[]string{"-upstream", up, "-list-max-wait", "1s"}, "flag provided but not defined: -list-max-wait"},
-		{[]string{"-upstream", up, "-list-budget", "0"}, "-list-budget must be more than 0"},
-		{[]string{"-upstream", up, "-list-timeout", "0"}, "-list-timeout must be more than 0"},
+		{[]string{"-upstream", up, "-list-budget", "1s"}, "flag provided but not defined: -list-budget"},
 		{[]string{"-upstream", up, "-max-body-bytes", "0"}, "-max-body-bytes must be more than 0"},
 		{[]string{"-upstream", up, "-max-body-bytes", "-1"}, "-max-body-bytes must be more than 0"},
 		{[]string{"-upstream", "ftp://x"}, `-upstream "ftp://x" is not an http(s) URL`},
@@ -338,8 +339,8 @@ func TestZeroMeansZero(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.discover.TTL != time.Nanosecond || c.shutdown != 0 {
-		t.Errorf("TTL %v, shutdown %v: want no caching, no wait", c.discover.TTL, c.shutdown)
+	if c.guard.ListTTL != time.Nanosecond || c.shutdown != 0 {
+		t.Errorf("TTL %v, shutdown %v: want no caching, no wait", c.guard.ListTTL, c.shutdown)
 	}
 	var hosts []string
 	up := httptest.NewServer(fakeUpstream(&hosts))
@@ -357,6 +358,7 @@ func TestZeroMeansZero(t *testing.T) {
 			t.Fatal(err)
 		}
 		front := httptest.NewServer(h)
+		post(t, front.URL+"/mcp", "", `{"jsonrpc":"2.0","id":0,"method":"tools/list"}`)
 		got := post(t, front.URL+"/mcp", "", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ech0"}}`)
 		if !strings.Contains(got, `"code":-32602`) || strings.Contains(got, "availableTools") != tc.withList {
 			t.Errorf("%q: %s; want a list: %v", tc.flags, got, tc.withList)
@@ -366,8 +368,7 @@ func TestZeroMeansZero(t *testing.T) {
 }
 
 // TestUpstreamQueryIsKept: the query of -upstream (an API key, say)
-// reaches the upstream on every request, the guard's own tools/list
-// included, followed by the caller's parameters but those it sets (a
+// reaches the upstream on every request, followed by the caller's parameters but those it sets (a
 // caller cannot replace the key); the log never shows it.
 func TestUpstreamQueryIsKept(t *testing.T) {
 	var mu sync.Mutex
@@ -384,12 +385,13 @@ func TestUpstreamQueryIsKept(t *testing.T) {
 	if got := post(t, url, "", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo"}}`); !strings.Contains(got, "ran") {
 		t.Errorf("known call: %s", got)
 	}
+	post(t, url+"?key=mine&tenant=x", "", `{"jsonrpc":"2.0","id":0,"method":"tools/list"}`)
 	if got := post(t, url+"?key=mine&tenant=x", "", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"ech0"}}`); !strings.Contains(got, `"availableTools":["echo"]`) {
 		t.Errorf("unknown call: %s", got)
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	want := []string{"key=a%2Fb", "key=a%2Fb&tenant=x", "key=a%2Fb&tenant=x"} // the call, the unknown call, its tools/list
+	want := []string{"key=a%2Fb", "key=a%2Fb&tenant=x", "key=a%2Fb&tenant=x"} // the call, the caller's tools/list, the unknown call
 	if !slices.Equal(queries, want) {
 		t.Errorf("the upstream saw the queries %q, want %q", queries, want)
 	}

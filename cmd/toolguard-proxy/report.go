@@ -20,8 +20,7 @@ import (
 // What the proxy says about each request: at most one log line, written
 // when the answer starts (for a call whose answer the guard watches, when
 // it ends: after the caller may have read it). It names the upstream and the cause when the
-// upstream could not be reached or did not answer in time (for the
-// caller's own request or the guard's requests made for it), and with
+// upstream could not be reached or did not answer in time, and with
 // -log-pass why the guard passed the request through, with the tool set's
 // error, the status the caller got (the upstream's, for a request that
 // reached it) and the Host the request came with.
@@ -39,7 +38,6 @@ type exchange struct {
 	mu     sync.Mutex
 	pass   *toolguard.Pass
 	failed *failure // the caller's request did not reach the upstream
-	own    *failure // a request the guard made for it did not
 	done   bool     // the line is written
 }
 
@@ -51,9 +49,6 @@ type failure struct {
 }
 
 type exchangeKey struct{}
-
-// guardsOwnKey marks the requests the guard sends itself (Discover's).
-type guardsOwnKey struct{}
 
 // wrap reports on every request h serves.
 func (rp *reporter) wrap(h http.Handler) http.Handler {
@@ -81,13 +76,6 @@ func (rp *reporter) wrap(h http.Handler) http.Handler {
 		}}
 		h.ServeHTTP(sw, r)
 		sw.started(http.StatusOK) // nothing written: net/http sends 200
-	})
-}
-
-// guardsOwn marks the requests h is given as the guard's own.
-func guardsOwn(h http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), guardsOwnKey{}, true)))
 	})
 }
 
@@ -122,7 +110,7 @@ func (rp *reporter) onReject(r *http.Request) {
 func (rp *reporter) report(r *http.Request, x *exchange, status int) {
 	x.mu.Lock()
 	x.done = true
-	pass, failed, own := x.pass, x.failed, x.own
+	pass, failed := x.pass, x.failed
 	x.mu.Unlock()
 	var parts []string
 	if failed != nil {
@@ -145,15 +133,6 @@ func (rp *reporter) report(r *http.Request, x *exchange, status int) {
 		}
 		parts = append(parts, s+fmt.Sprintf(" host=%q", r.Host))
 	}
-	switch {
-	case own == nil:
-	case failed != nil && own.cause == failed.cause:
-		parts = append(parts, "the guard's own request to it too")
-	case failed != nil:
-		parts = append(parts, fmt.Sprintf("the guard's own request to it: %s (%v)", own.cause, own.err))
-	default:
-		parts = append(parts, fmt.Sprintf("upstream %s %s on the guard's own request (%v)", rp.upstream, own.cause, own.err))
-	}
 	if len(parts) > 0 {
 		rp.logger.Print(strings.Join(parts, "; "))
 	}
@@ -164,23 +143,13 @@ func (rp *reporter) report(r *http.Request, x *exchange, status int) {
 // body naming the cause (never the upstream's address); the log line
 // names both.
 func (rp *reporter) proxyError(w http.ResponseWriter, r *http.Request, err error) {
-	own := r.Context().Value(guardsOwnKey{}) != nil
 	f := rp.classify(r, err)
-	recorded := false
 	if x, ok := r.Context().Value(exchangeKey{}).(*exchange); ok {
 		x.mu.Lock()
 		if !x.done {
-			if own {
-				x.own = f
-			} else {
-				x.failed = f
-			}
-			recorded = true
+			x.failed = f
 		}
 		x.mu.Unlock()
-	}
-	if !recorded { // a request of the guard's own that outlived its caller's
-		rp.logger.Printf("upstream %s %s on the guard's own request (%v)", rp.upstream, f.cause, err)
 	}
 	h := w.Header()
 	h.Set("Content-Type", "text/plain; charset=utf-8")
@@ -203,7 +172,7 @@ func (rp *reporter) classify(r *http.Request, err error) *failure {
 	switch {
 	case errors.Is(err, context.Canceled) && r.Context().Err() != nil:
 		f.cause = "had not answered when the caller went away"
-	case errors.Is(r.Context().Err(), context.DeadlineExceeded): // the guard's own deadline
+	case errors.Is(r.Context().Err(), context.DeadlineExceeded): // the caller's deadline
 		f.status = http.StatusGatewayTimeout
 		f.cause = "did not answer in time"
 	case errors.As(err, &dnsErr):

@@ -185,12 +185,10 @@ func TestRejectionLogLinesNameTheirCause(t *testing.T) {
 		t.Errorf("log: %q", l)
 	}
 
-	url, logged = front(t, up.URL+"/mcp", "-list-ttl", "0", "-list-budget", "1ns")
-	for range 3 {
-		send(t, url, "", unknownCall)
-	}
-	if l := logged.String(); !strings.Contains(l, "-list-budget") || strings.Contains(l, "DiscoverOptions") {
-		t.Errorf("log past the budget: %q", l)
+	url, logged = front(t, up.URL+"/mcp")
+	send(t, url, "", unknownCall)
+	if l := logged.String(); !strings.Contains(l, "without data.availableTools: the caller has not listed its tools") || strings.Contains(l, "ErrNoList") {
+		t.Errorf("log of a call before any list: %q", l)
 	}
 }
 
