@@ -8,13 +8,17 @@
 // up and did not find it. A [ToolSet] that read, in process and at call
 // time, the very set the server's lookup uses ([StaticTools], [ToolsFunc],
 // mcp-go's registry where nothing can rename, load or refuse a tool) lets
-// the guard answer before the server. Everywhere else ([Discover], go-sdk,
+// the guard answer before the server. Everywhere else (no tool set, go-sdk,
 // the stdio guard) the call goes to the server untouched, and the guard
 // replaces only the server's own not-found answer ([IsNotFound],
 // [NotFoundShapes]), keeping its status; every other answer reaches the
-// client byte for byte. A known call never waits: the caller's list, for
-// data.availableTools, is asked only after the server said not found,
-// within Options.ListTimeout.
+// client byte for byte. A known call never waits.
+//
+// The guard never speaks to the server; it reads what passes. The list in
+// data.availableTools is the server's answer to the caller's own
+// tools/list, read on its way and kept for that caller only (see
+// Options.ListTTL), without the name the server just said it does not
+// have.
 //
 // Every request that is not a tools/call the guard reads with certainty
 // passes through untouched, body byte for byte and with the caller's own
@@ -42,11 +46,9 @@
 // [Rejection.Write], so every host writes the same bytes.
 //
 // What "registered" means is asked per request of a [ToolSet]. This package
-// ships [StaticTools], [ToolsFunc] and [Discover], which asks the server
-// itself for tools/list exactly as the caller (its Host, headers, context,
-// and the call's own _meta, found with [CallFromContext]); the adapters
-// modules add tool sets read from mark3labs/mcp-go and
-// modelcontextprotocol/go-sdk servers.
+// ships [StaticTools] and [ToolsFunc]; the adapters modules add tool sets
+// read from mark3labs/mcp-go and modelcontextprotocol/go-sdk servers.
+// Without a tool set the server decides every call.
 //
 // For a server that speaks over standard input and output, [NewStdio]
 // guards the stream itself: give the server the guard's [Stdio.Reader] and
@@ -56,6 +58,6 @@
 // of a stdio server in any language.
 //
 // Put the guard after authentication: a rejection lists the tools the
-// caller could call, which anonymous callers should not see. Options has
+// server listed to the caller. Options has
 // HideToolList and HideSuggestions for servers that must not enumerate.
 package toolguard

@@ -45,21 +45,15 @@ func (p Presence) String() string {
 // own lookup will use (an author-declared set, or an SDK registry with
 // nothing between the guard and the SDK's lookup that could rename, load
 // or refuse a tool). Anything else is Unsure, and the server decides.
-// Present only lets a call pass unwatched, which is always safe, so it may
-// come from what the tool set read a moment ago (the mcp-go tool set's
-// names are up to about a second old): a tool removed within that moment
-// then gets the server's own not-found answer, untranslated.
+// Present only lets a call pass unwatched, which is always safe.
 //
-// List returns every name the caller could call, for data.availableTools:
-// after Lookup said Absent, or after the server answered not found. An
-// error, or no list within Options.ListTimeout, leaves the list out of the
-// answer (after the server) or passes the call to the server (before it).
+// List returns every name the caller could call, read in process, for
+// the data of an answer before the server: it is asked only after Lookup
+// said Absent, and an error passes the call to the server. (After the
+// server, the list is the server's answer to the caller's own tools/list.)
 // The middleware does not modify the returned slice, and the tool set must
 // not change it after returning it (return a new slice for a new list;
-// returning the same slice again is cheapest). List must return once its request's context is done: that
-// context is how the guard bounds its wait by Options.ListTimeout (a
-// cached list is returned at once; a fetch is waited for only until the
-// context ends). The request it is given carries the [Call].
+// returning the same slice again is cheapest).
 //
 // Implementations must be safe for concurrent use.
 type ToolSet interface {
@@ -108,11 +102,7 @@ func (s staticTools) List(*http.Request) ([]string, error) { return s.sorted, ni
 // server will run for that caller, and the guard answers any other name
 // before the server (an empty list asserts nothing, as with StaticTools:
 // the server decides). It is called for every tools/call, so it should be
-// cheap (Lookup calls it with the caller's request, whose context only
-// the caller ends); an error means "cannot tell": the server decides. Like
-// any List, f must return once r's context is done: the guard bounds its
-// wait for a list by Options.ListTimeout through that context, and waits
-// for f.
+// cheap; an error means "cannot tell": the server decides.
 type ToolsFunc func(r *http.Request) ([]string, error)
 
 // Lookup calls f and reports whether name is among its names.

@@ -46,14 +46,12 @@ type endpoint struct {
 }
 
 func run(ctx context.Context, w io.Writer) error {
-	// The isError server, alone and behind the guard. Its tool set is asked
-	// of the server itself, as for any server in any language.
+	// The isError server, alone and behind the guard. The guard has no tool
+	// set: the server decides every call, and the list in the answer is
+	// the server's answer to the client's own tools/list, read as it
+	// passed, as for any server in any language.
 	isErr := isErrorServer(tools)
-	discovered, err := toolguard.Discover(isErr, toolguard.DiscoverOptions{})
-	if err != nil {
-		return err
-	}
-	guardIsErr, err := toolguard.New(toolguard.Options{Tools: discovered})
+	guardIsErr, err := toolguard.New(toolguard.Options{})
 	if err != nil {
 		return err
 	}
@@ -123,7 +121,7 @@ func run(ctx context.Context, w io.Writer) error {
 	return nil
 }
 
-// callOnce initializes a session and calls name, returning the reply to the
+// callOnce initializes a session, lists its tools and calls name, returning the reply to the
 // call (the data of an event stream, if the server streams).
 func callOnce(ctx context.Context, url, name string) (int, string, error) {
 	session := ""
@@ -152,6 +150,11 @@ func callOnce(ctx context.Context, url, name string) (int, string, error) {
 	}
 	session = resp.Header.Get("Mcp-Session-Id")
 	if _, _, err := post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`); err != nil {
+		return 0, "", err
+	}
+	// The client lists its tools first, as real clients do: the guard
+	// reads the answer as it passes, for the list in its own answer.
+	if _, _, err := post(`{"jsonrpc":"2.0","id":"list","method":"tools/list"}`); err != nil {
 		return 0, "", err
 	}
 	q, _ := json.Marshal(name)

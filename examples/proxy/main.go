@@ -54,13 +54,10 @@ func newProxy(upstream string, cfg config) (http.Handler, error) {
 		},
 		FlushInterval: -1, // stream event streams as they come
 	}
-	// The tool set asks the upstream itself, through the proxy, as the
-	// caller: same Host, session, credentials and _meta.
-	tools, err := toolguard.Discover(proxy, toolguard.DiscoverOptions{})
-	if err != nil {
-		return nil, err
-	}
-	guard, err := toolguard.New(toolguard.Options{Tools: tools, Logger: cfg.logger})
+	// No tool set: the upstream decides every call. The guard never asks
+	// it anything; the list in its answers is the upstream's answer to the
+	// caller's own tools/list, read as it passed.
+	guard, err := toolguard.New(toolguard.Options{Logger: cfg.logger})
 	if err != nil {
 		return nil, err
 	}
