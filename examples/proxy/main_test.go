@@ -86,7 +86,7 @@ func TestProxyRejectsBadUpstream(t *testing.T) {
 // elicitation or not: the server decides. An unknown name gets -32602 with
 // the list the caller may call. A foreign Host gets the server's own 403,
 // never a tool list.
-func TestProxyAsksAsTheCaller(t *testing.T) {
+func TestProxyShowsEachCallerItsOwnList(t *testing.T) {
 	ts := fixture.StartNode(t, "v2-caps-server.mjs", "--host-check")
 	cfg := config{}
 	url := exampletest.Start(t, func(addr string, ready func(string)) error { return run(ts.URL, addr, cfg, ready) })

@@ -54,6 +54,8 @@ func TestExample(t *testing.T) {
 	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
 	recv(1)
 	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	send(`{"jsonrpc":"2.0","id":10,"method":"tools/list"}`) // as clients do first: the guard reads the answer
+	recv(10)
 	send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"get_weather","arguments":{"city":"Oslo"}}}`)
 	if r := recv(2); r.Error != nil || !strings.Contains(string(r.Result), "Sunny in Oslo") {
 		t.Fatalf("known tool: %+v %s", r.Error, r.Result)
