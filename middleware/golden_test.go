@@ -2,7 +2,6 @@ package toolguard
 
 import (
 	"bytes"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -140,7 +139,7 @@ func goldenHTTPCases() []goldenHTTP {
 	stream := "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":1,\"progress\":1}}\n\n" +
 		"id: ev-7\nevent: message\ndata: " + strings.TrimSpace(mcpgoNotFound) + "\n\n"
 	unsureTools := unsure{names: []string{"get_weather", "get_forecast"}}
-	failing := unsure{err: errors.New("toolguard: tools/list: HTTP 403: \"forbidden\"")}
+	failing := unsure{} // the caller listed nothing: no list seen (unsure has no failing List since the observe change)
 	mismatch := modernHdr.Clone()
 	mismatch["Mcp-Name"] = []string{"other"}
 	return []goldenHTTP{
@@ -207,36 +206,36 @@ func TestGoldenHTTP(t *testing.T) {
 }
 
 // TestGoldenStdio: the stdio guard's answers, line by line: the client's
-// lines, the server's answer to the call, and the line the client got.
+// lines after the handshake, the server's lines in answer to them, and the
+// lines the client got.
 func TestGoldenStdio(t *testing.T) {
+	listed := `{"jsonrpc":"2.0","id":"l1","method":"tools/list"}` + "\n"
+	modernMeta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+	modernList := `{"jsonrpc":"2.0","id":"l1","method":"tools/list","params":{` + modernMeta + `}}` + "\n"
 	for _, tc := range []struct {
 		name, comment string
 		lines         []string
-		id            string
-		srv           *lineServer
 	}{
-		{"stdio-2025", "The TypeScript SDK v1's isError not-found line, translated; the list asked in the session.\n",
-			[]string{lineCall("1", "get_wether")}, "1", &lineServer{}},
-		{"stdio-2026", "A 2026-07-28 call: the list is asked with the call's own _meta.\n",
-			[]string{goldenModernCall + "\n"}, `"m-1"`, &lineServer{}},
-		{"stdio-without-list", "A list that never comes within ListTimeout: the answer goes out without it.\n",
-			[]string{lineCall("1", "get_wether")}, "1", &lineServer{silentList: true}},
+		{"stdio-2025", "The client lists the tools, then calls an unknown one: the TypeScript SDK v1's isError\nnot-found line is translated, with the list the server gave the client.\n",
+			[]string{listed, lineCall("1", "get_wether")}},
+		{"stdio-2026", "A 2026-07-28 client lists the tools, then calls an unknown one with the same _meta:\nthe list read with that _meta is shown.\n",
+			[]string{modernList, goldenModernCall + "\n"}},
+		{"stdio-without-list", "A call before any tools/list: the answer goes out without data.\n",
+			[]string{lineCall("1", "get_wether")}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			opts := StdioOptions{}
-			if tc.srv.silentList {
-				opts.ListTimeout = 20_000_000 // 20ms
-			}
-			rig := newStdioRigWith(t, opts, tc.srv, "get_forecast", "get_weather")
+			rig := newStdioRig(t, StdioOptions{}, "get_forecast", "get_weather")
 			rig.handshake(t)
+			from := len(rig.srv.written())
 			rig.send(t, tc.lines...)
-			got := rig.next(t)
-			// What lineServer answers, as the TypeScript SDK v1 does.
-			server := `{"jsonrpc":"2.0","id":` + tc.id + `,"result":{"content":[{"type":"text","text":"MCP error -32602: Tool get_wether not found"}],"isError":true}}` + "\n"
+			var got []string
+			for range tc.lines {
+				got = append(got, rig.next(t))
+			}
 			checkGolden(t, tc.name, transcript{comment: tc.comment, files: []txtarFile{
 				{"client", strings.Join(tc.lines, "")},
-				{"server", server},
-				{"answer", got},
+				{"server", strings.Join(rig.srv.written()[from:], "")},
+				{"answer", strings.Join(got, "")},
 			}})
 		})
 	}

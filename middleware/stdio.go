@@ -199,7 +199,7 @@ func (r *stdioReader) scan(p []byte) {
 		}
 		switch {
 		case r.long:
-		case len(r.line) == 0:
+		case len(r.line) == 0 && i <= r.s.opts.MaxLineBytes:
 			r.s.clientLine(p[:i])
 		default:
 			r.keep(p[:i])

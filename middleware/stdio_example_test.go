@@ -39,11 +39,12 @@ func tsLikeServer(r io.Reader, w io.Writer) {
 }
 
 // A server on stdio behind the guard: it reads the guard's Reader and
-// writes to its Writer instead of os.Stdin and os.Stdout. The call to
-// get_wether reaches the server, which answers that it has no such tool;
-// the guard replaces that answer with -32602 and the caller's tools, which
-// it asked the server for on the same stream (neither that request nor its
-// answer reaches the client).
+// writes to its Writer instead of os.Stdin and os.Stdout. The guard never
+// speaks to the server; it reads what passes. The client lists the tools,
+// as real clients do, and the guard keeps the list from the server's
+// answer. The call to get_wether reaches the server, which answers that it
+// has no such tool; the guard replaces that answer with -32602 and the
+// tools the client was given.
 func ExampleNewStdio() {
 	clientIn, toGuard := io.Pipe()    // what the client writes
 	fromGuard, clientOut := io.Pipe() // what the client reads
@@ -57,15 +58,17 @@ func ExampleNewStdio() {
 	}()
 	io.WriteString(toGuard, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}
 {"jsonrpc":"2.0","method":"notifications/initialized"}
-{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_wether","arguments":{}}}
+{"jsonrpc":"2.0","id":1,"method":"tools/list"}
+{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"get_wether","arguments":{}}}
 `)
 	client := bufio.NewReader(fromGuard)
-	for range 2 {
+	for range 3 {
 		line, _ := client.ReadString('\n')
 		fmt.Print(strings.TrimSpace(line), "\n")
 	}
 	toGuard.Close()
 	// Output:
 	// {"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"weather","version":"1"}}}
-	// {"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Unknown tool: get_wether","data":{"availableTools":["get_weather","search_docs"],"suggestions":["get_weather"]}}}
+	// {"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"get_weather","inputSchema":{"type":"object"}},{"name":"search_docs","inputSchema":{"type":"object"}}]}}
+	// {"jsonrpc":"2.0","id":2,"error":{"code":-32602,"message":"Unknown tool: get_wether","data":{"availableTools":["get_weather","search_docs"],"suggestions":["get_weather"]}}}
 }

@@ -1,73 +1,31 @@
 package toolguard
 
 import (
-	"bufio"
+	"bytes"
 	"encoding/json"
 	"io"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/toolguard/toolguard/internal/fixture"
 )
 
-// lineSession runs lines through a lineServer with tools echo and
-// get_weather, alone or behind the guard, and returns the lines the client
-// read, the client lines the server read (the guard's own requests left
-// out), and the guard's answers.
-func lineSession(t *testing.T, guarded bool, lines []string) (out, read []string, rejected []*Rejection) {
-	t.Helper()
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	srv := &lineServer{tools: []string{"echo", "get_weather"}, done: make(chan struct{})}
-	var g *Stdio
-	var r io.Reader = inR
-	var w io.WriteCloser = outW
-	if guarded {
-		var err error
-		g, err = NewStdio(inR, outW, StdioOptions{OnReject: func(rej *Rejection) { rejected = append(rejected, rej) }})
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, w = g.Reader(), g.Writer()
-	}
-	go func() {
-		srv.serve(r, w)
-		w.Close()
-	}()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		br := bufio.NewReader(outR)
-		for {
-			l, err := br.ReadString('\n')
-			if l != "" {
-				out = append(out, l)
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
-	for _, l := range lines {
-		io.WriteString(inW, l)
-	}
-	inW.Close()
-	<-srv.done
-	<-done
-	for _, l := range srv.received() {
-		if g == nil || !strings.Contains(l, `"id":"`+string(g.prefix)) {
-			read = append(read, l)
-		}
-	}
-	return out, read, rejected
-}
+// fuzzTools are the line server's tools in FuzzStdioAgainstTheServerAlone.
+var fuzzTools = []string{"echo", "get_weather"}
 
-// FuzzStdioAgainstTheServerAlone sends fuzzed lines to a line server
-// (encoding/json: case-insensitive keys, the last duplicate wins) alone and
-// behind the stdio guard. The server reads the same lines, byte for byte
-// and in order; the client reads the same lines, except that the server's
-// own not-found answers may be replaced, each by the guard's -32602 answer
-// to the same id naming the same tool, and never for a tool the server
-// has.
+// FuzzStdioAgainstTheServerAlone sends fuzzed client bytes through the
+// stdio guard to a line server (encoding/json: case-insensitive keys, the
+// last duplicate wins), with a tap on each side of the guard, and checks
+// it against what the server alone read and wrote:
+//   - the server reads exactly the client's bytes;
+//   - the client reads every server line as written, in order, except the
+//     server's own not-found answers to a call (the line server's
+//     isError "MCP error -32602: Tool X not found", never for a tool it
+//     has), each replaced where it stood by the guard's -32602 answer
+//     naming the same id and tool, one per rejection;
+//   - such an answer's data.availableTools, when there is one, is the list
+//     the server gave the client (all its tools) without the called name.
 func FuzzStdioAgainstTheServerAlone(f *testing.F) {
 	for _, seed := range []string{
 		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"nope","arguments":{}}}`,
@@ -80,6 +38,14 @@ func FuzzStdioAgainstTheServerAlone(f *testing.F) {
 		`{"jsonrpc":"2.0","id":5,"method":"ping","params":{"a":[` + "\n" + `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"nope"}}` + "\n]}}",
 		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"nope"}}` + "\n" + `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo"}}`,
 		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"needs_elicitation"}}`,
+		`{"jsonrpc":"2.0","id":"l","method":"tools/list"}` + "\n" + `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo2"}}`,
+		`{"jsonrpc":"2.0","id":"l","method":"tools/list"}` + "\n" + `{"jsonrpc":"2.0","id":"l","method":"tools/call","params":{"name":"l"}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"cursor":"1"}}` + "\n" + `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"x"}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","progressToken":1}}}` + "\n" +
+			`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"x","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","progressToken":2}}}` + "\n" +
+			`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"x"}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/list"}` + "\n" + `{"jsonrpc":"2.0","id":0,"method":"initialize"}` + "\n" + `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"x"}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/list"}` + "\n" + `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo"}}` + "\n" + `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"get_weather "}}`,
 	} {
 		f.Add([]byte(seed))
 	}
@@ -87,69 +53,66 @@ func FuzzStdioAgainstTheServerAlone(f *testing.F) {
 		if len(data) > 1<<14 {
 			return
 		}
-		var lines []string
-		for _, l := range strings.SplitAfter(string(data), "\n") {
-			if l != "" {
-				if !strings.HasSuffix(l, "\n") {
-					l += "\n"
-				}
-				lines = append(lines, l)
-			}
+		// All on this goroutine: the server reads the guard's Reader to the
+		// end, answering as it reads, through taps on both sides.
+		var clientOut fixture.SyncBuffer
+		g, err := NewStdio(bytes.NewReader(data), &clientOut, StdioOptions{})
+		if err != nil {
+			t.Fatal(err)
 		}
-		aloneOut, aloneRead, _ := lineSession(t, false, lines)
-		out, read, rejected := lineSession(t, true, lines)
-		if !slices.Equal(read, aloneRead) || !slices.Equal(read, lines) {
-			t.Fatalf("the server read\n%q\nalone\n%q\nsent\n%q", read, aloneRead, lines)
+		var heard, serverOut bytes.Buffer
+		srv := &lineServer{tools: fuzzTools, done: make(chan struct{})}
+		srv.serve(io.TeeReader(g.Reader(), &heard), io.MultiWriter(g.Writer(), &serverOut))
+		if err := g.Writer().Close(); err != nil {
+			t.Fatal(err)
 		}
-		// Match the lines the client read; what is left alone must be the
-		// server's not-found answers, and guarded the guard's answers.
-		rest := slices.Clone(out)
-		var replaced []string
-		for _, l := range aloneOut {
-			if i := slices.Index(rest, l); i >= 0 {
-				rest = slices.Delete(rest, i, i+1)
+		if !bytes.Equal(heard.Bytes(), data) {
+			t.Fatalf("the server read\n%q\nthe client sent\n%q", heard.Bytes(), data)
+		}
+		wrote := strings.SplitAfter(serverOut.String(), "\n")
+		read := strings.SplitAfter(clientOut.String(), "\n")
+		if len(wrote) != len(read) {
+			t.Fatalf("the server wrote %d lines, the client read %d:\n%q\n%q", len(wrote), len(read), wrote, read)
+		}
+		var replaced int64
+		for i := range wrote {
+			if wrote[i] == read[i] {
 				continue
 			}
-			replaced = append(replaced, l)
-		}
-		if len(replaced) != len(rest) || len(rest) != len(rejected) {
-			t.Fatalf("alone the client read %q more, guarded %q more, %d answers", replaced, rest, len(rejected))
-		}
-		for i, l := range replaced {
+			replaced++
 			var alone struct {
 				ID     json.RawMessage
 				Result struct {
 					Content []struct{ Text string }
 				}
 			}
-			if err := json.Unmarshal([]byte(l), &alone); err != nil || len(alone.Result.Content) != 1 {
-				t.Fatalf("replaced %q", l)
+			if err := json.Unmarshal([]byte(wrote[i]), &alone); err != nil || len(alone.Result.Content) != 1 {
+				t.Fatalf("replaced %q with %q", wrote[i], read[i])
 			}
 			name, ok := strings.CutPrefix(alone.Result.Content[0].Text, "MCP error -32602: Tool ")
 			name, ok2 := strings.CutSuffix(name, " not found")
 			if !ok || !ok2 {
-				t.Fatalf("replaced an answer that is not the server's not-found answer: %q", l)
+				t.Fatalf("replaced an answer that is not the server's not-found answer: %q", wrote[i])
 			}
-			if slices.Contains([]string{"echo", "get_weather"}, name) {
-				t.Fatalf("replaced the answer to a tool the server has: %q", l)
+			if slices.Contains(fuzzTools, name) {
+				t.Fatalf("replaced the answer to a tool the server has: %q", wrote[i])
 			}
-			var guarded struct {
-				ID    json.RawMessage
-				Error struct {
-					Code    int
-					Message string
-				}
+			var guarded guardAnswer
+			if err := json.Unmarshal([]byte(read[i]), &guarded); err != nil || !strings.HasSuffix(read[i], "}\n") {
+				t.Fatalf("the guard's answer is not one line of JSON: %q", read[i])
 			}
-			j := slices.IndexFunc(rest, func(g string) bool {
-				return json.Unmarshal([]byte(g), &guarded) == nil && string(guarded.ID) == string(alone.ID)
-			})
-			if j < 0 || guarded.Error.Code != -32602 {
-				t.Fatalf("no -32602 answer to %s in %q", alone.ID, rest)
+			if !bytes.Equal(guarded.ID, alone.ID) || guarded.Error.Code != -32602 {
+				t.Fatalf("the server answered %s, the guard %s", wrote[i], read[i])
 			}
-			if rejected[i].Name != name && !slices.ContainsFunc(rejected, func(r *Rejection) bool { return r.Name == name }) {
-				t.Fatalf("the guard named %q, the server %q", rejected[i].Name, name)
+			if msg := "Unknown tool: " + name; guarded.Error.Message != msg && len(name) <= maxNameLen {
+				t.Fatalf("the guard answered %q for %q", guarded.Error.Message, name)
 			}
-			rest = slices.Delete(rest, j, j+1)
+			if d := guarded.Error.Data; d != nil && d.AvailableTools != nil && !slices.Equal(d.AvailableTools, fuzzTools) {
+				t.Fatalf("availableTools %q, the server listed %q, the call named %q", d.AvailableTools, fuzzTools, name)
+			}
+		}
+		if n := g.Rejections(); replaced != n {
+			t.Fatalf("%d lines replaced, %d rejections", replaced, n)
 		}
 	})
 }

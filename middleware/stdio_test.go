@@ -2,11 +2,11 @@ package toolguard
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -18,22 +18,26 @@ import (
 )
 
 // lineServer is a line-delimited JSON-RPC server for the unit tests, as the
-// TypeScript SDK v1 answers: initialize, tools/list (in pages), tools/call
-// (an unknown name gets the SDK's isError "MCP error -32602: Tool X not
-// found"; "needs_elicitation" gets an actionable isError). It records
-// every line it reads and ignores everything else.
+// TypeScript SDK v1 answers (a mock: the real SDK servers run in interop/):
+// initialize, tools/list (in pages), tools/call (an unknown name gets the
+// SDK's isError "MCP error -32602: Tool X not found"; "needs_elicitation",
+// when the caller may not use it, gets an actionable isError). It records
+// every line it reads and every line it writes, and ignores everything
+// else.
 type lineServer struct {
-	mu         sync.Mutex
-	tools      []string
-	pageSize   int
-	silentList bool     // never answer tools/list
-	decoder    bool     // read a stream of JSON values, as go-sdk does, not lines
-	got        []string // every line read, whole
-	lists      []string // the tools/list requests read
-	listRead   chan struct{}
-	w          io.Writer
-	wmu        sync.Mutex
-	done       chan struct{}
+	mu       sync.Mutex
+	tools    []string
+	capTools []string // listed and run only for a 2026-07-28 caller whose clientCapabilities declare elicitation
+	pageSize int
+	ttlMs    *int64 // stated on every page of tools/list when set
+	chunk    int    // when set, every line is written in pieces of this many bytes
+	decoder  bool   // read a stream of JSON values, as go-sdk does, not lines
+	got      []string
+	lists    []string // the tools/list requests read
+	wrote    []string // every line written, whole
+	w        io.Writer
+	wmu      sync.Mutex
+	done     chan struct{}
 }
 
 func (f *lineServer) setTools(names ...string) {
@@ -42,10 +46,18 @@ func (f *lineServer) setTools(names ...string) {
 	f.mu.Unlock()
 }
 
+// sendLine writes one line (a newline is added) to the client, whole or in
+// pieces of f.chunk bytes.
 func (f *lineServer) sendLine(line string) {
 	f.wmu.Lock()
-	io.WriteString(f.w, line+"\n")
-	f.wmu.Unlock()
+	defer f.wmu.Unlock()
+	line += "\n"
+	f.wrote = append(f.wrote, line)
+	for f.chunk > 0 && len(line) > f.chunk {
+		io.WriteString(f.w, line[:f.chunk])
+		line = line[f.chunk:]
+	}
+	io.WriteString(f.w, line)
 }
 
 func (f *lineServer) send(v any) {
@@ -55,7 +67,9 @@ func (f *lineServer) send(v any) {
 
 func (f *lineServer) serve(r io.Reader, w io.Writer) {
 	defer close(f.done)
+	f.wmu.Lock()
 	f.w = w
+	f.wmu.Unlock()
 	if f.decoder {
 		dec := json.NewDecoder(r)
 		for {
@@ -91,13 +105,19 @@ func (f *lineServer) handle(line []byte) {
 		Params struct {
 			Name   string `json:"name"`
 			Cursor string `json:"cursor"`
+			Meta   struct {
+				Caps map[string]json.RawMessage `json:"io.modelcontextprotocol/clientCapabilities"`
+			} `json:"_meta"`
 		} `json:"params"`
 	}
 	if json.Unmarshal(line, &msg) != nil || msg.ID == nil {
 		return
 	}
 	f.mu.Lock()
-	tools, pageSize, silent := slices.Clone(f.tools), f.pageSize, f.silentList
+	tools, pageSize, ttl := slices.Clone(f.tools), f.pageSize, f.ttlMs
+	if _, ok := msg.Params.Meta.Caps["elicitation"]; ok {
+		tools = append(tools, f.capTools...)
+	}
 	f.mu.Unlock()
 	id := string(msg.ID)
 	switch msg.Method {
@@ -106,17 +126,12 @@ func (f *lineServer) handle(line []byte) {
 	case "tools/list":
 		f.mu.Lock()
 		f.lists = append(f.lists, string(line))
-		if f.listRead != nil {
-			f.listRead <- struct{}{}
-		}
 		f.mu.Unlock()
-		if silent {
-			return
-		}
 		start := 0
 		if msg.Params.Cursor != "" {
 			fmt.Sscan(msg.Params.Cursor, &start)
 		}
+		start = min(max(start, 0), len(tools))
 		end := len(tools)
 		if pageSize > 0 {
 			end = min(len(tools), start+pageSize)
@@ -129,13 +144,16 @@ func (f *lineServer) handle(line []byte) {
 		if end < len(tools) {
 			res["nextCursor"] = fmt.Sprint(end)
 		}
+		if ttl != nil {
+			res["ttlMs"] = *ttl
+		}
 		f.send(map[string]any{"jsonrpc": "2.0", "id": msg.ID, "result": res})
 	case "tools/call":
 		switch {
-		case msg.Params.Name == "needs_elicitation":
-			f.sendLine(`{"jsonrpc":"2.0","id":` + id + `,"result":{"content":[{"type":"text","text":"Tool \"needs_elicitation\" requires client support for form elicitation."}],"isError":true}}`)
 		case slices.Contains(tools, msg.Params.Name):
 			f.sendLine(`{"jsonrpc":"2.0","id":` + id + `,"result":{"content":[{"type":"text","text":"ran ` + msg.Params.Name + `"}]}}`)
+		case msg.Params.Name == "needs_elicitation":
+			f.sendLine(`{"jsonrpc":"2.0","id":` + id + `,"result":{"content":[{"type":"text","text":"Tool \"needs_elicitation\" requires client support for form elicitation."}],"isError":true}}`)
 		default:
 			name, _ := json.Marshal("MCP error -32602: Tool " + msg.Params.Name + " not found")
 			f.sendLine(`{"jsonrpc":"2.0","id":` + id + `,"result":{"content":[{"type":"text","text":` + string(name) + `}],"isError":true}}`)
@@ -149,6 +167,9 @@ func (f *lineServer) received() []string { return cloneLocked(&f.mu, &f.got) }
 // listRequests returns every tools/list request the server read.
 func (f *lineServer) listRequests() []string { return cloneLocked(&f.mu, &f.lists) }
 
+// written returns every line the server wrote.
+func (f *lineServer) written() []string { return cloneLocked(&f.wmu, &f.wrote) }
+
 // cloneLocked returns a copy of *s, taken while holding mu.
 func cloneLocked[T any](mu *sync.Mutex, s *[]T) []T {
 	mu.Lock()
@@ -156,28 +177,56 @@ func cloneLocked[T any](mu *sync.Mutex, s *[]T) []T {
 	return slices.Clone(*s)
 }
 
-// stdioRig is a client, the guard and a line server, connected by pipes.
+// fakeClock is the guard's clock in the tests: it moves only when told.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *fakeClock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *fakeClock) advance(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+// stdioRig is a client, the guard and a line server, connected by pipes,
+// with a tap on what the server reads. When the test ends it checks the
+// guard's two rules on everything that passed: the server read exactly
+// the client's bytes, and the client read every server line as written,
+// except the not-found answers the guard replaced.
 type stdioRig struct {
 	g      *Stdio
 	srv    *lineServer
+	clock  *fakeClock
 	in     *io.PipeWriter // the client writes here
 	out    chan string    // the lines the client reads
 	outEnd chan struct{}
+	heard  fixture.SyncBuffer // every byte the server read
+	lists  int                // tools/list requests the client sent, for their ids
 
 	mu        sync.Mutex
+	sent      strings.Builder // every byte the client sent
+	read      []string        // every line the client read
 	rejected  []*Rejection
 	untracked []string
 }
 
 func newStdioRig(t *testing.T, opts StdioOptions, tools ...string) *stdioRig {
-	return newStdioRigWith(t, opts, &lineServer{tools: tools}, tools...)
+	return newStdioRigWith(t, opts, &lineServer{}, tools...)
 }
 
 func newStdioRigWith(t *testing.T, opts StdioOptions, srv *lineServer, tools ...string) *stdioRig {
 	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	rig := &stdioRig{srv: srv, in: inW, out: make(chan string, 1000), outEnd: make(chan struct{})}
+	rig := &stdioRig{srv: srv, in: inW, out: make(chan string, 1000), outEnd: make(chan struct{}),
+		clock: &fakeClock{t: time.Date(2026, 7, 28, 12, 0, 0, 0, time.UTC)}}
 	srv.tools, srv.done = tools, make(chan struct{})
 	onReject, onUntracked := opts.OnReject, opts.OnUntracked
 	opts.OnReject = func(r *Rejection) {
@@ -200,9 +249,10 @@ func newStdioRigWith(t *testing.T, opts StdioOptions, srv *lineServer, tools ...
 	if err != nil {
 		t.Fatal(err)
 	}
+	g.guard.seen.now = rig.clock.now
 	rig.g = g
 	go func() {
-		rig.srv.serve(g.Reader(), g.Writer())
+		rig.srv.serve(io.TeeReader(g.Reader(), &rig.heard), g.Writer())
 		g.Writer().Close()
 	}()
 	go func() {
@@ -211,6 +261,9 @@ func newStdioRigWith(t *testing.T, opts StdioOptions, srv *lineServer, tools ...
 		for {
 			line, err := br.ReadString('\n')
 			if line != "" {
+				rig.mu.Lock()
+				rig.read = append(rig.read, line)
+				rig.mu.Unlock()
 				rig.out <- line
 			}
 			if err != nil {
@@ -219,16 +272,58 @@ func newStdioRigWith(t *testing.T, opts StdioOptions, srv *lineServer, tools ...
 		}
 	}()
 	t.Cleanup(func() {
-		inW.Close()
-		<-rig.srv.done
-		<-rig.outEnd
+		rig.close()
+		rig.checkStreams(t)
 	})
 	return rig
+}
+
+// close ends the client's input and waits for the server and the guard to
+// finish.
+func (rig *stdioRig) close() {
+	rig.in.Close()
+	<-rig.srv.done
+	<-rig.outEnd
+}
+
+// checkStreams checks, once the session is over, that the server read
+// exactly the client's bytes, and that the client read each server line
+// as the server wrote it, in order, except the answers the guard wrote in
+// place of the server's not-found answers (one per rejection).
+func (rig *stdioRig) checkStreams(t *testing.T) {
+	t.Helper()
+	rig.mu.Lock()
+	sent, read := rig.sent.String(), slices.Clone(rig.read)
+	rig.mu.Unlock()
+	if heard := rig.heard.String(); heard != sent {
+		t.Errorf("the server read %d bytes, not exactly the client's %d:\n%.500q\nwant\n%.500q", len(heard), len(sent), heard, sent)
+	}
+	wrote := rig.srv.written()
+	if len(read) != len(wrote) {
+		t.Errorf("the server wrote %d lines, the client read %d", len(wrote), len(read))
+		return
+	}
+	var replaced int64
+	for i := range wrote {
+		if read[i] == wrote[i] {
+			continue
+		}
+		if !strings.Contains(read[i], `,"error":{"code":-32602,"message":"Unknown tool: `) {
+			t.Errorf("the server wrote\n%.300q\nthe client read\n%.300q", wrote[i], read[i])
+		}
+		replaced++
+	}
+	if n := rig.g.Rejections(); replaced != n {
+		t.Errorf("%d server lines replaced, %d rejections", replaced, n)
+	}
 }
 
 func (rig *stdioRig) send(t *testing.T, lines ...string) {
 	t.Helper()
 	for _, l := range lines {
+		rig.mu.Lock()
+		rig.sent.WriteString(l)
+		rig.mu.Unlock()
 		if _, err := io.WriteString(rig.in, l); err != nil {
 			t.Fatal(err)
 		}
@@ -240,19 +335,9 @@ func (rig *stdioRig) next(t *testing.T) string {
 	select {
 	case l := <-rig.out:
 		return l
-	case <-time.After(10 * time.Second):
+	case <-time.After(10 * time.Second): // a bound against hangs only
 		t.Fatal("no line from the guard within 10s")
 		return ""
-	}
-}
-
-// unknownWithoutList sends a call (id 1) of the unknown tool name, and
-// checks that the answer is -32602 with neither list nor suggestions.
-func (rig *stdioRig) unknownWithoutList(t *testing.T, name string) {
-	t.Helper()
-	rig.send(t, lineCall("1", name))
-	if got, want := rig.next(t), `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Unknown tool: `+name+`"}}`+"\n"; got != want {
-		t.Fatalf("got %s, want %s", got, want)
 	}
 }
 
@@ -261,6 +346,8 @@ func (rig *stdioRig) rejections() []*Rejection { return cloneLocked(&rig.mu, &ri
 func (rig *stdioRig) untrackedReasons() []string { return cloneLocked(&rig.mu, &rig.untracked) }
 
 const initializeLine = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n"
+
+const listChangedLine = `{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`
 
 func (rig *stdioRig) handshake(t *testing.T) {
 	t.Helper()
@@ -275,29 +362,197 @@ func lineCall(id, name string) string {
 	return `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"` + name + `","arguments":{}}}` + "\n"
 }
 
-// clientLines returns the lines the server read that the client sent: all
-// but the guard's own requests.
-func (rig *stdioRig) clientLines() []string {
-	var out []string
-	for _, l := range rig.srv.received() {
-		if !strings.Contains(l, `"id":"`+string(rig.g.prefix)) {
-			out = append(out, l)
-		}
+// listLine is a client's tools/list: with a cursor unless it is "", with
+// params._meta (meta is `"_meta":{…}`) unless it is "".
+func listLine(id, cursor, meta string) string {
+	var params []string
+	if cursor != "" {
+		c, _ := json.Marshal(cursor)
+		params = append(params, `"cursor":`+string(c))
 	}
-	return out
+	if meta != "" {
+		params = append(params, meta)
+	}
+	p := ""
+	if len(params) > 0 {
+		p = `,"params":{` + strings.Join(params, ",") + `}`
+	}
+	return `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/list"` + p + `}` + "\n"
 }
 
+// modernMeta is a 2026-07-28 request's params._meta, as `"_meta":{…}`,
+// with the client capabilities caps and a progressToken unless token is "".
+func modernMeta(caps, token string) string {
+	m := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":` + caps
+	if token != "" {
+		m += `,"progressToken":"` + token + `"`
+	}
+	return m + "}"
+}
+
+func modernLineCall(id, name, meta string) string {
+	return `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"` + name + `","arguments":{},` + meta + `}}` + "\n"
+}
+
+// listAll lists the tools as a client does, with params._meta meta ("" for
+// none): tools/list, then one request per nextCursor. It returns the names
+// the server gave, in its order.
+func (rig *stdioRig) listAll(t *testing.T, meta string) []string {
+	t.Helper()
+	names, cursor := []string{}, ""
+	for {
+		rig.lists++
+		id := `"list-` + strconv.Itoa(rig.lists) + `"`
+		rig.send(t, listLine(id, cursor, meta))
+		page := rig.next(t)
+		var res struct {
+			ID     json.RawMessage
+			Result struct {
+				Tools      []struct{ Name string }
+				NextCursor string
+			}
+		}
+		if err := json.Unmarshal([]byte(page), &res); err != nil || string(res.ID) != id {
+			t.Fatalf("tools/list %s answered %.300s", id, page)
+		}
+		for _, tl := range res.Result.Tools {
+			names = append(names, tl.Name)
+		}
+		if res.Result.NextCursor == "" {
+			return names
+		}
+		cursor = res.Result.NextCursor
+	}
+}
+
+// guardAnswer is the guard's -32602 answer, read.
+type guardAnswer struct {
+	ID    json.RawMessage
+	Error struct {
+		Code    int
+		Message string
+		Data    *struct {
+			AvailableTools []string
+			Suggestions    []string
+		}
+	}
+}
+
+// readAnswer reads line as the guard's answer to the call id of name.
+func readAnswer(t *testing.T, line, id, name string) guardAnswer {
+	t.Helper()
+	var a guardAnswer
+	if err := json.Unmarshal([]byte(line), &a); err != nil || string(a.ID) != id || a.Error.Code != -32602 || a.Error.Message != "Unknown tool: "+name {
+		t.Fatalf("not the guard's answer to %s (%s): %s", id, name, line)
+	}
+	return a
+}
+
+// unknown sends a call of name with the id and returns the guard's answer.
+func (rig *stdioRig) unknown(t *testing.T, id, name string) guardAnswer {
+	t.Helper()
+	rig.send(t, lineCall(id, name))
+	return readAnswer(t, rig.next(t), id, name)
+}
+
+// unknownWithoutList sends a call (id 1) of the unknown tool name, and
+// checks that the answer is -32602 with no data, and that OnReject was
+// told ErrNoList.
+func (rig *stdioRig) unknownWithoutList(t *testing.T, name string) {
+	t.Helper()
+	rig.send(t, lineCall("1", name))
+	rig.wantNoData(t, rig.next(t), "1", name)
+}
+
+// wantNoData checks line is the guard's answer without data, and that the
+// last rejection says ErrNoList.
+func (rig *stdioRig) wantNoData(t *testing.T, line, id, name string) {
+	t.Helper()
+	if want := `{"jsonrpc":"2.0","id":` + id + `,"error":{"code":-32602,"message":"Unknown tool: ` + name + `"}}` + "\n"; line != want {
+		t.Fatalf("got  %s\nwant %s", line, want)
+	}
+	rej := rig.rejections()
+	if len(rej) == 0 || !errors.Is(rej[len(rej)-1].ListErr, ErrNoList) || !rej[len(rej)-1].Translated {
+		t.Errorf("OnReject told %+v, want ListErr ErrNoList", rej)
+	}
+}
+
+// wantList checks that the answer lists exactly want (sorted here).
+func wantList(t *testing.T, a guardAnswer, want ...string) {
+	t.Helper()
+	want = slices.Sorted(slices.Values(want))
+	if a.Error.Data == nil || !slices.Equal(a.Error.Data.AvailableTools, want) || a.Error.Data.AvailableTools == nil {
+		t.Fatalf("availableTools %+v, want %q", a.Error.Data, want)
+	}
+}
+
+// without returns names without name.
+func without(names []string, name string) []string {
+	return slices.DeleteFunc(slices.Clone(names), func(n string) bool { return n == name })
+}
+
+// TestStdioServerHearsOnlyTheClient: through a session with calls before
+// and after lists, lists in pages, a changed list, a new initialize and a
+// 2026-07-28 caller, the server reads exactly the client's bytes, and its
+// tools/list requests are the client's own, no others.
+func TestStdioServerHearsOnlyTheClient(t *testing.T) {
+	srv := &lineServer{pageSize: 2}
+	rig := newStdioRigWith(t, StdioOptions{}, srv, "a", "b", "c")
+	rig.handshake(t)
+	rig.unknown(t, "1", "nope") // before any list
+	rig.listAll(t, "")
+	rig.unknown(t, "2", "nope")
+	rig.send(t, lineCall("3", "a"))
+	rig.next(t)
+	srv.sendLine(listChangedLine)
+	rig.next(t)
+	rig.unknown(t, "4", "nope")
+	rig.send(t, initializeLine)
+	rig.next(t)
+	meta := modernMeta(`{}`, "p")
+	rig.listAll(t, meta)
+	rig.send(t, modernLineCall("5", "nope", meta))
+	rig.next(t)
+	rig.send(t, "not json\n", "{\n", lineCall("6", "nope"), `{"jsonrpc":"2.0","id":7,"method":"tools/call"`) // the last line unfinished
+	rig.next(t)
+	rig.close()
+
+	rig.mu.Lock()
+	sent := rig.sent.String()
+	rig.mu.Unlock()
+	if heard := rig.heard.String(); heard != sent {
+		t.Fatalf("the server read\n%q\nthe client sent\n%q", heard, sent)
+	}
+	var clientLists []string
+	for _, l := range strings.SplitAfter(sent, "\n") {
+		if strings.Contains(l, `"tools/list"`) {
+			clientLists = append(clientLists, l)
+		}
+	}
+	if got := srv.listRequests(); len(clientLists) != 4 || !slices.Equal(got, clientLists) {
+		t.Errorf("the server read the tools/list requests\n%q\nthe client sent\n%q", got, clientLists)
+	}
+	if n := rig.g.Rejections(); n != 5 {
+		t.Errorf("%d answers replaced, want 5", n)
+	}
+}
+
+// TestStdioTranslatesTheServersNotFoundAnswer: after the client's own
+// tools/list, the server's not-found answer becomes -32602 with the tools
+// the client was given; a known call runs; OnReject is told.
 func TestStdioTranslatesTheServersNotFoundAnswer(t *testing.T) {
 	rig := newStdioRig(t, StdioOptions{}, "get_weather", "search_docs")
 	rig.handshake(t)
-
+	if got := rig.listAll(t, ""); !slices.Equal(got, []string{"get_weather", "search_docs"}) {
+		t.Fatalf("listed %q", got)
+	}
 	rig.send(t, lineCall(`"a"`, "get_wether"))
 	want := `{"jsonrpc":"2.0","id":"a","error":{"code":-32602,"message":"Unknown tool: get_wether","data":{"availableTools":["get_weather","search_docs"],"suggestions":["get_weather"]}}}` + "\n"
 	if got := rig.next(t); got != want {
 		t.Fatalf("got  %s\nwant %s", got, want)
 	}
 	// The call reached the server, byte for byte: the server decided.
-	if got := rig.clientLines(); got[len(got)-1] != lineCall(`"a"`, "get_wether") {
+	if got := rig.srv.received(); got[len(got)-1] != lineCall(`"a"`, "get_wether") {
 		t.Errorf("the server read %q last", got[len(got)-1])
 	}
 	rig.send(t, lineCall("2", "get_weather"))
@@ -305,37 +560,238 @@ func TestStdioTranslatesTheServersNotFoundAnswer(t *testing.T) {
 		t.Fatalf("known call answered %s", got)
 	}
 	rej := rig.rejections()
-	if len(rej) != 1 || rej[0].Name != "get_wether" || !rej[0].Translated || rej[0].ListErr != nil {
+	if len(rej) != 1 || rej[0].Name != "get_wether" || !rej[0].Translated || rej[0].ListErr != nil || rej[0].Code != CodeInvalidParams {
 		t.Errorf("OnReject told %+v", rej)
-	}
-	if n := rig.g.Fetches(); n != 1 {
-		t.Errorf("%d tools/list requests, want 1", n)
-	}
-	for _, l := range rig.srv.listRequests() {
-		if !strings.Contains(l, `"id":"toolguard-`) || strings.Contains(l, "_meta") {
-			t.Errorf("own request %s", l)
-		}
 	}
 }
 
-// TestStdioNeverAnswersBeforeTheServer: a call is handed on before the
-// guard knows anything of it, and the server's answers decide: a name the
-// guard has never seen listed runs, and a call before the handshake is the
-// server's too.
-func TestStdioNeverAnswersBeforeTheServer(t *testing.T) {
+// TestStdioCallBeforeAnyListHasNoData: with no tools/list seen, the answer
+// is -32602 without data, OnReject is told ErrNoList, and the guard asks
+// the server nothing.
+func TestStdioCallBeforeAnyListHasNoData(t *testing.T) {
 	rig := newStdioRig(t, StdioOptions{}, "echo")
-	rig.send(t, lineCall("1", "echo"))
-	if got := rig.next(t); !strings.Contains(got, "ran echo") {
-		t.Fatalf("got %s", got)
+	rig.handshake(t)
+	rig.unknownWithoutList(t, "ech")
+	if got := rig.srv.listRequests(); len(got) != 0 {
+		t.Errorf("the server read tools/list requests the client never sent: %q", got)
 	}
-	rig.srv.setTools("echo", "fresh")
-	rig.send(t, lineCall("2", "fresh"))
-	if got := rig.next(t); !strings.Contains(got, "ran fresh") {
-		t.Fatalf("got %s", got)
+}
+
+// TestStdioAvailableToolsAreTheListTheClientWasGiven: the data is the list
+// the server gave the client, not the server's tools now: tools the server
+// took or added since, unannounced, do not show until the client lists
+// again.
+func TestStdioAvailableToolsAreTheListTheClientWasGiven(t *testing.T) {
+	rig := newStdioRig(t, StdioOptions{}, "zeta", "alpha", "mid")
+	rig.handshake(t)
+	listed := rig.listAll(t, "")
+	rig.srv.setTools("other")
+	wantList(t, rig.unknown(t, "1", "nope"), listed...)
+}
+
+// TestStdioAddedToolAppearsOnceListed: a tool the server added shows in
+// the data once the client has listed it.
+func TestStdioAddedToolAppearsOnceListed(t *testing.T) {
+	rig := newStdioRig(t, StdioOptions{}, "echo")
+	rig.handshake(t)
+	rig.listAll(t, "")
+	rig.srv.setTools("echo", "added")
+	wantList(t, rig.unknown(t, "1", "nope"), "echo") // not listed yet
+	listed := rig.listAll(t, "")
+	if !slices.Contains(listed, "added") {
+		t.Fatalf("listed %q", listed)
 	}
-	if rig.g.Fetches() != 0 || rig.g.Rejections() != 0 {
-		t.Errorf("%d lists asked, %d answers, for calls the server ran", rig.g.Fetches(), rig.g.Rejections())
+	wantList(t, rig.unknown(t, "2", "nope"), listed...)
+}
+
+// TestStdioDeletedToolIsNeitherListedNorSuggested: the client lists
+// [a, victim, victims]; the server deletes victim and answers a call of it
+// not found: the answer lists and suggests everything but victim.
+func TestStdioDeletedToolIsNeitherListedNorSuggested(t *testing.T) {
+	rig := newStdioRig(t, StdioOptions{}, "a", "victim", "victims")
+	rig.handshake(t)
+	listed := rig.listAll(t, "")
+	rig.srv.setTools("a", "victims")
+	rig.send(t, lineCall("1", "victim"))
+	want := `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Unknown tool: victim","data":{"availableTools":["a","victims"],"suggestions":["victims"]}}}` + "\n"
+	if got := rig.next(t); got != want {
+		t.Fatalf("got  %s\nwant %s", got, want)
 	}
+	// The list kept is not changed by it: another unknown call, and
+	// victim again, read the same list without their own names.
+	wantList(t, rig.unknown(t, "2", "nope"), listed...)
+	wantList(t, rig.unknown(t, "3", "victim"), without(listed, "victim")...)
+}
+
+// TestStdioAssemblesAListOverSeveralPages: the client follows nextCursor
+// over three pages; the data is every page's tools.
+func TestStdioAssemblesAListOverSeveralPages(t *testing.T) {
+	tools := []string{"a1", "a2", "a3", "a4", "a5", "a6", "a7"}
+	rig := newStdioRigWith(t, StdioOptions{}, &lineServer{pageSize: 3}, tools...)
+	rig.handshake(t)
+	if listed := rig.listAll(t, ""); !slices.Equal(listed, tools) || rig.lists != 3 {
+		t.Fatalf("listed %q in %d pages", listed, rig.lists)
+	}
+	wantList(t, rig.unknown(t, "1", "zz"), tools...)
+}
+
+// TestStdioListReadInPartIsNotShown: a client that reads only the first
+// page has no whole list: the answer has no data.
+func TestStdioListReadInPartIsNotShown(t *testing.T) {
+	rig := newStdioRigWith(t, StdioOptions{}, &lineServer{pageSize: 3}, "a1", "a2", "a3", "a4")
+	rig.handshake(t)
+	rig.send(t, listLine(`"l"`, "", ""))
+	if got := rig.next(t); !strings.Contains(got, `"nextCursor":"3"`) {
+		t.Fatalf("first page %s", got)
+	}
+	rig.unknownWithoutList(t, "zz")
+}
+
+// TestStdioPageOutOfSequenceDropsTheRun: a page asked with another cursor
+// than the one the last page gave ends the list being read: no data, even
+// once the right page comes, until the client lists from the start.
+func TestStdioPageOutOfSequenceDropsTheRun(t *testing.T) {
+	tools := []string{"a", "b", "c", "d", "e", "f"}
+	rig := newStdioRigWith(t, StdioOptions{}, &lineServer{pageSize: 2}, tools...)
+	rig.handshake(t)
+	rig.send(t, listLine(`"l1"`, "", ""))
+	if got := rig.next(t); !strings.Contains(got, `"nextCursor":"2"`) {
+		t.Fatalf("first page %s", got)
+	}
+	rig.send(t, listLine(`"l2"`, "4", "")) // skips c and d
+	if got := rig.next(t); strings.Contains(got, "nextCursor") {
+		t.Fatalf("last page %s", got)
+	}
+	rig.unknownWithoutList(t, "zz")
+	rig.send(t, listLine(`"l3"`, "2", ""))
+	rig.next(t)
+	rig.send(t, listLine(`"l4"`, "4", ""))
+	rig.next(t)
+	rig.send(t, lineCall("2", "zz"))
+	rig.wantNoData(t, rig.next(t), "2", "zz")
+	rig.listAll(t, "")
+	wantList(t, rig.unknown(t, "3", "zz"), tools...)
+}
+
+// TestStdioListChangedDropsTheList: notifications/tools/list_changed from
+// the server reaches the client unchanged and drops the list, until the
+// client lists again.
+func TestStdioListChangedDropsTheList(t *testing.T) {
+	rig := newStdioRig(t, StdioOptions{}, "echo")
+	rig.handshake(t)
+	rig.listAll(t, "")
+	wantList(t, rig.unknown(t, "1", "nope"), "echo")
+	rig.srv.setTools("echo", "added")
+	rig.srv.sendLine(listChangedLine)
+	if got := rig.next(t); got != listChangedLine+"\n" {
+		t.Fatalf("the announcement reached the client as %s", got)
+	}
+	rig.send(t, lineCall("2", "nope"))
+	rig.wantNoData(t, rig.next(t), "2", "nope")
+	rig.listAll(t, "")
+	wantList(t, rig.unknown(t, "3", "nope"), "added", "echo")
+}
+
+// TestStdioInitializeDropsTheList: a new initialize from the client starts
+// a session with no list.
+func TestStdioInitializeDropsTheList(t *testing.T) {
+	rig := newStdioRig(t, StdioOptions{}, "echo")
+	rig.handshake(t)
+	rig.listAll(t, "")
+	wantList(t, rig.unknown(t, "1", "nope"), "echo")
+	rig.handshake(t)
+	rig.send(t, lineCall("2", "nope"))
+	rig.wantNoData(t, rig.next(t), "2", "nope")
+}
+
+// TestStdioListTTLDropsTheList: a list is shown for ListTTL after it was
+// read, and not after.
+func TestStdioListTTLDropsTheList(t *testing.T) {
+	rig := newStdioRig(t, StdioOptions{ListTTL: time.Minute}, "echo")
+	rig.handshake(t)
+	rig.listAll(t, "")
+	rig.clock.advance(time.Minute - time.Nanosecond)
+	wantList(t, rig.unknown(t, "1", "nope"), "echo")
+	rig.clock.advance(time.Nanosecond)
+	rig.send(t, lineCall("2", "nope"))
+	rig.wantNoData(t, rig.next(t), "2", "nope")
+}
+
+// TestStdioTTLMsShortensTheList: a page's ttlMs shorter than ListTTL is
+// honoured; a longer one does not keep the list past ListTTL.
+func TestStdioTTLMsShortensTheList(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		ttlMs int64
+		ttl   time.Duration
+		shown time.Duration // the list is shown until then, not after
+	}{
+		{"shorter", 1500, time.Hour, 1500 * time.Millisecond},
+		{"longer", 5000, time.Second, time.Second},
+		{"zero: shown all the same", 0, time.Hour, time.Hour},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rig := newStdioRigWith(t, StdioOptions{ListTTL: tc.ttl}, &lineServer{ttlMs: &tc.ttlMs}, "echo")
+			rig.handshake(t)
+			rig.listAll(t, "")
+			if tc.shown > 0 {
+				rig.clock.advance(tc.shown - time.Nanosecond)
+				wantList(t, rig.unknown(t, "1", "nope"), "echo")
+				rig.clock.advance(time.Nanosecond)
+			}
+			rig.send(t, lineCall("2", "nope"))
+			rig.wantNoData(t, rig.next(t), "2", "nope")
+		})
+	}
+}
+
+// TestStdioModernListIsShownOnlyToItsOwnMeta: in 2026-07-28 each request
+// states its client in params._meta. A list read with one _meta (here
+// clientCapabilities with elicitation, which adds a tool) is never shown
+// to a call with another _meta or none; a call with the same _meta but
+// another progressToken gets it.
+func TestStdioModernListIsShownOnlyToItsOwnMeta(t *testing.T) {
+	rig := newStdioRigWith(t, StdioOptions{}, &lineServer{capTools: []string{"needs_elicitation"}}, "echo")
+	elicit := modernMeta(`{"elicitation":{}}`, "p1")
+	plain := modernMeta(`{}`, "")
+	sampling := modernMeta(`{"sampling":{}}`, "")
+	withElicitation := rig.listAll(t, elicit)
+	if !slices.Equal(withElicitation, []string{"echo", "needs_elicitation"}) {
+		t.Fatalf("listed %q", withElicitation)
+	}
+	call := func(id, meta string) string {
+		rig.send(t, modernLineCall(id, "nope", meta))
+		return rig.next(t)
+	}
+	rig.wantNoData(t, call("1", plain), "1", "nope")
+	rig.send(t, lineCall("2", "nope")) // 2025 era: the session's list, none
+	rig.wantNoData(t, rig.next(t), "2", "nope")
+	wantList(t, readAnswer(t, call("3", modernMeta(`{"elicitation":{}}`, "p2")), "3", "nope"), withElicitation...)
+
+	plainList := rig.listAll(t, plain)
+	wantList(t, readAnswer(t, call("4", plain), "4", "nope"), plainList...)
+	wantList(t, readAnswer(t, call("5", elicit), "5", "nope"), withElicitation...)
+	rig.listAll(t, "")
+	rig.wantNoData(t, call("6", sampling), "6", "nope")
+}
+
+// TestStdioTooLongListAnswerPassesUntouched: a tools/list answer longer
+// than MaxServerLineBytes, written in pieces, reaches the client byte for
+// byte, and is not kept: the next answer has no data.
+func TestStdioTooLongListAnswerPassesUntouched(t *testing.T) {
+	var tools []string
+	for i := range 200 {
+		tools = append(tools, fmt.Sprintf("tool_with_a_long_name_%03d", i))
+	}
+	rig := newStdioRigWith(t, StdioOptions{MaxServerLineBytes: 2 << 10}, &lineServer{chunk: 512}, tools...)
+	rig.handshake(t)
+	if listed := rig.listAll(t, ""); !slices.Equal(listed, tools) {
+		t.Fatalf("listed %d tools", len(listed))
+	}
+	if n := len(rig.srv.written()[1]); n <= 2<<10 {
+		t.Fatalf("the list answer is %d bytes, not longer than MaxServerLineBytes", n)
+	}
+	rig.unknownWithoutList(t, "nope")
 }
 
 // TestStdioPassesEveryOtherAnswerByteForByte: an actionable isError, an
@@ -344,16 +800,13 @@ func TestStdioNeverAnswersBeforeTheServer(t *testing.T) {
 func TestStdioPassesEveryOtherAnswerByteForByte(t *testing.T) {
 	rig := newStdioRig(t, StdioOptions{}, "echo")
 	rig.handshake(t)
+	rig.listAll(t, "")
 	rig.send(t, lineCall("1", "needs_elicitation"))
 	if got := rig.next(t); got != `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"Tool \"needs_elicitation\" requires client support for form elicitation."}],"isError":true}}`+"\n" {
 		t.Errorf("actionable isError: %s", got)
 	}
 	// Server lines that look like not-found answers, but not to a call the
 	// guard saw with that id and name.
-	rig.send(t, lineCall("7", "echo"))
-	if got := rig.next(t); !strings.Contains(got, "ran echo") {
-		t.Fatal(got)
-	}
 	for _, l := range []string{
 		`{"jsonrpc":"2.0","id":7,"error":{"code":-32602,"message":"Unknown tool: other"}}`,                                 // another name
 		`{"jsonrpc":"2.0","id":8,"error":{"code":-32602,"message":"Unknown tool: echo"}}`,                                  // an id never sent
@@ -370,54 +823,137 @@ func TestStdioPassesEveryOtherAnswerByteForByte(t *testing.T) {
 			t.Errorf("got  %s\nwant %s", got, l)
 		}
 	}
-	if n := rig.g.Rejections(); n != 0 {
-		t.Errorf("%d answers replaced", n)
+	// The answer to a call is read once: a second not-found line with its
+	// id is not the answer to a call the guard saw.
+	rig.send(t, lineCall("9", "nope"))
+	readAnswer(t, rig.next(t), "9", "nope")
+	again := `{"jsonrpc":"2.0","id":9,"error":{"code":-32602,"message":"unknown tool \"nope\""}}`
+	rig.srv.sendLine(again)
+	if got := rig.next(t); got != again+"\n" {
+		t.Errorf("got  %s\nwant %s", got, again)
+	}
+	if n := rig.g.Rejections(); n != 1 {
+		t.Errorf("%d answers replaced, want 1", n)
 	}
 }
 
-// TestStdioKnownCallDoesNotWaitForAList: the server never answers the
-// guard's tools/list. While the list of an unknown call is still
-// unanswered, a known call sent after it gets its answer, and the
-// server's other lines reach the client; the unknown call gets -32602
-// without data.availableTools once ListTimeout has passed, and OnReject
-// says why.
-func TestStdioKnownCallDoesNotWaitForAList(t *testing.T) {
-	srv := &lineServer{silentList: true, listRead: make(chan struct{}, 1)}
-	rig := newStdioRigWith(t, StdioOptions{ListTimeout: time.Hour}, srv, "echo")
+// TestStdioNeverAnswersBeforeTheServer: a call is handed on before the
+// guard knows anything of it, and the server's answers decide: a name the
+// guard has never seen listed runs, and a call before the handshake is the
+// server's too.
+func TestStdioNeverAnswersBeforeTheServer(t *testing.T) {
+	rig := newStdioRig(t, StdioOptions{}, "echo")
+	rig.send(t, lineCall("1", "echo"))
+	if got := rig.next(t); !strings.Contains(got, "ran echo") {
+		t.Fatalf("got %s", got)
+	}
 	rig.handshake(t)
-	rig.send(t, lineCall("1", "nope"))
-	<-srv.listRead // the server has read the guard's request, and will never answer it
-	rig.send(t, lineCall("2", "echo"))
-	if got := rig.next(t); !strings.Contains(got, `"id":2,`) || !strings.Contains(got, "ran echo") {
-		t.Fatalf("the known call, while the list is unanswered: %s", got)
+	rig.listAll(t, "")
+	rig.srv.setTools("echo", "fresh")
+	rig.send(t, lineCall("2", "fresh"))
+	if got := rig.next(t); !strings.Contains(got, "ran fresh") {
+		t.Fatalf("got %s", got)
 	}
-	srv.sendLine(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}`)
-	if got := rig.next(t); !strings.Contains(got, "notifications/message") {
-		t.Fatalf("a notification, while the list is unanswered: %s", got)
+	if n := rig.g.Rejections(); n != 0 {
+		t.Errorf("%d answers replaced, for calls the server ran", n)
 	}
-	if len(rig.rejections()) != 0 {
-		t.Fatal("the unknown call was answered before its list")
-	}
+}
 
-	// The bound: a guard with a short ListTimeout answers without data.
-	srv2 := &lineServer{silentList: true}
-	rig2 := newStdioRigWith(t, StdioOptions{ListTimeout: 50 * time.Millisecond}, srv2, "echo")
-	rig2.handshake(t)
-	rig2.send(t, lineCall("1", "nope"))
-	want := `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Unknown tool: nope"}}` + "\n"
-	if got := rig2.next(t); got != want {
-		t.Fatalf("got  %s\nwant %s", got, want)
+// syncGuard is a guard whose client has sent lines, all read already (as
+// the server reads them), and whose client side is out. Nothing runs on
+// another goroutine: whatever the guard writes, it writes within the
+// server's Write.
+func syncGuard(t *testing.T, opts StdioOptions, out io.Writer, lines ...string) *Stdio {
+	t.Helper()
+	g, err := NewStdio(strings.NewReader(strings.Join(lines, "")), out, opts)
+	if err != nil {
+		t.Fatal(err)
 	}
-	rej := rig2.rejections()
-	if len(rej) != 1 || rej[0].ListErr == nil || !strings.Contains(rej[0].ListErr.Error(), "ListTimeout") {
-		t.Errorf("OnReject told %+v", rej)
+	heard, err := io.ReadAll(g.Reader())
+	if err != nil || string(heard) != strings.Join(lines, "") {
+		t.Fatalf("the server read %q, %v", heard, err)
 	}
-	// The late answer to the guard's request never reaches the client.
-	srv2.sendLine(`{"jsonrpc":"2.0","id":"` + string(rig2.g.prefix) + `1","result":{"tools":[]}}`)
-	srv2.sendLine(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"y"}}`)
-	if got := rig2.next(t); !strings.Contains(got, "notifications/message") {
-		t.Fatalf("the late list answer reached the client: %s", got)
+	return g
+}
+
+// TestStdioTranslatesEveryKnownNotFoundShape: each not-found answer of
+// NotFoundShapes, as the SDK writes it, to a call the guard read after
+// the client's list, is replaced within the server's Write, with the list.
+func TestStdioTranslatesEveryKnownNotFoundShape(t *testing.T) {
+	list := `{"jsonrpc":"2.0","id":"l","result":{"tools":[{"name":"get_weather","inputSchema":{"type":"object"}}]}}` + "\n"
+	for _, name := range []string{"get_wether", `we"ird 'name'`, "ünï/cødé"} {
+		for _, s := range NotFoundShapes {
+			text := shapeText(s.Text, name)
+			reply := errorReply("7", s.Code, text)
+			switch {
+			case s.IsError:
+				reply = isErrorReply("7", text)
+			case s.Data != "":
+				reply = errorDataReply("7", s.Code, s.Text, shapeText(s.Data, name))
+			}
+			var out bytes.Buffer
+			n, _ := json.Marshal(name)
+			g := syncGuard(t, StdioOptions{HideSuggestions: true}, &out, listLine(`"l"`, "", ""),
+				`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":`+string(n)+`}}`+"\n")
+			g.Writer().Write([]byte(list))
+			g.Writer().Write([]byte(reply + "\n"))
+			msg, _ := json.Marshal("Unknown tool: " + name)
+			want := list + `{"jsonrpc":"2.0","id":7,"error":{"code":-32602,"message":` + string(msg) + `,"data":{"availableTools":["get_weather"]}}}` + "\n"
+			if got := out.String(); got != want {
+				t.Errorf("%s, %q: the client read\n%s\nwant\n%s", s.Server, name, got, want)
+			}
+		}
 	}
+}
+
+// TestStdioReplacesInPlaceAndInOrder: server lines in one Write, or in
+// pieces of any size, reach the client in their order, each not-found
+// answer replaced where it stood.
+func TestStdioReplacesInPlaceAndInOrder(t *testing.T) {
+	note := `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}` + "\n"
+	server := note +
+		`{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"unknown tool \"nope\""}}` + "\n" +
+		`{"jsonrpc":"2.0","id":3,"result":{"content":[]}}` + "\n" +
+		`{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"MCP error -32602: Tool zzz not found"}],"isError":true}}` + "\n" +
+		note + `{"jsonrpc":"2.0","method":"notif` // unfinished, handed on at Close
+	want := note +
+		`{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Unknown tool: nope"}}` + "\n" +
+		`{"jsonrpc":"2.0","id":3,"result":{"content":[]}}` + "\n" +
+		`{"jsonrpc":"2.0","id":2,"error":{"code":-32602,"message":"Unknown tool: zzz"}}` + "\n" +
+		note + `{"jsonrpc":"2.0","method":"notif`
+	for _, piece := range []int{len(server), 1, 2, 7, 64, 100} {
+		var out bytes.Buffer
+		g := syncGuard(t, StdioOptions{}, &out, lineCall("1", "nope"), lineCall("2", "zzz"), lineCall("3", "echo"))
+		for rest := server; rest != ""; {
+			n := min(piece, len(rest))
+			if k, err := g.Writer().Write([]byte(rest[:n])); k != n || err != nil {
+				t.Fatalf("Write: %d, %v", k, err)
+			}
+			rest = rest[n:]
+		}
+		if err := g.Writer().Close(); err != nil {
+			t.Fatal(err)
+		}
+		if got := out.String(); got != want {
+			t.Errorf("in pieces of %d: the client read\n%s\nwant\n%s", piece, got, want)
+		}
+		if n := g.Rejections(); n != 2 {
+			t.Errorf("in pieces of %d: %d rejections", piece, n)
+		}
+	}
+}
+
+// TestStdioReadsClientLinesAcrossReads: a call whose line reaches the guard
+// one byte at a time is read whole and its answer translated.
+func TestStdioReadsClientLinesAcrossReads(t *testing.T) {
+	rig := newStdioRig(t, StdioOptions{}, "echo")
+	rig.handshake(t)
+	rig.listAll(t, "")
+	call := lineCall(`"split"`, "ecko")
+	for i := range call {
+		rig.send(t, call[i:i+1])
+	}
+	wantList(t, readAnswer(t, rig.next(t), `"split"`, "ecko"), "echo")
 }
 
 // TestStdioUnreadableLinesAreOnlyUntracked: a line that is not JSON, one
@@ -426,7 +962,9 @@ func TestStdioKnownCallDoesNotWaitForAList(t *testing.T) {
 func TestStdioUnreadableLinesAreOnlyUntracked(t *testing.T) {
 	rig := newStdioRig(t, StdioOptions{MaxLineBytes: 1 << 10}, "echo")
 	rig.handshake(t)
+	rig.listAll(t, "")
 	huge := `{"jsonrpc":"2.0","id":99,"method":"tools/call","params":{"name":"nope","arguments":{"t":"` + strings.Repeat("x", 200<<10) + `"}}}` + "\n"
+	inPieces := `{"jsonrpc":"2.0","id":98,"method":"tools/call","params":{"name":"nope","arguments":{"t":"` + strings.Repeat("y", 2<<10) + `"}}}` + "\n"
 	lines := []string{
 		"not json at all\n",
 		"{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\",\"params\":{\"name\":\"a\xffb\"}}\n",
@@ -438,9 +976,12 @@ func TestStdioUnreadableLinesAreOnlyUntracked(t *testing.T) {
 		"\n",
 		"   \r\n",
 		huge,
-		lineCall("8", "nope"),
 	}
 	rig.send(t, lines...)
+	for i := 0; i < len(inPieces); i += 100 {
+		rig.send(t, inPieces[i:min(i+100, len(inPieces))])
+	}
+	rig.send(t, lineCall("8", "nope"))
 	byID := map[string]string{}
 	for byID["8"] == "" {
 		got := rig.next(t)
@@ -451,196 +992,53 @@ func TestStdioUnreadableLinesAreOnlyUntracked(t *testing.T) {
 	// The untracked calls get the server's own answers (to a decoder that
 	// ignores case, the call with NAME calls echo); the call after them is
 	// translated.
-	for id, want := range map[string]string{"5": `"isError":true`, "6": "ran echo", "99": `"isError":true`} {
+	for id, want := range map[string]string{"5": `"isError":true`, "6": "ran echo", "99": `"isError":true`, "98": `"isError":true`} {
 		if !strings.Contains(byID[id], want) {
 			t.Errorf("untracked call %s: %s", id, byID[id])
 		}
 	}
-	if !strings.Contains(byID["8"], `"error":{"code":-32602,"message":"Unknown tool: nope","data":{"availableTools":["echo"]`) {
-		t.Errorf("the call after them: %s", byID["8"])
+	wantList(t, readAnswer(t, byID["8"], "8", "nope"), "echo")
+	if n := rig.g.Rejections(); n != 1 {
+		t.Errorf("%d answers replaced, want 1", n)
 	}
-	got := rig.clientLines()[2:] // after the handshake
-	if !slices.Equal(got, lines) {
-		t.Errorf("the server read %d lines, the client sent %d, or not byte for byte", len(got), len(lines))
-	}
-	reasons := strings.Join(rig.untrackedReasons(), "\n")
-	for _, want := range []string{"longer than MaxLineBytes", "outside the strict subset"} {
-		if !strings.Contains(reasons, want) {
-			t.Errorf("OnUntracked was not told %q: %s", want, reasons)
+	reasons := rig.untrackedReasons()
+	var long, outside int
+	for _, r := range reasons {
+		switch {
+		case strings.Contains(r, "longer than MaxLineBytes"):
+			long++
+		case strings.Contains(r, "outside the strict subset"):
+			outside++
 		}
 	}
+	if long != 2 || outside == 0 {
+		t.Errorf("OnUntracked was told %q", reasons)
+	}
 }
 
-// TestStdioListFollowsCursor: a list in pages is asked page by page; one
-// longer than MaxPages is not used.
-func TestStdioListFollowsCursor(t *testing.T) {
-	tools := []string{"a1", "a2", "a3", "a4", "a5", "a6", "a7"}
-	srv := &lineServer{pageSize: 3}
-	rig := newStdioRigWith(t, StdioOptions{}, srv, tools...)
+// TestStdioLeavesAValueOverSeveralLinesToTheServer: a server that decodes
+// the stream (as go-sdk does) reads a call written over two lines; the
+// guard read no call, and the server's not-found answer passes as written.
+func TestStdioLeavesAValueOverSeveralLinesToTheServer(t *testing.T) {
+	rig := newStdioRigWith(t, StdioOptions{}, &lineServer{decoder: true}, "echo")
 	rig.handshake(t)
-	rig.send(t, lineCall("2", "zz"))
-	if got := rig.next(t); !strings.Contains(got, `"availableTools":["a1","a2","a3","a4","a5","a6","a7"]`) {
-		t.Fatalf("got %s", got)
+	rig.listAll(t, "")
+	rig.send(t, `{"jsonrpc":"2.0","id":7,`+"\n", `"method":"tools/call","params":{"name":"nope"}}`+"\n")
+	want := `{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"MCP error -32602: Tool nope not found"}],"isError":true}}` + "\n"
+	if got := rig.next(t); got != want {
+		t.Fatalf("got  %s\nwant %s", got, want)
 	}
-	if n := rig.g.Fetches(); n != 3 {
-		t.Errorf("%d requests, want 3 pages", n)
-	}
-
-	srv2 := &lineServer{pageSize: 3}
-	rig2 := newStdioRigWith(t, StdioOptions{MaxPages: 2}, srv2, tools...)
-	rig2.handshake(t)
-	rig2.unknownWithoutList(t, "zz")
-	if rej := rig2.rejections(); len(rej) != 1 || rej[0].ListErr == nil || !strings.Contains(rej[0].ListErr.Error(), "MaxPages") {
-		t.Errorf("OnReject told %+v", rej)
+	if n := rig.g.Rejections(); n != 0 {
+		t.Errorf("%d answers replaced", n)
 	}
 }
 
-// TestStdioListKeptUntilListChangedOrInitialize: the list is asked once
-// and kept for data; notifications/tools/list_changed and a new initialize
-// drop it.
-func TestStdioListKeptUntilListChangedOrInitialize(t *testing.T) {
-	rig := newStdioRig(t, StdioOptions{}, "echo")
-	rig.handshake(t)
-	rig.send(t, lineCall("1", "added"))
-	if got := rig.next(t); !strings.Contains(got, `"availableTools":["echo"]`) {
-		t.Fatalf("got %s", got)
-	}
-	rig.send(t, lineCall("2", "other"))
-	if got := rig.next(t); !strings.Contains(got, `"availableTools":["echo"]`) || rig.g.Fetches() != 1 {
-		t.Fatalf("got %s after %d lists", got, rig.g.Fetches())
-	}
-	rig.srv.setTools("echo", "added")
-	rig.srv.send(map[string]any{"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
-	if got := rig.next(t); !strings.Contains(got, "list_changed") {
-		t.Fatalf("the announcement must reach the client; got %s", got)
-	}
-	// The kept list never decides: the added tool runs at once.
-	rig.send(t, lineCall("3", "added"))
-	if got := rig.next(t); !strings.Contains(got, "ran added") {
-		t.Fatalf("a tool added at runtime: %s", got)
-	}
-	rig.send(t, lineCall("4", "nope"))
-	if got := rig.next(t); !strings.Contains(got, `"availableTools":["added","echo"]`) || rig.g.Fetches() != 2 {
-		t.Fatalf("after list_changed: %s, %d lists", got, rig.g.Fetches())
-	}
-	rig.srv.setTools("echo")
-	rig.send(t, initializeLine)
-	rig.next(t)
-	rig.send(t, lineCall("5", "nope"))
-	if got := rig.next(t); !strings.Contains(got, `"availableTools":["echo"]`) || rig.g.Fetches() != 3 {
-		t.Fatalf("after a new initialize: %s, %d lists", got, rig.g.Fetches())
-	}
-}
-
-// TestStdioModernListCarriesTheCallsMeta: a 2026-07-28 call's list is
-// asked with the call's own _meta, less its progressToken, and kept per
-// _meta.
-func TestStdioModernListCarriesTheCallsMeta(t *testing.T) {
-	rig := newStdioRig(t, StdioOptions{}, "echo")
-	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}},"progressToken":"p1","x":1}`
-	rig.send(t, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"nope",`+meta+`}}`+"\n")
-	if got := rig.next(t); !strings.Contains(got, `"id":1,"error":{"code":-32602,"message":"Unknown tool: nope","data":{"availableTools":["echo"]`) {
-		t.Fatalf("got %s", got)
-	}
-	lists := rig.srv.listRequests()
-	if len(lists) != 1 {
-		t.Fatalf("lists %q", lists)
-	}
-	var req struct {
-		Params struct {
-			Meta map[string]json.RawMessage `json:"_meta"`
-		} `json:"params"`
-	}
-	if err := json.Unmarshal([]byte(lists[0]), &req); err != nil {
-		t.Fatal(err)
-	}
-	if _, ok := req.Params.Meta["progressToken"]; ok {
-		t.Errorf("the progressToken was copied: %s", lists[0])
-	}
-	if string(req.Params.Meta["io.modelcontextprotocol/clientCapabilities"]) != `{"elicitation":{}}` || string(req.Params.Meta["x"]) != "1" {
-		t.Errorf("the caller's _meta was not copied: %s", lists[0])
-	}
-	// Another caller (another _meta) gets its own list; the same one, with
-	// another progressToken, the kept one.
-	other := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
-	rig.send(t, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"nope",`+other+`}}`+"\n")
-	rig.next(t)
-	rig.send(t, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"nope",`+strings.Replace(meta, `"p1"`, `"p2"`, 1)+`}}`+"\n")
-	rig.next(t)
-	if n := rig.g.Fetches(); n != 2 {
-		t.Errorf("%d lists, want 2 (one per caller)", n)
-	}
-}
-
-// TestStdioAsksNothingInsideAnUnfinishedValue: a server that decodes the
-// stream (as go-sdk does) reads the lines after one that leaves a value
-// unfinished as the rest of it. The guard's request never goes inside it:
-// it reaches the server before that line or after the value ends.
-func TestStdioAsksNothingInsideAnUnfinishedValue(t *testing.T) {
-	srv := &lineServer{decoder: true}
-	rig := newStdioRigWith(t, StdioOptions{ListTimeout: time.Hour}, srv, "echo")
-	rig.handshake(t)
-	open := `{"jsonrpc":"2.0","id":50,"method":"ping","params":{"a":["x",` + "\n"
-	rig.send(t, lineCall("1", "nope")+open)
-	waitFor(t, func() bool { return rig.g.Fetches() == 1 })
-	rig.send(t, `"y"]}}`+"\n")
-	got := rig.next(t)
-	if !strings.Contains(got, `"id":1,"error":{"code":-32602,"message":"Unknown tool: nope","data":{"availableTools":["echo"]`) {
-		t.Fatalf("got %s", got)
-	}
-	waitFor(t, func() bool { // the server decoded the client's value whole
-		return slices.ContainsFunc(srv.received(), func(v string) bool { return strings.Contains(v, `"id":50`) })
-	})
-	for _, v := range srv.received() {
-		if strings.Contains(v, "ping") && strings.Contains(v, "tools/list") {
-			t.Errorf("the guard's request went inside the client's value: %s", v)
-		}
-	}
-	if n := len(srv.listRequests()); n != 1 {
-		t.Errorf("the server read %d lists", n)
-	}
-	if r := strings.Join(rig.untrackedReasons(), "\n"); !strings.Contains(r, "unfinished JSON value") {
-		t.Errorf("OnUntracked told %q", r)
-	}
-}
-
-// TestStdioOwnAnswersNeverReachTheClient: a list answer longer than
-// MaxServerLineBytes is dropped (the answer goes out without data), and
-// a server line that only mentions the guard's prefix passes.
-func TestStdioOwnAnswersNeverReachTheClient(t *testing.T) {
-	var tools []string
-	for i := range 200 {
-		tools = append(tools, fmt.Sprintf("tool_with_a_long_name_%03d", i))
-	}
-	rig := newStdioRig(t, StdioOptions{MaxServerLineBytes: 2 << 10}, tools...)
-	rig.handshake(t)
-	rig.unknownWithoutList(t, "nope")
-	if rej := rig.rejections(); len(rej) != 1 || rej[0].ListErr == nil || !strings.Contains(rej[0].ListErr.Error(), "MaxServerLineBytes") {
-		t.Errorf("OnReject told %+v", rej)
-	}
-	mention := `{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"saw ` + string(rig.g.prefix) + `1"}}`
-	rig.srv.sendLine(mention)
-	if got := rig.next(t); got != mention+"\n" {
-		t.Errorf("got %s", got)
-	}
-}
-
-// TestStdioHideBothAsksNoList: with HideToolList and HideSuggestions the
-// answer needs no list, and none is asked.
-func TestStdioHideBothAsksNoList(t *testing.T) {
-	rig := newStdioRig(t, StdioOptions{HideToolList: true, HideSuggestions: true}, "echo")
-	rig.handshake(t)
-	rig.unknownWithoutList(t, "ech")
-	if rig.g.Fetches() != 0 {
-		t.Errorf("%d lists asked", rig.g.Fetches())
-	}
-}
-
-// TestStdioShowsAnEmptyList: a server without tools lists none; the
-// answer says so (as over HTTP), and the list is kept as any other.
+// TestStdioShowsAnEmptyList: a server without tools lists none; the answer
+// says so, as over HTTP.
 func TestStdioShowsAnEmptyList(t *testing.T) {
 	rig := newStdioRig(t, StdioOptions{})
 	rig.handshake(t)
+	rig.listAll(t, "")
 	for _, id := range []string{"1", "2"} {
 		rig.send(t, lineCall(id, "nope"))
 		want := `{"jsonrpc":"2.0","id":` + id + `,"error":{"code":-32602,"message":"Unknown tool: nope","data":{"availableTools":[]}}}` + "\n"
@@ -648,212 +1046,134 @@ func TestStdioShowsAnEmptyList(t *testing.T) {
 			t.Fatalf("got  %s\nwant %s", got, want)
 		}
 	}
-	if n := rig.g.Fetches(); n != 1 {
-		t.Errorf("%d tools/list requests for two calls, want 1", n)
-	}
 }
 
-// inOnReject runs a guard over one client call for the unknown tool zzz,
-// answered as the server's line is written (no list), and has the server
-// answer not found from a goroutine. It returns once OnReject is running:
-// OnReject waits for release, then runs then (if not nil); answered closes
-// when the server's Write has returned.
-func inOnReject(t *testing.T, out io.Writer, opts StdioOptions, then func(*Stdio)) (s *Stdio, release, answered chan struct{}) {
-	t.Helper()
-	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"zzz"}}` + "\n"
-	entered, release, answered := make(chan struct{}), make(chan struct{}), make(chan struct{})
-	opts.HideToolList, opts.HideSuggestions = true, true
-	opts.OnReject = func(*Rejection) {
-		close(entered)
-		<-release
-		if then != nil {
-			then(s)
-		}
-	}
-	s, err := NewStdio(strings.NewReader(call), out, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.ReadAll(s.Reader()); err != nil { // the server reads the call
-		t.Fatal(err)
-	}
-	go func() {
-		s.Writer().Write([]byte(`{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"unknown tool \"zzz\""}}` + "\n"))
-		close(answered)
-	}()
-	<-entered
-	return s, release, answered
-}
-
-// TestStdioOnRejectHoldsNoLock: OnReject is user code. While it runs, the
-// guard's writer is free: it may write to the guard itself, and other
-// writers' lines go on reaching the client.
-func TestStdioOnRejectHoldsNoLock(t *testing.T) {
-	notice := `{"jsonrpc":"2.0","method":"notifications/message","params":{}}` + "\n"
-	var out fixture.SyncBuffer
-	s, release, answered := inOnReject(t, &out, StdioOptions{}, func(s *Stdio) {
-		s.Writer().Write([]byte(notice)) // writing to the guard from OnReject
-	})
-	other := make(chan struct{})
-	go func() {
-		s.Writer().Write([]byte(notice))
-		close(other)
-	}()
-	select {
-	case <-other:
-	case <-time.After(5 * time.Second):
-		t.Fatal("another writer's line waited for OnReject")
-	}
-	close(release)
-	select {
-	case <-answered:
-	case <-time.After(5 * time.Second):
-		t.Fatal("OnReject writing to the guard did not return")
-	}
-	want := notice + notice + `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Unknown tool: zzz"}}` + "\n"
-	if got := out.String(); got != want {
-		t.Errorf("the client read\n%s\nwant\n%s", got, want)
-	}
-}
-
-// TestStdioLearnsTheServerReadsLines: after a client line that leaves the
-// stream inside an unfinished JSON value the guard sends no request of its
-// own, until the server answers not found to a call that came after that
-// line: a server that reads every line as a message (as the TypeScript
-// and Python SDKs do) gets the list asked at once, for the rest of the
-// session.
-func TestStdioLearnsTheServerReadsLines(t *testing.T) {
-	rig := newStdioRig(t, StdioOptions{ListTimeout: time.Minute}, "echo")
-	rig.handshake(t)
-	for i, junk := range []string{"{\n", `{"jsonrpc":"2.0","id":5,"method":` + "\n", "[\n"} {
-		id := strconv.Itoa(10 + i)
-		rig.send(t, junk, lineCall(id, "ech"))
-		want := `{"jsonrpc":"2.0","id":` + id + `,"error":{"code":-32602,"message":"Unknown tool: ech","data":{"availableTools":["echo"],"suggestions":["echo"]}}}` + "\n"
-		if got := rig.next(t); got != want {
-			t.Fatalf("after %q: got %s, want %s", junk, got, want)
-		}
-	}
-	if n := len(rig.untrackedReasons()); n != 1 {
-		t.Errorf("OnUntracked told %d times: %q", n, rig.untrackedReasons())
-	}
-}
-
-// decoderSession hands the client lines to a stream-decoding server (as
-// go-sdk reads stdin) behind the guard: it returns the guard, the first
-// value the server decoded, what the server has read so far, and the
-// server's next value once decoded.
-func decoderSession(t *testing.T, lines ...string) (s *Stdio, in *io.PipeWriter, seen *fixture.SyncBuffer, next <-chan json.RawMessage) {
-	t.Helper()
-	inR, inW := io.Pipe()
-	t.Cleanup(func() { inW.Close() })
-	s, err := NewStdio(inR, io.Discard, StdioOptions{ListTimeout: 2 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		for _, l := range lines {
-			io.WriteString(inW, l)
-		}
-	}()
-	seen = &fixture.SyncBuffer{}
-	dec := json.NewDecoder(io.TeeReader(s.Reader(), seen))
-	var first json.RawMessage
-	if err := dec.Decode(&first); err != nil {
-		t.Fatal(err)
-	}
-	ch := make(chan json.RawMessage, 1)
-	go func() { // the server's reader goes on decoding, as go-sdk's does
-		var v json.RawMessage
-		dec.Decode(&v)
-		ch <- v
-	}()
-	return s, inW, seen, ch
-}
-
-// TestStdioNoProofFromValuesTheGuardDidNotReadWhole: a stream-decoding
-// server's late not-found answer to a value the guard did not read as one
-// line (one that ended on a line of its own, having begun to read the next
-// value; one that ended on the line that opens the next value; a call
-// written over two lines, answered after an inside line of the same id
-// and name) proves nothing, and the guard's request never goes inside the
-// value the client has open.
-func TestStdioNoProofFromValuesTheGuardDidNotReadWhole(t *testing.T) {
+// TestStdioHideOptionsShapeTheData: HideToolList leaves the list out,
+// HideSuggestions the suggestions, both the data; with both, no list is
+// wanted, so none is missing.
+func TestStdioHideOptionsShapeTheData(t *testing.T) {
 	for _, tc := range []struct {
-		name  string
-		lines []string
-		read  string // the server has read this far when it answers
-		next  string // the server's next value holds this ("": a syntax error)
+		name string
+		opts StdioOptions
+		want string
 	}{
-		{"a value ends, the next opens", []string{
-			`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"nope"},"x":` + "\n",
-			lineCall("7", "nope"), // recorded, inside the value
-			"}\n",                 // the value ends: a tools/call, id 7, "nope"
-			`{"jsonrpc":"2.0","id":8,"method":"ping","params":` + "\n",
-		}, `"id":8`, `"id":8`},
-		{"a value ends and the next opens on one line", []string{
-			`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"nope"},"x":` + "\n",
-			lineCall("7", "nope"),
-			`} {"jsonrpc":"2.0","id":8,"method":"ping","params":` + "\n",
-		}, `"id":8`, `"id":8`},
-		{"a call over two lines, then an inside line of its id", []string{
-			`{"jsonrpc":"2.0","id":7,` + "\n",
-			`"method":"tools/call","params":{"name":"nope"}}` + "\n",
-			`{"jsonrpc":"2.0","id":8,"method":"ping","params":` + "\n",
-			lineCall("7", "nope"),
-		}, `"arguments"`, ""},
+		{"list", StdioOptions{HideToolList: true}, `"data":{"suggestions":["echo"]}}}`},
+		{"suggestions", StdioOptions{HideSuggestions: true}, `"data":{"availableTools":["echo"]}}}`},
+		{"both", StdioOptions{HideToolList: true, HideSuggestions: true}, `"message":"Unknown tool: ech"}}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s, in, seen, next := decoderSession(t, tc.lines...)
-			waitFor(t, func() bool { return strings.Contains(seen.String(), tc.read) })
-			s.Writer().Write([]byte(`{"jsonrpc":"2.0","id":7,"error":{"code":-32602,"message":"unknown tool \"nope\""}}` + "\n"))
-			if s.readsLines.Load() {
-				t.Error("an answer to a value the guard did not read whole was taken for an answer to a line")
+			rig := newStdioRig(t, tc.opts, "echo")
+			rig.handshake(t)
+			rig.listAll(t, "")
+			rig.send(t, lineCall("1", "ech"))
+			if got := rig.next(t); !strings.HasSuffix(got, tc.want+"\n") {
+				t.Errorf("got %s, want it to end %s", got, tc.want)
 			}
-			io.WriteString(in, "{}}\n")
-			select {
-			case v := <-next:
-				if strings.Contains(seen.String(), "tools/list") {
-					t.Errorf("the guard's request went inside the client's value: %s", seen.String())
-				}
-				if !strings.Contains(string(v), tc.next) {
-					t.Errorf("the server read %s", v)
-				}
-			case <-time.After(10 * time.Second):
-				t.Fatal("the server read no second value")
+			if rej := rig.rejections(); len(rej) != 1 || rej[0].ListErr != nil {
+				t.Errorf("OnReject told %+v", rej)
 			}
 		})
 	}
 }
 
-// TestStdioAnswerAfterOnRejectNeverLandsInsideALine: while OnReject runs,
-// another writer begins a long line, and the guard's output is closed
-// before that line ends: the answer is not written inside it.
-func TestStdioAnswerAfterOnRejectNeverLandsInsideALine(t *testing.T) {
-	var out fixture.SyncBuffer
-	s, release, answered := inOnReject(t, &out, StdioOptions{MaxServerLineBytes: 100}, nil)
-	long := `{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"` + strings.Repeat("y", 200)
-	s.Writer().Write([]byte(long)) // longer than MaxServerLineBytes: handed on as it comes
-	close(release)
-	time.Sleep(20 * time.Millisecond) // lets the answer wait for the line (either order must pass)
-	s.Writer().Close()
-	<-answered
-	if got := out.String(); got != long {
-		t.Errorf("the client read %q\nwant only the unfinished long line", got)
+// TestStdioOnRejectRunsBeforeItsAnswerIsWritten: OnReject is told of the
+// answer while the server's Write waits: neither the answer nor the lines
+// after it have reached the client, and they do once it returns.
+func TestStdioOnRejectRunsBeforeItsAnswerIsWritten(t *testing.T) {
+	var out bytes.Buffer
+	var atReject string
+	var told *Rejection
+	opts := StdioOptions{OnReject: func(r *Rejection) { atReject, told = out.String(), r }}
+	g := syncGuard(t, opts, &out, lineCall("1", "zzz"))
+	after := `{"jsonrpc":"2.0","method":"notifications/message","params":{}}` + "\n"
+	g.Writer().Write([]byte(`{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"unknown tool \"zzz\""}}` + "\n" + after))
+	answer := `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Unknown tool: zzz"}}` + "\n"
+	if told == nil || told.Name != "zzz" || !errors.Is(told.ListErr, ErrNoList) {
+		t.Fatalf("OnReject told %+v", told)
+	}
+	if atReject != "" {
+		t.Errorf("while OnReject ran, the client had read %q", atReject)
+	}
+	if got := out.String(); got != answer+after {
+		t.Errorf("the client read\n%s\nwant\n%s", got, answer+after)
 	}
 }
 
-// TestStdioUnfinishedLastLine: a last line without its newline is read by
-// no server as a message; the guard hands it on.
+// TestStdioUnfinishedLastLine: a last client line without its newline is
+// read by no server as a message; the guard hands it on.
 func TestStdioUnfinishedLastLine(t *testing.T) {
 	rig := newStdioRig(t, StdioOptions{}, "echo")
 	rig.handshake(t)
 	last := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"nope"}}`
 	rig.send(t, last)
-	rig.in.Close()
-	<-rig.srv.done
+	rig.close()
 	got := rig.srv.received()
 	if got[len(got)-1] != last {
 		t.Errorf("the server read %q last", got[len(got)-1])
+	}
+}
+
+// closeRecorder records whether it was closed.
+type closeRecorder struct {
+	bytes.Buffer
+	closed bool
+}
+
+func (c *closeRecorder) Close() error { c.closed = true; return nil }
+
+// TestStdioCloseHandsOnTheUnfinishedLineAndClosesBothEnds: Writer's Close
+// hands on the server's unfinished last line as it is and closes out;
+// later writes fail, a second Close does nothing; Reader's Close closes
+// in.
+func TestStdioCloseHandsOnTheUnfinishedLineAndClosesBothEnds(t *testing.T) {
+	in := &struct {
+		io.Reader
+		closeRecorder
+	}{Reader: strings.NewReader("")}
+	var out closeRecorder
+	g, err := NewStdio(in, &out, StdioOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := g.Writer()
+	w.Write([]byte("{\"jsonrpc\":\"2.0\",\"method\":\"a\"}\n{\"jsonrpc\""))
+	if got := out.String(); got != "{\"jsonrpc\":\"2.0\",\"method\":\"a\"}\n" {
+		t.Errorf("before Close the client read %q", got)
+	}
+	if err := w.Close(); err != nil || !out.closed {
+		t.Fatalf("Close: %v, out closed %v", err, out.closed)
+	}
+	if got := out.String(); got != "{\"jsonrpc\":\"2.0\",\"method\":\"a\"}\n{\"jsonrpc\"" {
+		t.Errorf("after Close the client read %q", got)
+	}
+	if n, err := w.Write([]byte("x\n")); n != 0 || err == nil {
+		t.Errorf("Write after Close: %d, %v", n, err)
+	}
+	if err := w.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+	if err := g.Reader().Close(); err != nil || !in.closed {
+		t.Errorf("Reader Close: %v, in closed %v", err, in.closed)
+	}
+}
+
+// failWriter fails every write.
+type failWriter struct{ err error }
+
+func (f failWriter) Write([]byte) (int, error) { return 0, f.err }
+
+// TestStdioKeepsTheFirstWriteError: once writing to the client failed,
+// every later Write fails with the same error.
+func TestStdioKeepsTheFirstWriteError(t *testing.T) {
+	boom := errors.New("boom")
+	g, err := NewStdio(strings.NewReader(""), failWriter{boom}, StdioOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if _, err := g.Writer().Write([]byte("{}\n")); err != boom {
+			t.Errorf("Write: %v, want %v", err, boom)
+		}
 	}
 }
 
@@ -871,9 +1191,11 @@ func TestStdioWritesNeverInterleave(t *testing.T) {
 	go srv.serve(g.Reader(), g.Writer())
 	go func() {
 		inW.Write([]byte(initializeLine))
+		inW.Write([]byte(listLine("0", "", "")))
 		for i := range 200 {
 			inW.Write([]byte(lineCall(fmt.Sprint(1000+i), "nope")))
 		}
+		inW.Close()
 	}()
 	var wg sync.WaitGroup
 	for w := range 4 {
@@ -894,12 +1216,7 @@ func TestStdioWritesNeverInterleave(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	deadline := time.Now().Add(20 * time.Second)
-	for g.Rejections() < 200 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	inW.Close()
-	<-srv.done
+	<-srv.done // every call answered, through the guard
 	g.Writer().Close()
 	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
 	var notes, answers int
@@ -907,70 +1224,26 @@ func TestStdioWritesNeverInterleave(t *testing.T) {
 		if !json.Valid([]byte(l)) {
 			t.Fatalf("a line the client read is not whole JSON: %.100q", l)
 		}
-		if strings.Contains(l, `"error":{"code":-32602`) {
+		if strings.Contains(l, `"error":{"code":-32602,"message":"Unknown tool: nope","data":{"availableTools":["echo"]`) {
 			answers++
 		} else if strings.Contains(l, "notifications/message") {
 			notes++
 		}
 	}
-	if notes != 200 || answers != 200 {
-		t.Errorf("%d notifications and %d answers, want 200 of each", notes, answers)
-	}
-}
-
-// TestStdioCloseWritesWaitingAnswers: when the server's output ends while
-// an answer waits for its list, the answer is written, without data,
-// before out is closed, and the guard leaves no goroutine behind.
-func TestStdioCloseWritesWaitingAnswers(t *testing.T) {
-	before := runtime.NumGoroutine()
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	g, err := NewStdio(inR, outW, StdioOptions{ListTimeout: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go inW.Write([]byte(lineCall("1", "nope")))
-	br := bufio.NewReader(g.Reader())
-	if l, err := br.ReadString('\n'); err != nil || l != lineCall("1", "nope") {
-		t.Fatalf("read %q, %v", l, err)
-	}
-	g.Writer().Write([]byte(`{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"unknown tool \"nope\""}}` + "\n"))
-	if l, err := br.ReadString('\n'); err != nil || !strings.Contains(l, `"method":"tools/list"`) {
-		t.Fatalf("read %q, %v", l, err)
-	}
-	got := make(chan []byte)
-	go func() {
-		b, _ := io.ReadAll(outR)
-		got <- b
-	}()
-	g.Writer().Close()
-	if b := <-got; string(b) != `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Unknown tool: nope"}}`+"\n" {
-		t.Errorf("the client read %q", b)
-	}
-	inW.Close()
-	if _, err := br.ReadString('\n'); err != io.EOF {
-		t.Errorf("after the client closed: %v", err)
-	}
-	waitGoroutines(t, before)
-}
-
-func waitGoroutines(t *testing.T, before int) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if n := runtime.NumGoroutine(); n > before {
-		t.Errorf("%d goroutines left behind", n-before)
+	if notes != 200 || answers != 200 || g.Rejections() != 200 {
+		t.Errorf("%d notifications and %d answers (%d rejections), want 200 of each", notes, answers, g.Rejections())
 	}
 }
 
 // TestStdioOptionErrors: a negative option is an error naming its field.
 func TestStdioOptionErrors(t *testing.T) {
 	refusesNegative(t, func(o StdioOptions) error { _, err := NewStdio(strings.NewReader(""), io.Discard, o); return err }, StdioOptions{},
-		"MaxLineBytes", "MaxServerLineBytes", "ListTimeout", "MaxPages", "ToolListLimit")
+		"MaxLineBytes", "MaxServerLineBytes", "ListTTL", "ToolListLimit")
 	if _, err := NewStdio(nil, io.Discard, StdioOptions{}); err == nil {
 		t.Error("nil reader: no error")
+	}
+	if _, err := NewStdio(strings.NewReader(""), nil, StdioOptions{}); err == nil {
+		t.Error("nil writer: no error")
 	}
 }
 
@@ -989,17 +1262,5 @@ func TestStdioReaderErrorReachesTheServer(t *testing.T) {
 }
 
 type errReader struct{ err error }
-
-// waitFor polls cond for up to 10s.
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met within 10s")
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
 
 func (e errReader) Read([]byte) (int, error) { return 0, e.err }
