@@ -139,7 +139,7 @@ func goldenHTTPCases() []goldenHTTP {
 	stream := "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":1,\"progress\":1}}\n\n" +
 		"id: ev-7\nevent: message\ndata: " + strings.TrimSpace(mcpgoNotFound) + "\n\n"
 	unsureTools := unsure{names: []string{"get_weather", "get_forecast"}}
-	failing := unsure{} // the caller listed nothing: no list seen (unsure has no failing List since the observe change)
+	unlisted := unsure{} // the caller has not listed its tools
 	mismatch := modernHdr.Clone()
 	mismatch["Mcp-Name"] = []string{"other"}
 	return []goldenHTTP{
@@ -169,8 +169,8 @@ func goldenHTTPCases() []goldenHTTP {
 			opts: Options{Tools: unsureTools}, body: goldenModernCall, header: modernHdr, server: &serverAnswer{200, "text/event-stream", "event: message\ndata: " + strings.TrimSpace(modernNotFound) + "\n\n"}},
 		{name: "after-iserror-2025", comment: "The TypeScript SDK v1's isError not-found answer, translated.\n",
 			opts: Options{Tools: unsureTools}, body: goldenCall, header: jsonAccept, server: &serverAnswer{200, "application/json", tsV1}},
-		{name: "after-without-list", comment: "The caller's list failed: the answer goes out without data.availableTools.\n",
-			opts: Options{Tools: failing}, body: goldenCall, header: jsonAccept, server: &serverAnswer{200, "application/json", mcpgoNotFound}},
+		{name: "after-without-list", comment: "A call before the caller listed its tools: the answer goes out without data.\n",
+			opts: Options{Tools: unlisted}, body: goldenCall, header: jsonAccept, server: &serverAnswer{200, "application/json", mcpgoNotFound}},
 	}
 }
 
@@ -178,6 +178,20 @@ func TestGoldenHTTP(t *testing.T) {
 	for _, tc := range goldenHTTPCases() {
 		t.Run(tc.name, func(t *testing.T) {
 			g := mustGuard(t, tc.opts)
+			var files []txtarFile
+			if u, ok := tc.opts.Tools.(unsure); ok && u.names != nil {
+				// The caller lists its tools first, as clients do.
+				lr := listRequest(tc.header)
+				lb, _ := io.ReadAll(lr.Body)
+				lr.Body = io.NopCloser(bytes.NewReader(lb))
+				reply := listReply(`"l-1"`, u.names...)
+				w := httptest.NewRecorder()
+				g.Handler(answering(200, "application/json", reply)).ServeHTTP(w, lr)
+				if w.Body.String() != reply {
+					t.Fatalf("the list reached the caller as %q", w.Body)
+				}
+				files = append(files, txtarFile{"listed", string(lb) + "\n" + reply + "\n"})
+			}
 			next := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { t.Error("the request reached the server") }))
 			if tc.server != nil {
 				next = goldenServer(*tc.server)
@@ -189,7 +203,7 @@ func TestGoldenHTTP(t *testing.T) {
 			for k, v := range r.Header {
 				reqHdr[k] = v
 			}
-			files := []txtarFile{{"request", httpText("POST /mcp", reqHdr, tc.body+"\n")}}
+			files = append(files, txtarFile{"request", httpText("POST /mcp", reqHdr, tc.body+"\n")})
 			if a := tc.server; a != nil {
 				files = append(files, txtarFile{"server", httpText(fmt.Sprint(a.status), http.Header{"Content-Type": {a.contentType}}, a.body)})
 			}

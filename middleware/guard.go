@@ -450,21 +450,32 @@ func mayRefuse(h http.Header, body []byte, m message, name []byte, c *watched, e
 	return 0
 }
 
-// answerBefore answers c before the server, from the tool set's list; a
-// list that fails or has the name after all leaves the call to the server.
+// answerBefore answers c before the server. The list it shows is the one
+// the server gave the caller, when the guard has seen one, else the tool
+// set's; a list that fails or has the name after all leaves the call to
+// the server.
 func (g *Guard) answerBefore(r *http.Request, c *watched, json, stream bool) decision {
-	names, err := g.toolSetList(r)
-	if err != nil {
-		return decision{reason: ReasonListFailed, tool: c.name, err: err, obs: c}
-	}
-	la := g.cachedAnswer(names)
-	if la == nil {
-		if slices.Contains(names, c.name) {
+	var la *listAnswer
+	if seen := g.seenList(c); seen != nil {
+		// What the server listed to this caller: shown as after the
+		// server, and the tool set's own list is not read.
+		if _, found := slices.BinarySearch(seen.sorted, c.name); found {
 			return decision{reason: ReasonListed, tool: c.name, obs: c}
 		}
-		la = g.addAnswer(names)
-	} else if _, found := slices.BinarySearch(la.sorted, c.name); found {
-		return decision{reason: ReasonListed, tool: c.name, obs: c}
+		la = seen.answer(g, c.name)
+	} else {
+		names, err := g.toolSetList(r)
+		if err != nil {
+			return decision{reason: ReasonListFailed, tool: c.name, err: err, obs: c}
+		}
+		if la = g.cachedAnswer(names); la == nil {
+			if slices.Contains(names, c.name) {
+				return decision{reason: ReasonListed, tool: c.name, obs: c}
+			}
+			la = g.addAnswer(names)
+		} else if _, found := slices.BinarySearch(la.sorted, c.name); found {
+			return decision{reason: ReasonListed, tool: c.name, obs: c}
+		}
 	}
 	status := http.StatusOK
 	if c.modern {
@@ -503,7 +514,7 @@ var ErrNoList = errors.New("toolguard: no tools/list answer seen for this caller
 func (g *Guard) translate(c *watched, status int, sse bool) *Rejection {
 	la := noList
 	if g.showsList() {
-		la = g.seen.get(callerKey(c.r, c.meta)).answer(g, c.name)
+		la = g.seenList(c).answer(g, c.name)
 	}
 	rej := g.unknownTool(c.id, c.name, la, status, sse)
 	rej.Translated = true
@@ -515,6 +526,14 @@ func (g *Guard) translate(c *watched, status int, sse bool) *Rejection {
 		g.opts.OnReject(c.r, rej)
 	}
 	return rej
+}
+
+// seenList returns the list the server gave c's caller, or nil.
+func (g *Guard) seenList(c *watched) *seenList {
+	if !g.showsList() {
+		return nil
+	}
+	return g.seen.get(callerKey(c.r, c.meta))
 }
 
 // showsList reports whether answers show anything drawn from a list.

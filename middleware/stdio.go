@@ -409,7 +409,7 @@ func (w *stdioWriter) Write(p []byte) (int, error) {
 			// empty: i is 0).
 			line := append(w.buf, p[i:i+j+1]...)
 			w.buf = w.buf[:0]
-			if repl := w.s.serverLine(line[:len(line)-1]); repl != nil {
+			if repl := w.serverLine(line[:len(line)-1]); repl != nil {
 				line = repl
 			}
 			if err := w.write(line); err != nil {
@@ -419,7 +419,7 @@ func (w *stdioWriter) Write(p []byte) (int, error) {
 			start = i
 		default:
 			end := i + j + 1
-			if repl := w.s.serverLine(p[i : end-1]); repl != nil {
+			if repl := w.serverLine(p[i : end-1]); repl != nil {
 				if err := w.write(p[start:i], repl); err != nil {
 					return 0, err
 				}
@@ -432,6 +432,15 @@ func (w *stdioWriter) Write(p []byte) (int, error) {
 		return 0, err
 	}
 	return len(p), nil
+}
+
+// serverLine is Stdio.serverLine for a line within MaxServerLineBytes; a
+// longer one passes unread, however it came.
+func (w *stdioWriter) serverLine(line []byte) []byte {
+	if len(line) > w.s.opts.MaxServerLineBytes {
+		return nil
+	}
+	return w.s.serverLine(line)
 }
 
 // write writes each of bs to the client, in order; the first error is

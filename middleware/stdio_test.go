@@ -1264,3 +1264,26 @@ func TestStdioReaderErrorReachesTheServer(t *testing.T) {
 type errReader struct{ err error }
 
 func (e errReader) Read([]byte) (int, error) { return 0, e.err }
+
+// A tools/list answer longer than MaxServerLineBytes is not read, however
+// the server writes it: in one write, the next call's answer has no data.
+func TestStdioTooLongListAnswerInOneWriteIsNotRead(t *testing.T) {
+	var out bytes.Buffer
+	s, err := NewStdio(strings.NewReader(""), &out, StdioOptions{MaxServerLineBytes: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.clientLine([]byte(`{"jsonrpc":"2.0","id":"l","method":"tools/list"}`))
+	s.clientLine([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"nope"}}`))
+	long := `{"jsonrpc":"2.0","id":"l","result":{"tools":[{"name":"` + strings.Repeat("a", 200) + `"}]}}` + "\n"
+	if _, err := s.Writer().Write([]byte(long)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Writer().Write([]byte(`{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Unknown tool: nope"}}` + "\n")); err != nil {
+		t.Fatal(err)
+	}
+	want := long + `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Unknown tool: nope"}}` + "\n"
+	if out.String() != want {
+		t.Errorf("client got\n%s\nwant\n%s", out.String(), want)
+	}
+}

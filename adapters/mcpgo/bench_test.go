@@ -37,6 +37,9 @@ func benchServer(b *testing.B, n int, stateless, before bool) (alone, guarded ht
 	return h, g.Handler(h)
 }
 
+// listBody is a caller's tools/list.
+const listBody = `{"jsonrpc":"2.0","id":"l","method":"tools/list"}`
+
 // call300 is a 300-byte tools/call.
 func call300(name string) string {
 	s := `{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"name":"` + name + `","arguments":{"city":"Oslo","detail":"%s"}}}`
@@ -48,8 +51,9 @@ func call300(name string) string {
 // times (guard/alone), so a noisy, shared machine slows both sides alike.
 // It covers 10 and 1,000 tools, callers without a session (a stateless
 // server) and with one, a known call, an unknown call (answered by mcp-go
-// and translated, the caller's list warm), and an unknown call answered
-// before the server (AnswerBeforeServer). The calls are served in process,
+// and translated, with the list the caller was given), an unknown call
+// answered before the server (AnswerBeforeServer), and the caller's
+// tools/list, whose answer the guard reads on its way. The calls are served in process,
 // with httptest's recorder: the guard's cost against the SDK's handler
 // alone.
 //
@@ -78,13 +82,20 @@ func pairedRows(b *testing.B, loopback bool) {
 				{"known", "tool_0003", false},
 				{"unknown", "tool_9999", false},
 				{"unknown-before", "tool_9999", true},
+				{"list", "", false},
 			} {
 				alone, guarded := benchServer(b, n, mode == "sessionless", c.before)
 				h := hdr.Clone()
 				if mode == "session" {
 					h.Set("Mcp-Session-Id", initSession(b, alone, hdr))
 				}
+				// The caller lists first, as clients do: the guard keeps
+				// the answer for the data of its own.
+				send(b, guarded, listBody, h)
 				body := call300(c.tool)
+				if c.tool == "" {
+					body = listBody
+				}
 				b.Run(fmt.Sprintf("tools=%d/%s/%s", n, mode, c.name), func(b *testing.B) {
 					fixture.PairedHandlers(b, loopback, alone, guarded, body, h, func(hd http.Handler) { send(b, hd, body, h) })
 				})

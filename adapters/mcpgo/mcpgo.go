@@ -50,6 +50,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -134,6 +135,11 @@ type ToolSet struct {
 	opts Options
 
 	sessions sync.Map // session id → server.ClientSession, as mcp-go registered them
+
+	// hadTool: the server has had a global tool. mcp-go takes the tools
+	// capability with its first tool and never drops it, so this fact,
+	// once true, stays true: it is not a copy of the registry.
+	hadTool atomic.Bool
 }
 
 // Tools returns the tool set of s, served over HTTP by h. Call it after
@@ -162,6 +168,9 @@ func Tools(s *server.MCPServer, h http.Handler, opts Options) (*ToolSet, error) 
 // guard answer before the server, and otherwise as Unsure: mcp-go decides.
 func (t *ToolSet) Lookup(r *http.Request, name string) toolguard.Presence {
 	if t.s.GetTool(name) != nil {
+		if !t.hadTool.Load() {
+			t.hadTool.Store(true)
+		}
 		return toolguard.Present
 	}
 	modern := mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion))
@@ -179,8 +188,10 @@ func (t *ToolSet) Lookup(r *http.Request, name string) toolguard.Presence {
 
 // List returns the caller's tools, read in process at call time: the
 // server's global tools and the caller's session's. The guard asks it only
-// where Lookup said Absent (before the server); after the server, the list
-// is the one mcp-go gave the caller.
+// where Lookup said Absent and it has seen no tools/list answer for the
+// caller (the list it shows is the one mcp-go gave the caller, when there
+// is one); ListTools copies every tool, so that read costs (about 0.6 ms at
+// 1,000 tools here).
 func (t *ToolSet) List(r *http.Request) ([]string, error) {
 	modern := mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion))
 	session, _ := t.session(r, modern)
@@ -252,9 +263,18 @@ func loopback(addr string) bool {
 	return err == nil && ip.IsLoopback()
 }
 
-// hasGlobal reports whether the server has a global tool: mcp-go takes
-// the tools capability with its first tool and never drops it, so a
-// tools/call reaches its lookup from then on. A server whose tools were
-// all deleted again is not seen to have had one: its calls go to mcp-go,
-// which decides.
-func (t *ToolSet) hasGlobal() bool { return len(t.s.ListTools()) > 0 }
+// hasGlobal reports whether the server has had a global tool: mcp-go
+// takes the tools capability with its first tool and never drops it, so a
+// tools/call reaches its lookup from then on, whatever tools come and go.
+// Until a tool was seen (found by a call, or by ListTools here), the
+// registry is read.
+func (t *ToolSet) hasGlobal() bool {
+	if t.hadTool.Load() {
+		return true
+	}
+	if len(t.s.ListTools()) > 0 {
+		t.hadTool.Store(true)
+		return true
+	}
+	return false
+}
