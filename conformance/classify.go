@@ -13,6 +13,7 @@ type outcome struct {
 	category Category
 	code     *int
 	detail   string
+	data     *ErrorData // a VERIFIED error's guard lists, if it has any
 }
 
 // classifyCall classifies the reply to the made-up tools/call, whose id was
@@ -93,7 +94,7 @@ func classifyMessage(b []byte, id int64) outcome {
 		}
 		if why == "" {
 			codeText := string(bytes.TrimSpace(e["code"]))
-			return outcome{verdict: Verified, code: codePtr, detail: "a JSON-RPC error " + clip([]byte(codeText))}
+			return outcome{verdict: Verified, code: codePtr, detail: "a JSON-RPC error " + clip([]byte(codeText)), data: errorData(e["data"])}
 		}
 		return outcome{verdict: ObservedRisk, category: JSONRPCMalformed, code: codePtr,
 			detail: "the reply claims to be JSON-RPC, but its error is malformed: " + why}
@@ -270,4 +271,26 @@ func findInStream(body []byte, id int64) (reply, stray []byte) {
 		}
 	}
 	return nil, stray
+}
+
+// errorData reads the guard's lists from an error's data: availableTools
+// and suggestions, each kept only when it is an array of strings. It
+// returns nil when neither is.
+func errorData(raw json.RawMessage) *ErrorData {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) != nil {
+		return nil
+	}
+	strs := func(raw json.RawMessage) []string {
+		var s []string
+		if len(raw) == 0 || json.Unmarshal(raw, &s) != nil || s == nil {
+			return nil
+		}
+		return s
+	}
+	d := ErrorData{AvailableTools: strs(m["availableTools"]), Suggestions: strs(m["suggestions"])}
+	if d.AvailableTools == nil && d.Suggestions == nil {
+		return nil
+	}
+	return &d
 }

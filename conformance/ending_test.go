@@ -64,12 +64,18 @@ cat >/dev/null`
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		rep, _ = conformance.CheckCommand(context.Background(), []string{"sh", "-c", script}, conformance.Options{Timeout: time.Second})
+		// Graces that are bounds, not claims: the server's exit when its
+		// input closes ends the first at once, and the polite child's at
+		// SIGTERM does not end the second (the stubborn one stays), which
+		// must only outlast the polite child's trap however loaded the
+		// machine.
+		rep, _ = conformance.CheckCommand(context.Background(), []string{"sh", "-c", script},
+			conformance.WithStdioGrace(conformance.Options{Timeout: time.Second}, 20*time.Second, 3*time.Second))
 	}()
 	p1, p2 := readPID(t, polite), readPID(t, stubborn)
 	select {
 	case <-done:
-	case <-time.After(20 * time.Second): // a hang bound, not a timing claim
+	case <-time.After(60 * time.Second): // a hang bound, not a timing claim
 		t.Fatal("the check did not end")
 	}
 	if rep.Category != conformance.Timeout {
@@ -239,7 +245,12 @@ func TestFleetPoolIsSizedForItsConcurrency(t *testing.T) {
 	if sum.ByVerdict[conformance.Verified] != n {
 		t.Fatalf("%+v", sum)
 	}
-	if c := conns.Load(); c != n {
+	// A pool too small for the fleet closes an idle connection of 140
+	// targets at each of their five requests: hundreds more connections.
+	// net/http itself may open another now and then: it does not reuse a
+	// connection whose write loop has not reported within 50 ms (the
+	// machine's load decides that), so the bound leaves room for a few.
+	if c := conns.Load(); c < n || c > n+n/8 {
 		t.Errorf("%d connections for %d targets: the pool closed connections targets were using", c, n)
 	}
 }

@@ -40,7 +40,19 @@ type FleetOptions struct {
 	// is done, in the order targets finish, one call at a time. CheckFleet
 	// keeps no report: this is where they go.
 	Report func(Report)
+
+	// clock, if set, stands in for the time package in the pacer (a
+	// test's clock).
+	clock *clock
 }
+
+// clock is the pacer's view of time: now and a timer.
+type clock struct {
+	now   func() time.Time
+	after func(time.Duration) <-chan time.Time
+}
+
+var realClock = &clock{now: time.Now, after: func(d time.Duration) <-chan time.Time { return time.After(d) }}
 
 // CheckTarget checks one target: an http(s) URL, or "stdio:" followed by a
 // command line (split on spaces) that starts a stdio server.
@@ -66,7 +78,11 @@ func CheckFleet(ctx context.Context, targets iter.Seq[Target], opts Options, fle
 		fleet.Processes = 8
 	}
 	if fleet.HostSpacing > 0 {
-		opts.pace = newPacer(fleet.HostSpacing).wait
+		p := newPacer(fleet.HostSpacing)
+		if fleet.clock != nil {
+			p.clock = fleet.clock
+		}
+		opts.pace = p.wait
 	}
 	processes := make(chan struct{}, fleet.Processes)
 	sum := newSummary()
@@ -135,6 +151,7 @@ func checkOne(ctx context.Context, t Target, opts Options, processes chan struct
 // closer than the spacing.
 type pacer struct {
 	spacing time.Duration
+	clock   *clock
 	mu      sync.Mutex
 	hosts   map[string]*hostPace
 	sweepAt int // sweep the map when it grows to this size
@@ -148,7 +165,7 @@ type hostPace struct {
 }
 
 func newPacer(d time.Duration) *pacer {
-	return &pacer{spacing: d, hosts: map[string]*hostPace{}, sweepAt: 1024}
+	return &pacer{spacing: d, clock: realClock, hosts: map[string]*hostPace{}, sweepAt: 1024}
 }
 
 func (p *pacer) wait(ctx context.Context, target string) error {
@@ -157,7 +174,7 @@ func (p *pacer) wait(ctx context.Context, target string) error {
 		host = u.Host
 	}
 	p.mu.Lock()
-	now := time.Now()
+	now := p.clock.now()
 	h := p.hosts[host]
 	if h == nil {
 		h = &hostPace{}
@@ -181,16 +198,14 @@ func (p *pacer) wait(ctx context.Context, target string) error {
 	p.mu.Unlock()
 	for d := at.Sub(now); ; {
 		if d > 0 {
-			t := time.NewTimer(d)
 			select {
 			case <-ctx.Done():
-				t.Stop()
 				return ctx.Err()
-			case <-t.C:
+			case <-p.clock.after(d):
 			}
 		}
 		p.mu.Lock()
-		now := time.Now()
+		now := p.clock.now()
 		if h.last.IsZero() || now.Sub(h.last) >= p.spacing {
 			h.last = now
 			if p.granted != nil {

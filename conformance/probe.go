@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/toolguard/toolguard/mcpwire"
 )
@@ -70,6 +71,10 @@ type Options struct {
 	// pace, if set, is called before every HTTP request (fleet mode's
 	// per-host spacing).
 	pace func(ctx context.Context, url string) error
+
+	// stdioGrace and stdioTermGrace, if set, stand in for the constants
+	// of the same names (a test's bounds).
+	stdioGrace, stdioTermGrace time.Duration
 }
 
 func (o Options) withDefaults() (Options, error) {
@@ -227,8 +232,42 @@ func (p *prober) stop(v Verdict, cat Category, stage string, rep *reply, detail 
 		p.rep.HTTPStatus, p.rep.MediaType = rep.status, rep.media
 		if hint := hostHint(*rep); hint != "" {
 			p.rep.Detail += "; " + hint
+		} else if v == Unverified && rep.status >= 400 {
+			if b := bodyLine(rep.body); b != "" {
+				p.rep.Detail += "; the body reads " + b
+			}
 		}
 	}
+}
+
+// bodyLineBytes bounds the part of a body a detail line shows.
+const bodyLineBytes = 200
+
+// bodyLine returns the start of an HTTP error's body as one quoted line,
+// its white space collapsed and at most about bodyLineBytes long, for a
+// reply that could not be classified: a proxy's 502 says why in its body
+// ("the upstream cannot be reached: connection refused"). "" for a body
+// of white space.
+func bodyLine(body []byte) string {
+	cut := len(body) > 4*bodyLineBytes
+	if cut {
+		body = body[:4*bodyLineBytes]
+	}
+	s := strings.Join(strings.Fields(strings.ToValidUTF8(string(body), "\uFFFD")), " ")
+	if s == "" {
+		return ""
+	}
+	if len(s) > bodyLineBytes {
+		i := bodyLineBytes
+		for i > 0 && !utf8.RuneStart(s[i]) {
+			i--
+		}
+		s, cut = s[:i], true
+	}
+	if cut {
+		s += "…"
+	}
+	return strconv.Quote(s)
 }
 
 // namesHost matches a body that speaks of the request's Host or Origin:
@@ -507,7 +546,7 @@ func (p *prober) callProbe(ctx context.Context) (reply, outcome, bool) {
 	}
 	o := classifyCall(rep.media, rep.body, id)
 	p.stop(o.verdict, o.category, "tools/call", &rep, o.detail)
-	p.rep.ErrorCode = o.code
+	p.rep.ErrorCode, p.rep.ErrorData = o.code, o.data
 	return rep, o, true
 }
 
@@ -626,7 +665,7 @@ func (p *prober) notApplicable() string {
 	switch {
 	case p.stdio:
 		return "a stdio target: Mcp-Name is an HTTP header of 2026-07-28"
-	case p.era == Era2025:
+	case p.era == Era2025 && p.rep.Stage != "initialize":
 		return "the server speaks 2025-11-25: Mcp-Name is a 2026-07-28 header"
 	case p.rep.Category != "":
 		return stoppedBefore(p.rep.Category)

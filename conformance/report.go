@@ -207,6 +207,10 @@ type Report struct {
 	ErrorCode *int `json:"errorCode,omitempty"`
 	// Tools is how many tools the target listed.
 	Tools int `json:"tools"`
+	// ErrorData holds what a VERIFIED error's data says of the server's
+	// tools, as toolguard's answer does; nil when its data has neither
+	// list.
+	ErrorData *ErrorData `json:"errorData,omitempty"`
 	// Detail says in a sentence what came back, for people.
 	Detail   string        `json:"detail,omitempty"`
 	Duration time.Duration `json:"durationNs"` // how long the check took
@@ -255,4 +259,14 @@ func (r Report) String() string {
 		b.WriteString(": " + r.Detail)
 	}
 	return b.String()
+}
+
+// ErrorData is what an error's data says of the server's tools: the
+// members toolguard's answer carries. A member that is absent, or is not
+// an array of strings, is nil.
+type ErrorData struct {
+	// AvailableTools is data.availableTools: the tools the server has.
+	AvailableTools []string `json:"availableTools"`
+	// Suggestions is data.suggestions: the tools nearest the name asked.
+	Suggestions []string `json:"suggestions"`
 }

@@ -207,7 +207,14 @@ func (c *stdioConn) close() error {
 		c.stdin.Close()
 		exited := make(chan error, 1)
 		go func() { exited <- c.cmd.Wait() }()
-		err = proc.End(c.cmd, exited, stdioGrace, stdioTermGrace)
+		grace, termGrace := stdioGrace, stdioTermGrace
+		if c.opts.stdioGrace > 0 {
+			grace = c.opts.stdioGrace
+		}
+		if c.opts.stdioTermGrace > 0 {
+			termGrace = c.opts.stdioTermGrace
+		}
+		err = proc.End(c.cmd, exited, grace, termGrace)
 		// Standard error reaches its end once nothing of the group holds
 		// it; a process that left the group (setsid) is not ours to end.
 		select {

@@ -135,28 +135,6 @@ func TestClientGoneEndsTheServersGroup(t *testing.T) {
 	}
 }
 
-// TestInputEndsServerOutlivesGrace: the client closes its input and keeps
-// reading; a server that ignores the end of its input gets SIGTERM after
-// -grace, and one that ignores SIGTERM too gets SIGKILL. The status is the
-// server's, as a shell reports it.
-func TestInputEndsServerOutlivesGrace(t *testing.T) {
-	for _, tc := range []struct {
-		server string
-		want   int
-	}{
-		{`sleep 300 & echo $$ $! >&2; while :; do sleep 0.02; done`, 128 + int(syscall.SIGTERM)},
-		{`trap "" TERM; sleep 300 & echo $$ $! >&2; while :; do sleep 0.02; done`, 128 + int(syscall.SIGKILL)},
-	} {
-		var errOut fixture.SyncBuffer
-		done := runAsync([]string{"-grace", "200ms", "sh", "-c", tc.server}, strings.NewReader(""), nopCloser{io.Discard}, &errOut)
-		pgid, child := serverPIDs(t, &errOut)
-		if code := waitExit(t, done); code != tc.want {
-			t.Errorf("%s: exit %d, want %d; stderr:\n%s", tc.server, code, tc.want, errOut.String())
-		}
-		assertGone(t, pgid, child)
-	}
-}
-
 // TestServerExitsLeavingChild: the server exits by itself while a child
 // it started still holds its output. The child is ended, and the status
 // is the server's.
@@ -210,10 +188,17 @@ type wrapperProcess struct {
 	out io.ReadCloser
 }
 
-func startWrapper(t *testing.T, args ...string) (*wrapperProcess, *fixture.SyncBuffer) {
-	t.Helper()
+// wrapperCommand is toolguard-stdio with args, as a command of its own:
+// the test binary.
+func wrapperCommand(args ...string) *exec.Cmd {
 	cmd := exec.Command(os.Args[0], args...)
 	cmd.Env = append(os.Environ(), "TOOLGUARD_STDIO_MAIN=1", "GORACE="+os.Getenv("GORACE")+" atexit_sleep_ms=0")
+	return cmd
+}
+
+func startWrapper(t *testing.T, args ...string) (*wrapperProcess, *fixture.SyncBuffer) {
+	t.Helper()
+	cmd := wrapperCommand(args...)
 	errOut := &fixture.SyncBuffer{}
 	cmd.Stderr = errOut
 	in, out := fixture.StartPipes(t, cmd)
@@ -259,7 +244,8 @@ func TestBrokenStdoutIsNotSIGPIPE(t *testing.T) {
 
 // TestClientStoppedReadingShortensGrace: once the client stopped reading,
 // a server that ignores the end of its input gets 500ms, not -grace, after
-// the client closed its input first (-grace 1m here; the test waits 20s).
+// the client closed its input first and the server read its end (-grace
+// 1m here; the test waits 20s).
 func TestClientStoppedReadingShortensGrace(t *testing.T) {
 	inR, inW := io.Pipe()
 	outR, outW, err := os.Pipe()
@@ -267,13 +253,18 @@ func TestClientStoppedReadingShortensGrace(t *testing.T) {
 		t.Fatal(err)
 	}
 	var errOut fixture.SyncBuffer
-	done := runAsync([]string{"-grace", "1m", "sh", "-c", `sleep 300 & echo $$ $! >&2; while :; do echo tick; sleep 0.02; done`}, inR, outW, &errOut)
+	// fd 3: the server's input, for the reader in the background (whose
+	// standard input sh makes /dev/null).
+	done := runAsync([]string{"-grace", "1m", "sh", "-c", `sleep 300 & echo $$ $! >&2; exec 3<&0; (cat <&3 >/dev/null; echo eof) & while :; do echo tick; sleep 0.02; done`}, inR, outW, &errOut)
 	pgid, child := serverPIDs(t, &errOut)
-	if line, err := bufio.NewReader(outR).ReadString('\n'); line != "tick\n" {
+	br := bufio.NewReader(outR)
+	if line, err := br.ReadString('\n'); line != "tick\n" {
 		t.Fatalf("the client read %q, %v", line, err)
 	}
-	inW.Close()
-	time.Sleep(100 * time.Millisecond) // the end of input first, as a client closing stdin then stdout
+	inW.Close() // the end of input first, as a client closing stdin then stdout
+	if err := readUntil(br, "eof\n"); err != nil {
+		t.Fatalf("the server did not read the end of its input: %v; stderr:\n%s", err, errOut.String())
+	}
 	outR.Close()
 	if code := waitExit(t, done); code != exitClientGone {
 		t.Errorf("exit %d, want %d; stderr:\n%s", code, exitClientGone, errOut.String())

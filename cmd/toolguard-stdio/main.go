@@ -11,32 +11,61 @@
 // in order, and every line of the server reaches the client, except the
 // server's own answer to a tools/call for a tool it does not have (an
 // isError result, or an error of its SDK's shape), which is replaced by
-// JSON-RPC error -32602 listing the tools the caller can call (asked of the
-// server on the same stream, within -list-timeout). The -- is optional (flags end at the first
-// argument that is not one); some clients' own argument parsing removes it.
+// JSON-RPC error -32602 listing the tools the caller can call. That list
+// is the server's answer to the client's own tools/list, read as it passed
+// on the stream; toolguard-stdio asks the server nothing itself. The -- is
+// optional (flags end at the first argument that is not one); some
+// clients' own argument parsing removes it.
 //
-// The server runs in a process group of its own. SIGINT, SIGTERM, SIGHUP
-// and SIGQUIT are forwarded to that group, so they reach everything the
-// server started (npx -y: npm exec, sh and node). A second SIGINT, SIGTERM
-// or SIGQUIT while the server still runs (press Ctrl-C again) sends the
-// group SIGKILL instead.
+// # Lifecycle
 //
-// When the client goes away — its standard input ends, or a write to its
-// standard output fails (it closed its end: EPIPE; SIGPIPE never ends
-// toolguard-stdio) — the server's standard input is closed and the server
-// has -grace (2s, what the TypeScript and Python SDK clients give a server
-// after closing its input) to exit; once the client stopped reading, no
-// one waits for the answers, and the grace is 500ms at most. If the server
-// has not exited by then, its process group gets SIGTERM, and SIGKILL as
-// long again later. Once the server has exited, what is left of its group
-// is ended the same way, so no process of the session outlives
-// toolguard-stdio.
+// MCP's lifecycle (2025-11-25, Shutdown, stdio) leaves the end to the
+// client:
+//
+//	For the stdio transport, the client SHOULD initiate shutdown by:
+//
+//	1. First, closing the input stream to the child process (the server)
+//	2. Waiting for the server to exit, or sending SIGTERM if the server does not exit
+//	   within a reasonable time
+//	3. Sending SIGKILL if the server does not exit within a reasonable time after SIGTERM
+//
+// toolguard-stdio leaves each step to the client:
+//
+//   - The end of the client's standard input only closes the server's
+//     (once the lines before it have been passed on). Everything the server
+//     still writes reaches the client, however long it takes, and
+//     toolguard-stdio exits with the server's status when the server exits.
+//     A client that has finished writing (a shell pipeline, a one-shot
+//     script) gets every answer.
+//   - SIGINT, SIGTERM, SIGHUP and SIGQUIT are forwarded to the server's
+//     process group, so they reach everything the server started (npx -y:
+//     npm exec, sh and node). A second SIGINT, SIGTERM or SIGQUIT while the
+//     server still runs (press Ctrl-C again) sends the group SIGKILL.
+//
+// toolguard-stdio ends the server itself only when the client is gone: it
+// signalled toolguard-stdio, or a write to its standard output failed (it
+// closed its end: EPIPE; SIGPIPE never ends toolguard-stdio). The server's
+// input is closed, and a server still running -grace later gets SIGTERM
+// (unless the client's signal was SIGTERM), and SIGKILL -grace after that,
+// its whole process group with it. Once the client stopped reading no one
+// waits for the answers, and each of those waits is 500ms at most. Once the
+// server has exited, what is left of its group is ended the same way, so no
+// process of the session outlives toolguard-stdio (unless toolguard-stdio
+// itself is killed with SIGKILL).
+//
+// -grace is 5s by default: a server that takes a few seconds to exit once
+// the client asked it to stop (flushing state, ending the processes it
+// started) keeps its own status instead of 143 or 137. The end of input
+// starts no clock at all, so a server that needs a while after it (one
+// exits 2.1s after its input closes) keeps its status whatever -grace is.
+// A client that sends SIGKILL sooner than -grace after its SIGTERM (the
+// TypeScript SDK client waits 2s) should be given a shorter -grace, for
+// servers that outlive SIGTERM.
 //
 // Exit status:
 //
 //	the server's   when it exits, by itself or by a signal (128+N for
-//	               signal N: 143 when the SIGTERM above ended it, 137 for
-//	               the SIGKILL)
+//	               signal N: 143 for SIGTERM, 137 for SIGKILL)
 //	74             the client stopped reading: a write to standard output
 //	               failed (the server was ended as above)
 //	0              -h
@@ -70,6 +99,10 @@ import (
 // reading: no one waits for its answers.
 const brokenGrace = 500 * time.Millisecond
 
+// defaultGrace is -grace's default: a server that takes a few seconds to
+// exit once the client asked it to stop keeps its own status.
+const defaultGrace = 5 * time.Second
+
 const (
 	exitClientGone = 74 // EX_IOERR: the client stopped reading
 	exitUsage      = 64
@@ -83,17 +116,21 @@ func main() {
 // usageText is the start of -h, with every exit status.
 const usageText = `usage: toolguard-stdio [flags] [--] COMMAND [ARG...]
 
-The server runs in a process group of its own; SIGINT, SIGTERM, SIGHUP and
-SIGQUIT are forwarded to the group, and a second SIGINT, SIGTERM or SIGQUIT
-sends it SIGKILL. When the client goes away (standard input
-ends, or a write to standard output fails), the server's input is closed; a
-server still running -grace later (500ms at most once the client stopped
-reading) gets SIGTERM, then SIGKILL as long after that, its whole process
-group with it.
+The server runs in a process group of its own. When the client's input
+ends, the server's input is closed and nothing more: everything the server
+still writes reaches the client, and toolguard-stdio exits with the
+server's status when it exits (MCP's stdio shutdown: the client closes the
+server's input, waits for it to exit, then sends SIGTERM, then SIGKILL).
+SIGINT, SIGTERM, SIGHUP and SIGQUIT are forwarded to the server's group; a
+second SIGINT, SIGTERM or SIGQUIT sends it SIGKILL. Once the client is
+gone (it signalled, or a write to standard output failed), a server still
+running -grace later gets SIGTERM (SIGKILL when SIGTERM was the client's
+signal), then SIGKILL as long after that, its whole group with it (500ms
+each once the client stopped reading).
 
 Exit status:
-  the server's  when it exits (128+N when signal N ended it: 143 for the
-                SIGTERM above, 137 for the SIGKILL)
+  the server's  when it exits (128+N when signal N ended it: 143 for
+                SIGTERM, 137 for SIGKILL)
   74            the client stopped reading (a write to standard output failed)
   0             -h
   64            usage error
@@ -109,9 +146,8 @@ func run(args []string, stdin io.Reader, stdout io.WriteCloser, stderr io.Writer
 	}
 	logger := log.New(stderr, "toolguard-stdio: ", log.LstdFlags)
 
-	in := &clientIn{r: stdin, ended: make(chan struct{})}
 	out := &clientOut{w: stdout, broke: make(chan struct{})}
-	guard, err := toolguard.NewStdio(in, out, opts)
+	guard, err := toolguard.NewStdio(stdin, out, opts)
 	if err != nil {
 		fmt.Fprintln(stderr, "toolguard-stdio:", err)
 		return exitUsage
@@ -157,7 +193,9 @@ func run(args []string, stdin io.Reader, stdout io.WriteCloser, stderr io.Writer
 	outW.Close()
 
 	// Client to server. When the client's input ends, the lines the guard
-	// still holds are forwarded, then the server's input is closed.
+	// still holds are forwarded, then the server's input is closed: that
+	// is all the end of input does (MCP's stdio shutdown leaves waiting,
+	// SIGTERM and SIGKILL to the client).
 	go func() {
 		io.Copy(serverIn, guard.Reader())
 		serverIn.Close()
@@ -174,24 +212,29 @@ func run(args []string, stdin io.Reader, stdout io.WriteCloser, stderr io.Writer
 	go func() { exited <- cmd.Wait() }()
 	var (
 		waitErr  error
-		wait     = grace     // for the server, once the client went away
-		stop     *time.Timer // runs once the client went away
+		wait     = grace     // each step of the end, once the client is gone
+		stop     *time.Timer // runs once the client is gone
 		stopC    <-chan time.Time
-		deadline time.Time // when stop fires
-		termed   bool
-		stopAsks int // SIGINT, SIGTERM and SIGQUIT received
-		ended    = in.ended
+		deadline time.Time      // when stop fires
+		next     syscall.Signal // what stop sends the group
+		since    string         // what the server has had wait since
+		stopAsks int            // SIGINT, SIGTERM and SIGQUIT received
 		broke    = out.broke
 	)
-	// goneAway gives the server wait from now, or less if it had less.
-	goneAway := func() {
+	// gone starts the end of the server, once the client is gone: its
+	// input is closed, and from now the server has wait (or less if it
+	// had less) before its group gets next.
+	gone := func(first syscall.Signal, why string) {
+		serverIn.Close()
 		at := time.Now().Add(wait)
 		switch {
 		case stop == nil:
+			next, since = first, why
 			stop = time.NewTimer(wait)
 			stopC = stop.C
 		case stopC != nil && at.Before(deadline):
 			stop.Reset(wait)
+			since = why
 		default:
 			return
 		}
@@ -204,30 +247,35 @@ func run(args []string, stdin io.Reader, stdout io.WriteCloser, stderr io.Writer
 				stopAsks++
 			}
 			if stopAsks > 1 {
-				logger.Printf("%v again while the server runs; SIGKILL to its process group", sig)
-				sig = syscall.SIGKILL
+				logger.Printf("%s again while the server runs; SIGKILL to its process group", sigName(sig))
+				proc.SignalGroup(cmd.Process, syscall.SIGKILL)
+				if stop != nil {
+					stop.Stop()
+				}
+				stopC = nil
+				continue
 			}
 			proc.SignalGroup(cmd.Process, sig)
-		case <-ended:
-			ended = nil
-			goneAway()
+			// The client asked the server to stop: SIGTERM next, unless
+			// that is what it sent.
+			if sig == syscall.SIGTERM {
+				gone(syscall.SIGKILL, "the client's SIGTERM")
+			} else {
+				gone(syscall.SIGTERM, "the client's "+sigName(sig))
+			}
 		case <-broke:
 			broke = nil
 			logger.Printf("the client stopped reading (%v); closing the server's input", out.error())
-			serverIn.Close()
 			wait = min(wait, brokenGrace)
-			goneAway()
+			gone(syscall.SIGTERM, "the client stopped reading")
 		case <-stopC:
-			serverIn.Close()
-			if !termed {
-				termed = true
-				logger.Printf("the server is still running %v after the client went away; SIGTERM to its process group", wait)
-				proc.SignalGroup(cmd.Process, syscall.SIGTERM)
+			logger.Printf("the server is still running %v after %s; %s to its process group", wait, since, sigName(next))
+			proc.SignalGroup(cmd.Process, next)
+			if next == syscall.SIGTERM {
+				next, since = syscall.SIGKILL, "SIGTERM"
 				stop.Reset(wait)
 				deadline = time.Now().Add(wait)
 			} else {
-				logger.Printf("the server is still running %v after SIGTERM; SIGKILL to its process group", wait)
-				proc.SignalGroup(cmd.Process, syscall.SIGKILL)
 				stopC = nil
 			}
 		case waitErr = <-exited:
@@ -286,22 +334,6 @@ func endLeftovers(p *os.Process, grace time.Duration, drained <-chan struct{}, l
 	}
 }
 
-// clientIn is the client's standard input; ended is closed once a read
-// of it fails (its end, or any error).
-type clientIn struct {
-	r     io.Reader
-	once  sync.Once
-	ended chan struct{}
-}
-
-func (c *clientIn) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	if err != nil {
-		c.once.Do(func() { close(c.ended) })
-	}
-	return n, err
-}
-
 // clientOut is the client's standard output. After a write fails (the
 // client closed its end: EPIPE), broke is closed and later writes are
 // discarded, so the server's output is still read until it exits.
@@ -340,13 +372,12 @@ func (c *clientOut) error() error {
 func parse(args []string, stderr io.Writer) (opts toolguard.StdioOptions, grace time.Duration, argv []string, code int) {
 	fs := flag.NewFlagSet("toolguard-stdio", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.DurationVar(&opts.ListTimeout, "list-timeout", toolguard.DefaultListTimeout, "longest a translated answer waits for the caller's tools/list; past it the answer goes out without data.availableTools (no call ever waits for it); more than 0")
 	fs.IntVar(&opts.ToolListLimit, "tool-list-limit", toolguard.DefaultToolListLimit, "cap on the names listed in data.availableTools; more than 0 (-hide-tool-list leaves the list out)")
 	fs.BoolVar(&opts.HideToolList, "hide-tool-list", false, "leave data.availableTools out of translated answers")
 	fs.BoolVar(&opts.HideSuggestions, "hide-suggestions", false, "leave data.suggestions out of translated answers")
 	fs.IntVar(&opts.MaxLineBytes, "max-line-bytes", toolguard.DefaultMaxBodyBytes, "longer client lines pass through unread and untracked (their answers are not translated); more than 0")
 	logAnswers := fs.Bool("log", false, "write one line to standard error per translated not-found answer, saying why when it went out without data.availableTools, and per client line that may be a tools/call the guard left untracked (too long, outside the strict subset, or leaving a JSON value open)")
-	fs.DurationVar(&grace, "grace", 2*time.Second, "after the client went away, how long the server has to exit before its process group gets SIGTERM, and then SIGKILL (at most 500ms once the client stopped reading); more than 0")
+	fs.DurationVar(&grace, "grace", defaultGrace, "once the client is gone (it signalled, or stopped reading), how long the server has to exit before its process group gets SIGTERM, and then SIGKILL as long after that (500ms at most once the client stopped reading); also what the server's leftovers get once it exited. The end of the client's input starts no clock; more than 0")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, usageText)
 		fs.PrintDefaults()
@@ -389,14 +420,29 @@ func parse(args []string, stderr io.Writer) (opts toolguard.StdioOptions, grace 
 // checkFlags checks the flags' values, naming the flag.
 func checkFlags(opts *toolguard.StdioOptions) error {
 	switch {
-	case opts.ListTimeout <= 0:
-		return fmt.Errorf("-list-timeout must be more than 0, not %v (how long a translated answer may wait for the caller's tool list)", opts.ListTimeout)
 	case opts.ToolListLimit <= 0:
 		return fmt.Errorf("-tool-list-limit must be more than 0, not %d (-hide-tool-list leaves the list out)", opts.ToolListLimit)
 	case opts.MaxLineBytes <= 0:
 		return fmt.Errorf("-max-line-bytes must be more than 0, not %d", opts.MaxLineBytes)
 	}
 	return nil
+}
+
+// sigName is the name of a signal toolguard-stdio handles or sends.
+func sigName(sig os.Signal) string {
+	switch sig {
+	case syscall.SIGINT:
+		return "SIGINT"
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	case syscall.SIGHUP:
+		return "SIGHUP"
+	case syscall.SIGQUIT:
+		return "SIGQUIT"
+	case syscall.SIGKILL:
+		return "SIGKILL"
+	}
+	return sig.String()
 }
 
 // exitStatus is the server's exit status, as a shell reports it.

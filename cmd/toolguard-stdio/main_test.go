@@ -8,8 +8,11 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/toolguard/toolguard/internal/fixture"
 )
@@ -43,7 +46,6 @@ func TestUsage(t *testing.T) {
 	// A bad value is a usage error that names the flag, checked before
 	// anything starts.
 	for _, args := range [][]string{
-		{"-list-timeout", "-1s"}, {"-list-timeout", "0"},
 		{"-tool-list-limit", "-1"}, {"-tool-list-limit", "0"},
 		{"-max-line-bytes", "0"}, {"-max-line-bytes", "-5"},
 		{"-grace", "0"}, {"-grace", "-1s"},
@@ -97,32 +99,33 @@ func TestLogUntracked(t *testing.T) {
 	}
 }
 
-// TestLogTranslations: with -log, each translated answer is logged, and one
-// that went out without data.availableTools says why.
+// listThenCall is the client's own tools/list, then a call to a tool the
+// fake server does not have. The list in data.availableTools is the
+// answer to the client's tools/list, read as it passed.
+const listThenCall = `{"jsonrpc":"2.0","id":5,"method":"tools/list"}` + "\n" +
+	`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ech0"}}` + "\n"
+
+// TestLogTranslations: with -log, each translated answer is logged.
 func TestLogTranslations(t *testing.T) {
-	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ech0"}}` + "\n"
 	var log fixture.SyncBuffer
-	got := sessionLog(t, call, &log, "-log")
-	if !strings.Contains(got, `"availableTools":["echo"]`) || !strings.Contains(log.String(), `translated the server's not-found answer for tool "ech0"`+"\n") {
+	got := sessionLog(t, listThenCall, &log, "-log")
+	if !strings.Contains(got, `"code":-32602`) || !strings.Contains(got, `"availableTools":["echo","slow"]`) ||
+		!strings.Contains(log.String(), `translated the server's not-found answer for tool "ech0"`+"\n") {
 		t.Errorf("answer %s, log %q", got, log.String())
-	}
-	t.Setenv("TOOLGUARD_FAKE_SILENT_LIST", "1")
-	var log2 fixture.SyncBuffer
-	got = sessionLog(t, call, &log2, "-log", "-list-timeout", "50ms")
-	if got != `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Unknown tool: ech0"}}`+"\n" ||
-		!strings.Contains(log2.String(), `for tool "ech0" without data.availableTools: toolguard: no tool list within ListTimeout (50ms)`) {
-		t.Errorf("a list that never comes: answer %s, log %q", got, log2.String())
 	}
 }
 
-// TestMain makes the test binary a stdio MCP server with one tool, echo,
-// when TOOLGUARD_FAKE_SERVER is set (with TOOLGUARD_FAKE_SILENT_LIST, one
-// that never answers tools/list), and toolguard-stdio itself when
-// TOOLGUARD_STDIO_MAIN is.
+// TestMain makes the test binary a stdio MCP server with two tools when
+// TOOLGUARD_FAKE_SERVER is set: echo, answered at once, and slow,
+// answered a second later, also after the end of its input; it exits
+// with TOOLGUARD_FAKE_EXIT (0 without) once its input has ended and every
+// call is answered. With TOOLGUARD_STDIO_MAIN set, the test binary is
+// toolguard-stdio itself.
 func TestMain(m *testing.M) {
 	if os.Getenv("TOOLGUARD_FAKE_SERVER") != "" {
 		fakeServer()
-		os.Exit(0)
+		code, _ := strconv.Atoi(os.Getenv("TOOLGUARD_FAKE_EXIT"))
+		os.Exit(code)
 	}
 	if os.Getenv("TOOLGUARD_STDIO_MAIN") != "" {
 		main() // the test binary is toolguard-stdio
@@ -131,6 +134,16 @@ func TestMain(m *testing.M) {
 }
 
 func fakeServer() {
+	var (
+		mu    sync.Mutex // one answer at a time
+		calls sync.WaitGroup
+	)
+	printf := func(format string, a ...any) {
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Printf(format, a...)
+	}
+	defer calls.Wait()
 	sc := bufio.NewScanner(os.Stdin)
 	for sc.Scan() {
 		var m struct {
@@ -146,26 +159,33 @@ func fakeServer() {
 		id := string(m.ID)
 		switch m.Method {
 		case "initialize":
-			fmt.Printf(`{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"fake","version":"1"}}}`+"\n", id)
+			printf(`{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"fake","version":"1"}}}`+"\n", id)
 		case "tools/list":
-			if os.Getenv("TOOLGUARD_FAKE_SILENT_LIST") != "" {
-				continue
-			}
-			fmt.Printf(`{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"echo","inputSchema":{"type":"object"}}]}}`+"\n", id)
+			printf(`{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"echo","inputSchema":{"type":"object"}},{"name":"slow","inputSchema":{"type":"object"}}]}}`+"\n", id)
 		case "tools/call":
-			if m.Params.Name == "echo" {
-				fmt.Printf(`{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"echo"}]}}`+"\n", id)
+			switch m.Params.Name {
+			case "echo":
+				printf(`{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"echo"}]}}`+"\n", id)
+				continue
+			case "slow":
+				// Longer than the -grace the lifecycle tests pass.
+				calls.Add(1)
+				go func() {
+					defer calls.Done()
+					time.Sleep(time.Second)
+					printf(`{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"slow"}]}}`+"\n", id)
+				}()
 				continue
 			}
 			// As the TypeScript SDK v1 answers an unknown tool.
 			text, _ := json.Marshal("MCP error -32602: Tool " + m.Params.Name + " not found")
-			fmt.Printf(`{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":%s}],"isError":true}}`+"\n", id, text)
+			printf(`{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":%s}],"isError":true}}`+"\n", id, text)
 		}
 	}
 }
 
 // session runs toolguard-stdio in front of the fake server, does the
-// handshake, sends line and returns the answer.
+// handshake, sends lines and returns the answer with id 1.
 func session(t *testing.T, line string, flags ...string) string {
 	t.Helper()
 	return sessionLog(t, line, io.Discard, flags...)
@@ -189,9 +209,12 @@ func sessionLog(t *testing.T, line string, stderr io.Writer, flags ...string) st
 		t.Fatalf("initialize answered %q, %v", l, err)
 	}
 	io.WriteString(inW, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"+line)
-	answer, err := br.ReadString('\n')
-	if err != nil {
-		t.Fatal(err)
+	var answer string
+	for !strings.HasPrefix(answer, `{"jsonrpc":"2.0","id":1,`) {
+		var err error
+		if answer, err = br.ReadString('\n'); err != nil {
+			t.Fatal(err)
+		}
 	}
 	inW.Close()
 	go io.Copy(io.Discard, br)
@@ -204,12 +227,11 @@ func sessionLog(t *testing.T, line string, stderr io.Writer, flags ...string) st
 // TestFlagValues: -tool-list-limit caps the list; -hide-tool-list leaves
 // it out.
 func TestFlagValues(t *testing.T) {
-	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ech0"}}` + "\n"
 	for _, tc := range []struct {
 		flags    []string
 		withList bool
 	}{{nil, true}, {[]string{"-tool-list-limit", "1"}, true}, {[]string{"-hide-tool-list"}, false}} {
-		got := session(t, call, tc.flags...)
+		got := session(t, listThenCall, tc.flags...)
 		if !strings.Contains(got, `"code":-32602`) || strings.Contains(got, `"availableTools"`) != tc.withList {
 			t.Errorf("%q: answered %s, want a list: %v", tc.flags, got, tc.withList)
 		}

@@ -25,7 +25,9 @@
 // (strict, lenient, undetermined, or not_applicable).
 //
 // Exit status: 0 VERIFIED, 1 OBSERVED_RISK, 2 UNVERIFIED, 64 usage error,
-// from error_taxonomy alone.
+// from error_taxonomy alone. A usage error prints the one line that is
+// wrong and "run with -h for help"; -h prints the usage, -version the
+// version from the build info.
 // A stdio command that does not start is UNVERIFIED unreachable, as in
 // fleet mode. In fleet mode: 1 if any target is OBSERVED_RISK, else 2 if
 // any is UNVERIFIED, else 0.
@@ -43,6 +45,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -68,7 +71,9 @@ func main() {
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("toolguard-check", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	// The flag package's own messages are written by run: a usage error
+	// is its one line and a hint, the usage only for -h.
+	fs.SetOutput(io.Discard)
 	var (
 		opts        conformance.Options
 		asJSON      = fs.Bool("json", false, "print JSON instead of a table")
@@ -79,6 +84,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		spacing     = fs.Duration("spacing", 250*time.Millisecond, "fleet: least time between two requests to one host (host:port)")
 		quiet       = fs.Bool("quiet", false, "fleet: no progress on standard error")
 		resume      = fs.String("resume", "", "fleet: skip the targets already reported in `file` (JSON lines of an earlier -json run)")
+		showVersion = fs.Bool("version", false, "print the version (from the build info) and exit")
 	)
 	opts.Header = http.Header{}
 	fs.StringVar(&opts.ProbeName, "name", conformance.DefaultProbeName, "the made-up tool `name` to call")
@@ -94,7 +100,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		opts.Header.Add(strings.TrimSpace(k), strings.TrimSpace(v))
 		return nil
 	})
-	fs.Usage = func() {
+	help := func() {
 		fmt.Fprint(stderr, `usage: toolguard-check [flags] URL
        toolguard-check [flags] -stdio -- COMMAND [ARG...]
        toolguard-check [flags] -fleet FILE
@@ -105,18 +111,28 @@ Exit status: 0 VERIFIED, 1 OBSERVED_RISK, 2 UNVERIFIED, 64 usage error
 UNVERIFIED.
 
 `)
+		fs.SetOutput(stderr)
 		fs.PrintDefaults()
+		fs.SetOutput(io.Discard)
+	}
+	fs.Usage = func() {}
+	// usage reports a usage error: the one line that is wrong, and where
+	// help is.
+	usage := func(msg string) int {
+		fmt.Fprintln(stderr, "toolguard-check:", msg)
+		fmt.Fprintln(stderr, "run with -h for help")
+		return exitUsage
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			help()
 			return 0
 		}
-		return exitUsage // flag printed the error and the usage
+		return usage(err.Error())
 	}
-	usage := func(msg string) int {
-		fmt.Fprintln(stderr, "toolguard-check:", msg)
-		fs.Usage()
-		return exitUsage
+	if *showVersion {
+		fmt.Fprintln(stdout, version(debug.ReadBuildInfo()))
+		return 0
 	}
 	// 0 would mean the library's default: an explicit 0 is refused rather
 	// than read as a value it is not (-spacing 0 is no spacing).
@@ -128,17 +144,14 @@ UNVERIFIED.
 		{"-concurrency", *concurrency <= 0}, {"-processes", *processes <= 0},
 	} {
 		if f.bad {
-			fmt.Fprintf(stderr, "toolguard-check: %s must be more than 0\n", f.name)
-			return exitUsage
+			return usage(f.name + " must be more than 0")
 		}
 	}
 	if opts.ProbeName == "" {
-		fmt.Fprintln(stderr, "toolguard-check: -name must not be empty (the made-up tool name to call)")
-		return exitUsage
+		return usage("-name must not be empty (the made-up tool name to call)")
 	}
 	if *spacing < 0 {
-		fmt.Fprintln(stderr, "toolguard-check: -spacing must not be negative")
-		return exitUsage
+		return usage("-spacing must not be negative")
 	}
 
 	if *fleetFile != "" {
@@ -147,14 +160,12 @@ UNVERIFIED.
 		}
 		targets, err := readTargets(*fleetFile, stdin)
 		if err != nil {
-			fmt.Fprintln(stderr, "toolguard-check:", err)
-			return exitUsage
+			return usage(err.Error())
 		}
 		var sum conformance.Summary
 		if *resume != "" {
 			if targets, sum, err = skipDone(*resume, targets); err != nil {
-				fmt.Fprintln(stderr, "toolguard-check:", err)
-				return exitUsage
+				return usage(err.Error())
 			}
 		}
 		return fleet(ctx, targets, sum, opts, conformance.FleetOptions{
@@ -178,8 +189,7 @@ UNVERIFIED.
 		return usage("want one URL")
 	}
 	if err != nil {
-		fmt.Fprintln(stderr, "toolguard-check:", err)
-		return exitUsage
+		return usage(err.Error())
 	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
@@ -479,4 +489,37 @@ func writeTable(w io.Writer, s conformance.Summary) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// version formats the build info for -version: the module's version (a
+// tag, or "(devel)" for a build from a clone), the commit and whether the
+// tree was modified when the build recorded them, and the Go version.
+func version(info *debug.BuildInfo, ok bool) string {
+	if !ok || info == nil {
+		return "toolguard-check (no build info)"
+	}
+	v := info.Main.Version
+	if v == "" {
+		v = "(devel)"
+	}
+	s := "toolguard-check " + v
+	var rev, modified string
+	for _, kv := range info.Settings {
+		switch kv.Key {
+		case "vcs.revision":
+			rev = kv.Value
+		case "vcs.modified":
+			modified = kv.Value
+		}
+	}
+	if rev != "" {
+		s += " commit " + rev[:min(12, len(rev))]
+		if modified == "true" {
+			s += " (modified)"
+		}
+	}
+	if info.GoVersion != "" {
+		s += " " + info.GoVersion
+	}
+	return s
 }

@@ -409,7 +409,7 @@ func Cases() []Case {
 			conformance.DefaultProbeName: Answer(200, "application/json", `{"jsonrpc":"2.0","id":{{id}},"result":{"content":[{"type":"text","text":"ok"}]}}`)}},
 			Verdict: conformance.Unverified, Category: conformance.Inconsistent, Stage: "tools/call", Status: 200, Media: conformance.MediaJSON, Era: conformance.Era2025, Tools: 2,
 			Detail: "result_ok, HTTP 200 (an ordinary result, as if the made-up tool had worked); __toolguard_probe_nonexistent_tool_second__ drew result_is_error"},
-		{Name: "rate-limits calls close together", Server: CloseCallsLimited(100 * time.Millisecond),
+		{Name: "rate-limits every second call", Server: LimitsEverySecondCall(),
 			Verdict: conformance.Unverified, Category: conformance.Inconsistent, Stage: "tools/call", Status: 200, Media: conformance.MediaJSON, Era: conformance.Era2025, Tools: 2,
 			Detail: "drew not_jsonrpc"},
 
@@ -436,18 +436,39 @@ func Cases() []Case {
 // with isError, but a tools/call that comes within window of the one
 // before with a rate-limit message of its own (HTTP 200, not JSON-RPC), as
 // the server of the era-probe article did: asked twice unspaced, its two
-// answers differ; spaced by more than window, they agree.
-func CloseCallsLimited(window time.Duration) http.Handler {
+// answers differ; spaced by more than window, they agree. It reads the
+// time from now, the clock the test spaces the calls by (a fleet's
+// pacer's, see conformance.WithClock): on the wall clock the answers would
+// depend on how loaded the machine is.
+func CloseCallsLimited(window time.Duration, now func() time.Time) http.Handler {
 	var mu sync.Mutex
 	var last time.Time
+	return limited(func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		t := now()
+		close := !last.IsZero() && t.Sub(last) < window
+		last = t
+		return close
+	})
+}
+
+// LimitsEverySecondCall is the server of CloseCallsLimited with every
+// second call coming too close: a check's made-up call draws isError, its
+// second made-up name the rate-limit message, whatever the time between
+// them (the zoo's outcomes depend on no clock), and the next check of the
+// same server is answered alike.
+func LimitsEverySecondCall() http.Handler {
+	var calls atomic.Int64
+	return limited(func() bool { return calls.Add(1)%2 == 0 })
+}
+
+// limited is a server answering a tools/call with the rate-limit message
+// when tooClose says so, else with isError.
+func limited(tooClose func() bool) http.Handler {
 	return &Fake{Tools: []string{"echo", "add"}, On: map[string]func(http.ResponseWriter, string){
 		"tools/call": func(w http.ResponseWriter, id string) {
-			mu.Lock()
-			now := time.Now()
-			close := !last.IsZero() && now.Sub(last) < window
-			last = now
-			mu.Unlock()
-			if close {
+			if tooClose() {
 				WriteJSON(w, 200, `{"error":"too many requests, slow down"}`)
 				return
 			}
@@ -515,6 +536,12 @@ done`
 	return []string{"env", "CALL=" + call, "sh", "-c", script}
 }
 
+// TimeoutBound is what a check of a timeout case must take less than: the
+// default timeout of one request (15 s), so the option's 1 s applied.
+// Well above the 1 s plus the stdio ending that it takes, it is a bound,
+// not a claim about time: a loaded machine does not cross it.
+const TimeoutBound = 15 * time.Second
+
 // Check returns an error when rep is not the report the case calls for.
 func (c Case) Check(rep conformance.Report) error {
 	if rep.Verdict != c.Verdict || rep.Category != c.Category || rep.Stage != c.Stage ||
@@ -539,8 +566,8 @@ func (c Case) Check(rep conformance.Report) error {
 	if (rep.Confirmation != nil) != (rep.Verdict == conformance.ObservedRisk || rep.Category == conformance.Inconsistent) {
 		return fmt.Errorf("confirmation %+v for %s", rep.Confirmation, rep)
 	}
-	if c.Category == conformance.Timeout && rep.Duration > c.Opts.Timeout+time.Second {
-		return fmt.Errorf("a %v timeout took %v", c.Opts.Timeout, rep.Duration)
+	if c.Category == conformance.Timeout && rep.Duration >= TimeoutBound {
+		return fmt.Errorf("a %v timeout took %v: not less than the default timeout", c.Opts.Timeout, rep.Duration)
 	}
 	return nil
 }
