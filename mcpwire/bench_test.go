@@ -31,7 +31,7 @@ func bigList(n int) []byte {
 func BenchmarkListReplyPaired(b *testing.B) {
 	msg := bigList(1000)
 	fixture.Alternated(b, fixture.Side{Name: "one-pass", Run: func() {
-		if _, err := mcpwire.DecodeListReply(msg, "x"); err != nil {
+		if _, err := mcpwire.DecodeListReply(msg, []byte(`"x"`)); err != nil {
 			b.Fatal(err)
 		}
 	}}, fixture.Side{Name: "two-pass", Run: func() {

@@ -99,24 +99,7 @@ func TestMediaType(t *testing.T) {
 	}
 }
 
-func TestListRequestAndPage(t *testing.T) {
-	meta, _ := json.Marshal(Meta(FirstSessionless, "c", "1"))
-	b := ListRequest("id-1", `c"1`, meta)
-	var req struct {
-		JSONRPC, ID, Method string
-		Params              struct {
-			Cursor string
-			Meta   map[string]any `json:"_meta"`
-		}
-	}
-	if err := json.Unmarshal(b, &req); err != nil || req.ID != "id-1" || req.Method != "tools/list" || req.Params.Cursor != `c"1` ||
-		req.Params.Meta[MetaProtocolVersion] != FirstSessionless || req.Params.Meta[MetaClientCapabilities] == nil {
-		t.Fatalf("ListRequest: %s (%v)", b, err)
-	}
-	if string(ListRequest("x", "", nil)) != `{"jsonrpc":"2.0","id":"x","method":"tools/list","params":{}}` {
-		t.Errorf("bare ListRequest: %s", ListRequest("x", "", nil))
-	}
-
+func TestResultAndPage(t *testing.T) {
 	res, err := Result([]byte(`{"jsonrpc":"2.0","id":"x","result":{"tools":[{"name":"a","inputSchema":{}},{"name":"b"}],"nextCursor":"2","ttlMs":50}}`), "x")
 	if err != nil {
 		t.Fatal(err)
@@ -150,7 +133,7 @@ func TestDecodeListReplyAgrees(t *testing.T) {
 		`{"jsonrpc":"2.0","id":"y","result":{"tools":[]}}`,
 		`not json`,
 	} {
-		one, err1 := DecodeListReply([]byte(msg), "x")
+		one, err1 := DecodeListReply([]byte(msg), []byte(`"x"`))
 		var two Page
 		res, err2 := Result([]byte(msg), "x")
 		if err2 == nil {
@@ -158,6 +141,22 @@ func TestDecodeListReplyAgrees(t *testing.T) {
 		}
 		if (err1 == nil) != (err2 == nil) || !slices.Equal(one.Names, two.Names) || one.NextCursor != two.NextCursor {
 			t.Errorf("%s: one pass %+v %v, two %+v %v", msg, one, err1, two, err2)
+		}
+	}
+}
+
+// SameID matches a reply's id to a request's as JSON values: strings
+// after decoding, integers by their literal; never a string to a number.
+func TestSameID(t *testing.T) {
+	for _, tc := range []struct {
+		got, want string
+		same      bool
+	}{
+		{`"x"`, `"x"`, true}, {`"\u0078"`, `"x"`, true}, {` 1 `, `1`, true}, {`1`, `"1"`, false},
+		{`"1"`, `1`, false}, {`2`, `1`, false}, {``, `1`, false}, {`"x`, `"x"`, false},
+	} {
+		if got := SameID([]byte(tc.got), []byte(tc.want)); got != tc.same {
+			t.Errorf("SameID(%s, %s) = %v", tc.got, tc.want, got)
 		}
 	}
 }
