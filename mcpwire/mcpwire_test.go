@@ -1,7 +1,6 @@
 package mcpwire
 
 import (
-	"encoding/json"
 	"errors"
 	"slices"
 	"testing"
