@@ -37,19 +37,6 @@ type listCache struct {
 	next    atomic.Uint32
 }
 
-// answerFor returns the answer parts for names: those of a cached list with
-// the same names, else new ones, kept for the next rejection. The names are
-// compared with a private copy, so a tool set that reuses its slice for
-// another list is never answered with the old one; comparing the same
-// strings costs little (equal string headers compare without reading the
-// bytes).
-func (g *Guard) answerFor(names []string) *listAnswer {
-	if la := g.cachedAnswer(names); la != nil {
-		return la
-	}
-	return g.addAnswer(names)
-}
-
 // cachedAnswer returns the cached answer parts for names, or nil.
 func (g *Guard) cachedAnswer(names []string) *listAnswer {
 	for i := range g.lists.entries {
@@ -130,19 +117,6 @@ func (g *Guard) buildAnswer(names []string) *listAnswer {
 		}
 	}
 	return la
-}
-
-// suggest returns the names nearest name: from the index once the list has
-// been rejected from before (building it the first time), else by the plain
-// search, so a list seen once costs no more than it did without an index.
-// The answers of recent names are kept (suggestions are a function of the
-// list and the name alone, and a list's answer never changes), so a caller
-// repeating a wrong name costs a lookup.
-func (la *listAnswer) suggest(name string) []string {
-	if len(name) > maxNameLen {
-		return nil // as prepareQuery: such names get no suggestions
-	}
-	return la.remembered(name).out
 }
 
 // remembered returns the memo of name (at most maxNameLen bytes), made

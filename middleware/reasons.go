@@ -162,22 +162,3 @@ func (g *Guard) logNoList(r *http.Request, tool string, err error) {
 			slog.String("tool", tool), slog.String("err", err.Error()))
 	}
 }
-
-// logLost logs messages the server sent the caller on the guard's list
-// request that the answer cannot carry: the caller accepts no event
-// stream, or they came after the answer was written.
-func (g *Guard) logLost(r *http.Request, tool string, n int, why string) {
-	if l := g.opts.Logger; l != nil {
-		l.LogAttrs(r.Context(), slog.LevelWarn, "toolguard: messages the server sent on the list request could not be delivered",
-			slog.String("tool", tool), slog.Int("messages", n), slog.String("why", why))
-	}
-}
-
-// lateLogger returns what settle tells of messages that come after the
-// answer to r was written.
-func (g *Guard) lateLogger(r *http.Request, tool string) func(int) {
-	if g.opts.Logger == nil {
-		return nil
-	}
-	return func(n int) { g.logLost(r, tool, n, "they came after the answer was written") }
-}
