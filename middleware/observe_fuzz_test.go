@@ -1,0 +1,71 @@
+package toolguard
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"testing"
+)
+
+// FuzzObservedList: whatever the server answers to the caller's tools/list
+// (any bytes, JSON or an event stream, cut into writes anywhere), the
+// caller gets exactly those bytes, and a list the guard keeps is the one
+// encoding/json reads in the answer (sorted, unique), shown without the
+// called name.
+func FuzzObservedList(f *testing.F) {
+	f.Add([]byte(listReply(`"l"`, "a", "b")), false, uint16(3))
+	f.Add([]byte(`{"jsonrpc":"2.0","id":"l","result":{"tools":[{"name":"x"},{"name":"x"}],"nextCursor":null}}`), false, uint16(0))
+	f.Add([]byte("event: message\ndata: "+listReply(`"l"`, "a")+"\n\n"), true, uint16(9))
+	f.Add([]byte(`{"jsonrpc":"2.0","id":"l","result":{"tools":[{"name":"a","Name":"b"}]}}`), false, uint16(1))
+	f.Add([]byte(`{"jsonrpc":"2.0","id":"l","result":{"tools":[{"name":"a"}],"nextCursor":"2"}}`), false, uint16(1))
+	f.Fuzz(func(t *testing.T, reply []byte, stream bool, cut uint16) {
+		ct := "application/json"
+		if stream {
+			ct = "text/event-stream"
+		}
+		g := mustGuard(t, Options{Tools: unsure{}, ToolListLimit: 1 << 20})
+		w := httptest.NewRecorder()
+		g.Handler(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+			rw.Header().Set("Content-Type", ct)
+			i := int(cut) % (len(reply) + 1)
+			rw.Write(reply[:i])
+			rw.(http.Flusher).Flush()
+			rw.Write(reply[i:])
+		})).ServeHTTP(w, newRequest("POST", listCall(`"l"`, ""), nil))
+		if w.Body.String() != string(reply) {
+			t.Fatalf("the caller got %q, the server wrote %q", w.Body, reply)
+		}
+		l := g.seen.get(callerKey(newRequest("POST", "", nil), nil))
+		if l == nil {
+			return
+		}
+		msg := reply
+		if stream {
+			if msg = findSSEReply(reply, []byte(`"l"`)); msg == nil {
+				t.Fatalf("a list kept from a stream with no reply: %q", reply)
+			}
+		}
+		var v struct {
+			Result struct {
+				Tools []struct {
+					Name string `json:"name"`
+				} `json:"tools"`
+				NextCursor string `json:"nextCursor"`
+			} `json:"result"`
+		}
+		if err := json.Unmarshal(msg, &v); err != nil {
+			t.Fatalf("a list kept from a reply encoding/json refuses (%v): %q", err, msg)
+		}
+		var want []string
+		for _, tool := range v.Result.Tools {
+			want = append(want, tool.Name)
+		}
+		if v.Result.NextCursor != "" {
+			t.Fatalf("a first page kept as a whole list: %q", msg)
+		}
+		if want = sortedList(want); !slices.Equal(l.sorted, want) {
+			t.Fatalf("kept %q, encoding/json reads %q in %q", l.sorted, want, msg)
+		}
+	})
+}
