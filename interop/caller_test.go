@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -126,58 +127,131 @@ var callerCases = []callerCase{
 	{name: "foreign Host, hidden tool", tool: "delete_repository", caps: `{}`, host: "evil.example", refused: true},
 }
 
-// callerCall posts a 2026-07-28 tools/call to url as c's caller.
-func callerCall(t *testing.T, url string, c callerCase) (int, string) {
-	t.Helper()
-	body := `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"` + c.tool + `","arguments":{},"_meta":{` +
-		`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"caller-test","version":"1"},` +
-		`"io.modelcontextprotocol/clientCapabilities":` + c.caps + `}}}`
-	hdr := http.Header{"Mcp-Protocol-Version": {"2026-07-28"}, "Mcp-Method": {"tools/call"}, "Mcp-Name": {c.tool}}
+// callerMeta is the params._meta of c's 2026-07-28 requests: its list and
+// its calls carry the same one, as a client's do.
+func callerMeta(c callerCase) string {
+	return `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"caller-test","version":"1"},` +
+		`"io.modelcontextprotocol/clientCapabilities":` + c.caps + `}`
+}
+
+// callerHeaders are the headers of c's 2026-07-28 request of method.
+func callerHeaders(c callerCase, method string) http.Header {
+	hdr := http.Header{"Mcp-Protocol-Version": {"2026-07-28"}, "Mcp-Method": {method}}
+	if method == "tools/call" {
+		hdr.Set("Mcp-Name", c.tool)
+	}
 	if c.auth != "" {
 		hdr.Set("Authorization", c.auth)
 	}
 	if c.host != "" {
 		hdr.Set("Host", c.host)
 	}
-	return fixture.Post(t, url, body, hdr)
+	return hdr
 }
 
-// TestAskAsTheCaller runs every caller against each server alone and
-// behind the guard, three times over (so every cache is warm), and checks
-// the guard answers exactly where the server would have looked the tool
-// up and not found it, with the list this caller may call.
-func TestAskAsTheCaller(t *testing.T) {
+// callerCall posts a 2026-07-28 tools/call to url as c's caller.
+func callerCall(t *testing.T, url string, c callerCase) (int, string) {
+	t.Helper()
+	body := `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"` + c.tool + `","arguments":{},` + callerMeta(c) + `}}`
+	return fixture.Post(t, url, body, callerHeaders(c, "tools/call"))
+}
+
+// callerList posts a 2026-07-28 tools/list to url as c's caller and
+// returns the status, the body and the names listed.
+func callerList(t *testing.T, url string, c callerCase) (int, string, []string) {
+	t.Helper()
+	status, body := fixture.Post(t, url, `{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{`+callerMeta(c)+`}}`, callerHeaders(c, "tools/list"))
+	return status, body, listedNames(body)
+}
+
+// listedNames reads the tool names of a tools/list answer (JSON or an
+// event stream), sorted; nil when it is not a list.
+func listedNames(body string) []string {
+	var names []string
+	for _, m := range fixture.Messages(body) {
+		var msg struct {
+			Result *struct {
+				Tools []struct {
+					Name string `json:"name"`
+				} `json:"tools"`
+			} `json:"result"`
+		}
+		if json.Unmarshal([]byte(m), &msg) != nil || msg.Result == nil {
+			continue
+		}
+		names = []string{}
+		for _, tool := range msg.Result.Tools {
+			names = append(names, tool.Name)
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
+// dataOf reads data.availableTools of a -32602 answer, and whether the
+// answer has data at all.
+func dataOf(t *testing.T, body string) (tools []string, has bool) {
+	t.Helper()
+	for _, m := range fixture.Messages(body) {
+		var msg struct {
+			Error *struct {
+				Data *struct {
+					AvailableTools []string `json:"availableTools"`
+				} `json:"data"`
+			} `json:"error"`
+		}
+		if json.Unmarshal([]byte(m), &msg) == nil && msg.Error != nil {
+			if msg.Error.Data == nil {
+				return nil, false
+			}
+			return msg.Error.Data.AvailableTools, true
+		}
+	}
+	return nil, false
+}
+
+// callerToolSets are the ways the guard stands in front of the two caller
+// servers: the mcp-go tool set, and no tool set (the server decides every
+// call), as toolguard-proxy and go-sdk users run it.
+func callerToolSets(t *testing.T) []struct {
+	name    string
+	handler http.Handler
+	tools   toolguard.ToolSet
+	unknown func(body string) (string, bool)
+} {
 	mcpgoServer, mcpgoHandler := callerMCPGo()
 	mcpgoTools, err := toolguardmcpgo.Tools(mcpgoServer, mcpgoHandler, toolguardmcpgo.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	gosdkHandler := callerGoSDK()
-	discover := func(h http.Handler) toolguard.ToolSet {
-		d, err := toolguard.Discover(h, toolguard.DiscoverOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return d
-	}
-	for _, tc := range []struct {
+	return []struct {
 		name    string
 		handler http.Handler
 		tools   toolguard.ToolSet
 		unknown func(body string) (string, bool)
 	}{
 		{"mcp-go, toolguardmcpgo", mcpgoHandler, mcpgoTools, fixture.MCPGoUnknownTool},
-		{"mcp-go, Discover", mcpgoHandler, discover(mcpgoHandler), fixture.MCPGoUnknownTool},
-		{"go-sdk, Discover", gosdkHandler, discover(gosdkHandler), fixture.GoSDKUnknownTool},
-	} {
+		{"mcp-go, no tool set", mcpgoHandler, nil, fixture.MCPGoUnknownTool},
+		{"go-sdk, no tool set", gosdkHandler, nil, fixture.GoSDKUnknownTool},
+	}
+}
+
+// TestListsAsTheCallerSawThem runs every caller against each server alone
+// and behind the guard, twice over: each lists, then calls, as clients do.
+// The list passes as the server wrote it; the guard answers exactly where
+// the server looked the tool up and did not find it, with the list this
+// caller was given, without the called name (never the hidden tool).
+func TestListsAsTheCallerSawThem(t *testing.T) {
+	for _, tc := range callerToolSets(t) {
 		t.Run(tc.name, func(t *testing.T) {
 			alone := httptest.NewServer(tc.handler)
 			defer alone.Close()
 			var mu sync.Mutex
-			var rejected []string
+			var rejected []*toolguard.Rejection
 			g, err := toolguard.New(toolguard.Options{Tools: tc.tools, OnReject: func(r *http.Request, rej *toolguard.Rejection) {
 				mu.Lock()
-				rejected = append(rejected, rej.Name)
+				rejected = append(rejected, rej)
 				mu.Unlock()
 			}})
 			if err != nil {
@@ -185,41 +259,49 @@ func TestAskAsTheCaller(t *testing.T) {
 			}
 			guarded := httptest.NewServer(g.Handler(tc.handler))
 			defer guarded.Close()
-			for round := range 3 {
+			for round := range 2 {
 				for _, c := range callerCases {
 					mu.Lock()
 					rejected = nil
 					mu.Unlock()
+					als, alb, aloneListed := callerList(t, alone.URL, c)
+					gls, glb, listed := callerList(t, guarded.URL, c)
+					if gls != als || glb != alb {
+						t.Errorf("round %d, %s: tools/list alone %d %s; guarded %d %s", round, c.name, als, alb, gls, glb)
+					}
 					as, ab := callerCall(t, alone.URL, c)
 					gs, gb := callerCall(t, guarded.URL, c)
 					mu.Lock()
-					guardAnswered := len(rejected) > 0
+					answered := slices.Clone(rejected)
 					mu.Unlock()
 					switch {
 					case c.refused:
-						if as != http.StatusForbidden || gs != as || gb != ab || guardAnswered {
-							t.Errorf("round %d, %s: alone %d %s; guarded %d %s (guard answered: %v)", round, c.name, as, ab, gs, gb, guardAnswered)
+						if as != http.StatusForbidden || gls != http.StatusForbidden || gs != as || gb != ab || len(answered) > 0 {
+							t.Errorf("round %d, %s: alone %d %s; guarded %d %s (guard answered: %d)", round, c.name, as, ab, gs, gb, len(answered))
 						}
 					case c.runs:
-						if !strings.Contains(ab, "ran "+c.tool) || gs != as || gb != ab {
+						if !strings.Contains(ab, "ran "+c.tool) || gs != as || gb != ab || len(answered) > 0 {
 							t.Errorf("round %d, %s: alone %d %s; guarded %d %s", round, c.name, as, ab, gs, gb)
 						}
 					default:
 						name, ok := tc.unknown(ab)
-						if !ok || name != c.tool {
-							t.Fatalf("round %d, %s: the server alone answered %d %s", round, c.name, as, ab)
+						if !ok || name != c.tool || slices.Contains(aloneListed, c.tool) {
+							t.Fatalf("round %d, %s: the server alone listed %q and answered %d %s", round, c.name, aloneListed, as, ab)
+						}
+						if len(answered) == 0 {
+							// The mcp-go tool set finds the hidden tool with
+							// GetTool: the call passes unwatched, and mcp-go's
+							// tool filter refuses it in its own words.
+							if tc.name != "mcp-go, toolguardmcpgo" || gs != as || gb != ab {
+								t.Errorf("round %d, %s: the guard left the server's not-found answer: alone %d %s; guarded %d %s", round, c.name, as, ab, gs, gb)
+							}
+							continue
 						}
 						code, msg, _ := fixture.ErrorMessage(gb)
-						if gs != as || code != -32602 || strings.Contains(gb, "ran ") {
-							t.Errorf("round %d, %s: alone %d %s; guarded %d %s", round, c.name, as, ab, gs, gb)
-						}
-						// The guard answers itself where it can tell, with
-						// the list of this caller (never the hidden tool).
-						if guardAnswered && (msg != "Unknown tool: "+c.tool || strings.Contains(gb, `"`+c.tool+`"`) && !strings.Contains(gb, `"suggestions"`)) {
-							t.Errorf("round %d, %s: guard answered %s", round, c.name, gb)
-						}
-						if round > 0 && tc.name != "mcp-go, toolguardmcpgo" && !guardAnswered {
-							t.Errorf("round %d, %s: the guard left an unknown tool to the server: %s", round, c.name, gb)
+						tools, has := dataOf(t, gb)
+						want := slices.DeleteFunc(slices.Clone(listed), func(n string) bool { return n == c.tool })
+						if gs != as || code != -32602 || msg != "Unknown tool: "+c.tool || !answered[0].Translated || !has || !slices.Equal(tools, want) || answered[0].ListErr != nil {
+							t.Errorf("round %d, %s: alone %d %s; guarded %d %s; want availableTools %q (listed %q)", round, c.name, as, ab, gs, gb, want, listed)
 						}
 					}
 				}
@@ -228,20 +310,164 @@ func TestAskAsTheCaller(t *testing.T) {
 	}
 }
 
+// TestListNeverShownToAnotherCaller: a caller that declares elicitation
+// and holds the admin credentials lists, and its unknown call gets its
+// list. A caller with other credentials, or other declared capabilities,
+// that has not listed, gets -32602 without data (ErrNoList), never the
+// first caller's list; once it lists, it gets its own. Against mcp-go and
+// go-sdk servers whose list depends on both, and the TypeScript SDK v2
+// capability server behind a reverse proxy.
+func TestListNeverShownToAnotherCaller(t *testing.T) {
+	type server struct {
+		name    string
+		handler http.Handler
+		tools   toolguard.ToolSet
+		hidden  []string // names only the first caller is listed
+	}
+	var servers []server
+	for _, tc := range callerToolSets(t) {
+		servers = append(servers, server{tc.name, tc.handler, tc.tools, []string{"admin_tool", "delete_repository"}})
+	}
+	if !testing.Short() {
+		servers = append(servers, server{"TypeScript SDK v2", behindProxy(t, fixture.StartNode(t, "v2-caps-server.mjs", "--host-check").URL), nil, []string{"delete_repository"}})
+	}
+	first := callerCase{name: "first", tool: "nope", caps: `{"elicitation":{}}`, auth: "Bearer admin"}
+	others := []callerCase{
+		{name: "other credentials", tool: "nope", caps: `{"elicitation":{}}`, auth: "Bearer user"},
+		{name: "no credentials", tool: "nope", caps: `{"elicitation":{}}`},
+		{name: "other capabilities", tool: "nope", caps: `{}`, auth: "Bearer admin"},
+		{name: "other capabilities and credentials", tool: "nope", caps: `{}`, auth: "Bearer user"},
+	}
+	for _, sv := range servers {
+		t.Run(sv.name, func(t *testing.T) {
+			var mu sync.Mutex
+			var rejected []*toolguard.Rejection
+			g, err := toolguard.New(toolguard.Options{Tools: sv.tools, OnReject: func(r *http.Request, rej *toolguard.Rejection) {
+				mu.Lock()
+				rejected = append(rejected, rej)
+				mu.Unlock()
+			}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			srv := httptest.NewServer(g.Handler(sv.handler))
+			defer srv.Close()
+			last := func() *toolguard.Rejection {
+				mu.Lock()
+				defer mu.Unlock()
+				if len(rejected) == 0 {
+					return nil
+				}
+				return rejected[len(rejected)-1]
+			}
+			_, _, firstListed := callerList(t, srv.URL, first)
+			for _, h := range sv.hidden {
+				if !slices.Contains(firstListed, h) {
+					t.Fatalf("the first caller was listed %q, without %s", firstListed, h)
+				}
+			}
+			_, body := callerCall(t, srv.URL, first)
+			if tools, _ := dataOf(t, body); !slices.Equal(tools, firstListed) {
+				t.Fatalf("the first caller's unknown call: %s; want availableTools %q", body, firstListed)
+			}
+			for _, c := range others {
+				status, body := callerCall(t, srv.URL, c)
+				code, msg, _ := fixture.ErrorMessage(body)
+				rej := last()
+				if _, has := dataOf(t, body); code != -32602 || msg != "Unknown tool: nope" || has || rej == nil || !errors.Is(rej.ListErr, toolguard.ErrNoList) {
+					t.Errorf("%s, before listing: %d %s (rejection %+v); want -32602 without data", c.name, status, body, rej)
+				}
+				for _, h := range sv.hidden {
+					if strings.Contains(body, h) {
+						t.Errorf("%s was shown %s: %s", c.name, h, body)
+					}
+				}
+				_, _, listed := callerList(t, srv.URL, c)
+				_, body = callerCall(t, srv.URL, c)
+				if tools, has := dataOf(t, body); !has || !slices.Equal(tools, listed) {
+					t.Errorf("%s, after listing %q: %s", c.name, listed, body)
+				}
+			}
+			// The first caller's list is still its own.
+			_, body = callerCall(t, srv.URL, first)
+			if tools, _ := dataOf(t, body); !slices.Equal(tools, firstListed) {
+				t.Errorf("the first caller, last: %s; want availableTools %q", body, firstListed)
+			}
+		})
+	}
+}
+
+// TestListNeverShownToAnotherSession: against stateful mcp-go and go-sdk
+// servers, session A lists; session B (same headers but its session id)
+// gets -32602 without data for an unknown call, A gets its list.
+func TestListNeverShownToAnotherSession(t *testing.T) {
+	mcpgoServer := newMCPGo("echo", "add")
+	mcpgoHandler := server.NewStreamableHTTPServer(mcpgoServer)
+	mcpgoTools, err := toolguardmcpgo.Tools(mcpgoServer, mcpgoHandler, toolguardmcpgo.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name    string
+		handler http.Handler
+		tools   toolguard.ToolSet
+	}{
+		{"mcp-go, toolguardmcpgo", mcpgoHandler, mcpgoTools},
+		{"go-sdk, no tool set", goSDKHandler(newGoSDK("echo", "add"), nil), nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g, err := toolguard.New(toolguard.Options{Tools: tc.tools})
+			if err != nil {
+				t.Fatal(err)
+			}
+			srv := httptest.NewServer(g.Handler(tc.handler))
+			defer srv.Close()
+			a, b := openSession(t, srv.URL), openSession(t, srv.URL)
+			hdr := func(session string) http.Header {
+				return http.Header{"Mcp-Protocol-Version": {"2025-11-25"}, "Mcp-Session-Id": {session}}
+			}
+			_, list := fixture.Post(t, srv.URL, `{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}`, hdr(a))
+			if names := listedNames(list); !slices.Equal(names, []string{"add", "echo"}) {
+				t.Fatalf("session A's tools/list: %s", list)
+			}
+			call := `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"nope","arguments":{}}}`
+			_, bBody := fixture.Post(t, srv.URL, call, hdr(b))
+			if _, has := dataOf(t, bBody); has || !strings.Contains(bBody, `"Unknown tool: nope"`) {
+				t.Errorf("session B, which did not list: %s; want -32602 without data", bBody)
+			}
+			_, aBody := fixture.Post(t, srv.URL, call, hdr(a))
+			if tools, _ := dataOf(t, aBody); !slices.Equal(tools, []string{"add", "echo"}) {
+				t.Errorf("session A: %s; want availableTools [add echo]", aBody)
+			}
+		})
+	}
+}
+
+// openSession initializes a 2025-11-25 session at url and returns its id.
+func openSession(t *testing.T, url string) string {
+	t.Helper()
+	r := fixture.PostWithin(t, 0, url, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"caller-test","version":"1"}}}`, nil)
+	id := r.Header.Get("Mcp-Session-Id")
+	if r.Status != 200 || id == "" {
+		t.Fatalf("initialize: %d %v %s", r.Status, r.Header, r.Body)
+	}
+	if status, body := fixture.Post(t, url, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, http.Header{"Mcp-Protocol-Version": {"2025-11-25"}, "Mcp-Session-Id": {id}}); status != http.StatusAccepted {
+		t.Fatalf("notifications/initialized: %d %s", status, body)
+	}
+	return id
+}
+
 // The real TypeScript SDK v2 client against the mcp-go server through the
-// guard: declaring elicitation, it lists and calls delete_repository
-// exactly as without the guard; not declaring it, it gets -32602.
-func TestAskAsTheCallerTypeScriptClient(t *testing.T) {
+// guard (with the mcp-go tool set, and with none): declaring elicitation,
+// it lists and calls delete_repository exactly as without the guard; not
+// declaring it, it gets -32602 with the list it was given.
+func TestListsAsTheCallerSawThemTypeScriptClient(t *testing.T) {
 	s, h := callerMCPGo()
 	tools, err := toolguardmcpgo.Tools(s, h, toolguardmcpgo.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := toolguard.Discover(h, toolguard.DiscoverOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, set := range []toolguard.ToolSet{tools, d} {
+	for _, set := range []toolguard.ToolSet{tools, nil} {
 		g, err := toolguard.New(toolguard.Options{Tools: set})
 		if err != nil {
 			t.Fatal(err)
@@ -255,8 +481,15 @@ func TestAskAsTheCallerTypeScriptClient(t *testing.T) {
 		}
 		a = fixture.V2Client(t, alone.URL, "delete_repository", "")
 		b = fixture.V2Client(t, guarded.URL, "delete_repository", "")
+		var data struct {
+			AvailableTools []string `json:"availableTools"`
+		}
+		json.Unmarshal(b.Call.Data, &data)
 		if a.Call.Code != -32602 || b.Call.Code != -32602 || slices.Contains(b.Tools, "delete_repository") || !slices.Equal(a.Tools, b.Tools) {
 			t.Errorf("%T, not declaring it: alone %+v, guarded %+v", set, a, b)
+		}
+		if set == nil && (b.Call.Message != "Unknown tool: delete_repository" || !slices.Equal(data.AvailableTools, b.Tools)) {
+			t.Errorf("no tool set, not declaring it: %q %s; want availableTools %q", b.Call.Message, b.Call.Data, b.Tools)
 		}
 		t.Logf("%T: not declaring elicitation, the v2 client sees %v and gets %d %q %s", set, b.Tools, b.Call.Code, b.Call.Message, b.Call.Data)
 		alone.Close()
@@ -264,10 +497,11 @@ func TestAskAsTheCallerTypeScriptClient(t *testing.T) {
 	}
 }
 
-// mcp-go's localhost protection with a warm cache: a 2025-era caller
-// without a session, alternating a good Host and a foreign one, never
-// receives a tool list when its Host is foreign.
-func TestForeignHostWarmCache(t *testing.T) {
+// mcp-go's localhost protection after a list: a 2025-era caller without a
+// session lists with a good Host, then alternates calls with a good Host
+// and a foreign one; it never receives a tool list when its Host is
+// foreign.
+func TestForeignHostAfterAList(t *testing.T) {
 	s, h := callerMCPGo()
 	tools, err := toolguardmcpgo.Tools(s, h, toolguardmcpgo.Options{})
 	if err != nil {
@@ -279,6 +513,9 @@ func TestForeignHostWarmCache(t *testing.T) {
 	}
 	srv := httptest.NewServer(g.Handler(h))
 	defer srv.Close()
+	for _, host := range []string{"localhost", "evil.example"} {
+		fixture.Post(t, srv.URL, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, http.Header{"Host": {host}, "Mcp-Protocol-Version": {"2025-11-25"}})
+	}
 	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"nope","arguments":{}}}`
 	for i := range 100 {
 		host := "localhost"

@@ -98,7 +98,7 @@ func TestGinWriterStateForLaterHandlers(t *testing.T) {
 	var got state
 	gin.SetMode(gin.ReleaseMode)
 	e := gin.New()
-	e.POST("/api/mcp", toolguardgin.Middleware(frameworktest.Guarded(t, sdk)), gin.WrapH(sdk), func(c *gin.Context) {
+	e.POST("/api/mcp", toolguardgin.Middleware(frameworktest.Guarded(t)), gin.WrapH(sdk), func(c *gin.Context) {
 		got = state{c.Writer.Status(), c.Writer.Size(), c.Writer.Written()}
 	})
 	for _, name := range []string{"echo", "nope"} {

@@ -411,6 +411,15 @@ func v2Headers(name string) http.Header {
 	return http.Header{"Mcp-Protocol-Version": {"2026-07-28"}, "Mcp-Method": {"tools/call"}, "Mcp-Name": {name}}
 }
 
+// v2List is the tools/list of the caller of v2Call(…, caps), with its
+// headers: the same _meta.
+func v2List(id, caps string) (string, http.Header) {
+	return `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/list","params":{"_meta":{` +
+			`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"},` +
+			`"io.modelcontextprotocol/clientCapabilities":` + caps + `}}}`,
+		http.Header{"Mcp-Protocol-Version": {"2026-07-28"}, "Mcp-Method": {"tools/list"}}
+}
+
 // A TypeScript SDK v2 server hides delete_repository from the list of a
 // caller that does not declare elicitation, and runs it when that caller
 // calls it, answering an actionable isError (github-mcp-server does the
@@ -435,6 +444,11 @@ func TestProxyPassesTheActionableIsErrorOfAHiddenTool(t *testing.T) {
 		t.Fatalf("the server alone answered %+v", alone)
 	}
 	for caps, want := range map[string]string{`{}`: "get_repository", elicitCaps: "delete_repository,get_repository"} {
+		// The caller lists first, as clients do.
+		list, hdr := v2List("3", caps)
+		if l := send(t, p.URL, list, hdr); !strings.Contains(l.body, `"get_repository"`) {
+			t.Fatalf("caps %s: tools/list through the proxy %+v", caps, l)
+		}
 		through := send(t, p.URL, v2Call("2", "nope", caps), v2Headers("nope"))
 		if through.status != alone.status || strings.Join(availableToolsOf(t, through), ",") != want {
 			t.Errorf("caps %s: unknown tool through the proxy %+v, want status %d and the list %s", caps, through, alone.status, want)
@@ -503,16 +517,18 @@ func TestProxyTranslatesEverySDKsNotFoundAnswer(t *testing.T) {
 }
 
 // silentList is mcp-go whose tools/list never answers (until the test
-// ends): a known call must not wait for it, and an unknown call gets its
-// answer within -list-timeout, without the list, and a log line says so.
+// ends); listing is closed when the first tools/list has arrived.
 type silentList struct {
-	h    http.Handler
-	done chan struct{}
+	h       http.Handler
+	done    chan struct{}
+	listing chan struct{}
+	once    sync.Once
 }
 
-func (s silentList) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (s *silentList) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	if strings.Contains(string(body), `"tools/list"`) {
+		s.once.Do(func() { close(s.listing) })
 		select {
 		case <-s.done:
 		case <-r.Context().Done():
@@ -523,14 +539,29 @@ func (s silentList) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.h.ServeHTTP(w, r)
 }
 
-func TestProxyKnownCallNeverWaitsForASilentList(t *testing.T) {
+// TestProxyUnansweredListHoldsNothing: while the caller's own tools/list
+// is still unanswered upstream, its known calls get the upstream's answer
+// byte for byte, and an unknown call gets -32602 without the list, and a
+// log line says so.
+func TestProxyUnansweredListHoldsNothing(t *testing.T) {
 	done := make(chan struct{})
 	defer close(done)
-	up := httptest.NewServer(silentList{h: server.NewStreamableHTTPServer(newMCPGo("echo", "add"), server.WithStateLess(true)), done: done})
+	up := httptest.NewServer(&silentList{h: server.NewStreamableHTTPServer(newMCPGo("echo", "add"), server.WithStateLess(true)), done: done, listing: make(chan struct{})})
 	defer up.Close()
-	// A list timeout far longer than the test's bound on each answer: a
-	// known call that waited for the list could not answer in time.
-	p := startProxy(t, "-upstream", up.URL+"/mcp", "-list-timeout", "1m")
+	p := startProxy(t, "-upstream", up.URL+"/mcp")
+	ctx, cancel := context.WithCancel(context.Background())
+	listed := make(chan struct{})
+	go func() {
+		defer close(listed)
+		req := fixture.NewPost(p.URL, `{"jsonrpc":"2.0","id":"l","method":"tools/list"}`, nil).WithContext(ctx)
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+	}()
+	defer func() { cancel(); <-listed }()
+	<-up.Config.Handler.(*silentList).listing
+
 	known := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}`
 	for range 3 {
 		alone := send(t, up.URL+"/mcp", known, nil)
@@ -539,19 +570,19 @@ func TestProxyKnownCallNeverWaitsForASilentList(t *testing.T) {
 			t.Fatalf("known call through the proxy %+v, alone %+v", through, alone)
 		}
 	}
-
-	p2 := startProxy(t, "-upstream", up.URL+"/mcp", "-list-timeout", "500ms")
 	unknown := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"nope","arguments":{}}}`
-	through := send(t, p2.URL, unknown, nil)
-	if tools := availableToolsOf(t, through); tools != nil {
-		t.Errorf("a list that never came: %v", tools)
+	through := send(t, p.URL, unknown, nil)
+	if tools := availableToolsOf(t, through); tools != nil || !strings.Contains(through.body, `"Unknown tool: nope"`) {
+		t.Errorf("a list that never came: %+v", through)
 	}
-	p2.stop(t)
+	cancel()
+	<-listed
+	p.stop(t)
 	var logged bool
-	for _, l := range p2.logLines() {
+	for _, l := range p.logLines() {
 		logged = logged || (strings.Contains(l, `not-found answer for tool "nope"`) && strings.Contains(l, "without data.availableTools"))
 	}
 	if !logged {
-		t.Errorf("no log line says the answer went without the list:\n%s", strings.Join(p2.logLines(), "\n"))
+		t.Errorf("no log line says the answer went without the list:\n%s", strings.Join(p.logLines(), "\n"))
 	}
 }
