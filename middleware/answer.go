@@ -118,26 +118,39 @@ func appendEvent(b, msg []byte) []byte {
 const (
 	unknownToolHead = `{"jsonrpc":"2.0","id":`
 	unknownToolMsg  = `,"error":{"code":-32602,"message":"Unknown tool: `
+	// wayOut ends the default message: what the model can do next.
+	wayOut = `. Call tools/list for the available tools.`
 )
 
 // unknownTool writes the -32602 answer for name from the parts of its
 // list: a name of at most maxNameLen bytes (every name that can get
 // suggestions) has its escaped form and suggestions remembered by the
 // list, so a repeated rejection is copies of precomputed bytes into one
-// buffer.
+// buffer. The message names the tool, the nearest names and the way out
+// ("Unknown tool: X. Did you mean Y? Call tools/list for the available
+// tools."), or only the tool with Options.BareMessage.
 func (g *Guard) unknownTool(id []byte, name string, la *listAnswer, status int, sse bool) *Rejection {
-	var escaped, suggestions []byte
+	var escaped, suggestions, didYouMean []byte
 	if len(name) <= maxNameLen {
 		if la.hideSuggestions {
 			escaped = appendEscaped(make([]byte, 0, len(name)+8), name)
 		} else {
 			m := la.remembered(name)
-			escaped, suggestions = m.escaped, m.suggestions
+			escaped, suggestions, didYouMean = m.escaped, m.suggestions, m.didYouMean
 		}
 	} else {
 		escaped = appendEscaped(make([]byte, 0, maxNameInMessage+8), cut(name, maxNameInMessage))
 	}
-	size := len(unknownToolHead) + len(id) + len(unknownToolMsg) + len(escaped) + len(`"`) + len("}}")
+	var tail string
+	if g.opts.BareMessage {
+		didYouMean = nil
+	} else {
+		tail = wayOut
+		if didYouMean != nil {
+			tail = wayOut[1:] // the question ends its sentence
+		}
+	}
+	size := len(unknownToolHead) + len(id) + len(unknownToolMsg) + len(escaped) + len(didYouMean) + len(tail) + len(`"`) + len("}}")
 	data := la.listed != nil || suggestions != nil
 	if data {
 		size += len(`,"data":{`) + len(la.listed) + len(",") + len(suggestions) + len("}")
@@ -147,6 +160,8 @@ func (g *Guard) unknownTool(id []byte, name string, la *listAnswer, status int, 
 	b = append(b, id...)
 	b = append(b, unknownToolMsg...)
 	b = append(b, escaped...)
+	b = append(b, didYouMean...)
+	b = append(b, tail...)
 	b = append(b, '"')
 	if data {
 		b = append(b, `,"data":{`...)

@@ -46,7 +46,7 @@ func ExampleGuard_Handler_rejection() {
 	post(srv.URL, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"getWeather","arguments":{}}}`)
 	// Output:
 	// 200 application/json
-	// {"jsonrpc":"2.0","id":7,"error":{"code":-32602,"message":"Unknown tool: getWeather","data":{"availableTools":["get_weather","search_docs"],"suggestions":["get_weather"]}}}
+	// {"jsonrpc":"2.0","id":7,"error":{"code":-32602,"message":"Unknown tool: getWeather. Did you mean get_weather? Call tools/list for the available tools.","data":{"availableTools":["get_weather","search_docs"],"suggestions":["get_weather"]}}}
 }
 
 // Any other request reaches the server with its body byte for byte.
@@ -93,7 +93,7 @@ func ExampleGuard_Check() {
 	// Output:
 	// 200 text/event-stream
 	// event: message
-	// data: {"jsonrpc":"2.0","id":"a-1","error":{"code":-32602,"message":"Unknown tool: nope","data":{"availableTools":["get_weather"]}}}
+	// data: {"jsonrpc":"2.0","id":"a-1","error":{"code":-32602,"message":"Unknown tool: nope. Call tools/list for the available tools.","data":{"availableTools":["get_weather"]}}}
 }
 
 // Options.Logger says why a tools/call passed through: here a guard

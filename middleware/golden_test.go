@@ -177,7 +177,10 @@ func goldenHTTPCases() []goldenHTTP {
 func TestGoldenHTTP(t *testing.T) {
 	for _, tc := range goldenHTTPCases() {
 		t.Run(tc.name, func(t *testing.T) {
-			g := mustGuard(t, tc.opts)
+			g, err := New(tc.opts) // the default message, as users get it
+			if err != nil {
+				t.Fatal(err)
+			}
 			var files []txtarFile
 			if u, ok := tc.opts.Tools.(unsure); ok && u.names != nil {
 				// The caller lists its tools first, as clients do.
@@ -238,7 +241,7 @@ func TestGoldenStdio(t *testing.T) {
 			[]string{lineCall("1", "get_wether")}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			rig := newStdioRig(t, StdioOptions{}, "get_forecast", "get_weather")
+			rig := newStdioRigAsIs(t, StdioOptions{}, &lineServer{}, "get_forecast", "get_weather") // the default message
 			rig.handshake(t)
 			from := len(rig.srv.written())
 			rig.send(t, tc.lines...)

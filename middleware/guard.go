@@ -54,6 +54,13 @@ type Options struct {
 	// set both Hide fields to disclose none.
 	HideSuggestions bool
 
+	// BareMessage makes a rejection's message the spec example's alone,
+	// "Unknown tool: X". By default it also names the nearest names and
+	// the way out, for the model, which reads the message (hosts rarely
+	// show it data): "Unknown tool: get_wether. Did you mean get_weather?
+	// Call tools/list for the available tools."
+	BareMessage bool
+
 	// OnReject, if set, is told of every rejection the middleware writes,
 	// with the request and the answer (its Name is the tool name the caller
 	// asked for). Use it to log or count which names models invent. It runs
@@ -529,12 +536,7 @@ func (g *Guard) translate(c *watched, status int, sse bool) *Rejection {
 }
 
 // seenList returns the list the server gave c's caller, or nil.
-func (g *Guard) seenList(c *watched) *seenList {
-	if !g.showsList() {
-		return nil
-	}
-	return g.seen.get(callerKey(c.r, c.meta))
-}
+func (g *Guard) seenList(c *watched) *seenList { return g.seen.get(callerKey(c.r, c.meta)) }
 
 // showsList reports whether answers show anything drawn from a list.
 func (g *Guard) showsList() bool { return !g.opts.HideToolList || !g.opts.HideSuggestions }

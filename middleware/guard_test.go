@@ -62,11 +62,16 @@ func newRequest(method, body string, h http.Header) *http.Request {
 	return r
 }
 
+// mustGuard is New(opts) with weatherTools when opts has no tool set, and
+// the bare message ("Unknown tool: X"): the tests that use it pin the
+// rest of the answer; the default message is pinned by TestMessage* and
+// the golden transcripts, which build their guards with New.
 func mustGuard(t testing.TB, opts Options) *Guard {
 	t.Helper()
 	if opts.Tools == nil {
 		opts.Tools = weatherTools
 	}
+	opts.BareMessage = true
 	g, err := New(opts)
 	if err != nil {
 		t.Fatal(err)

@@ -137,6 +137,7 @@ func (la *listAnswer) remembered(name string) *memoized {
 	m.escaped = appendEscaped(nil, name) // short names are never cut
 	if len(out) > 0 {
 		m.suggestions = appendStrings(append([]byte(nil), `"suggestions":`...), out)
+		m.didYouMean = appendDidYouMean(nil, out)
 	}
 	slot.Store(m)
 	return m
@@ -155,6 +156,25 @@ type memoized struct {
 	out         []string
 	escaped     []byte // name escaped for the message
 	suggestions []byte // `"suggestions":[...]`, nil when out is empty
+	didYouMean  []byte // `. Did you mean a or b?`, escaped for the message; nil when out is empty
+}
+
+// appendDidYouMean appends the sentence of the message that names the
+// nearest names: ". Did you mean a, b or c?", each name escaped for a
+// JSON string.
+func appendDidYouMean(b []byte, names []string) []byte {
+	b = append(b, ". Did you mean "...)
+	for i, n := range names {
+		switch {
+		case i == 0:
+		case i == len(names)-1:
+			b = append(b, " or "...)
+		default:
+			b = append(b, ", "...)
+		}
+		b = appendEscaped(b, n)
+	}
+	return append(b, '?')
 }
 
 // A nameIndex holds the names of a sorted list normalized (lower case, no

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/toolguard/toolguard/mcpwire"
 )
@@ -65,33 +66,158 @@ func maxNotFoundBytes(name string) int { return 8<<10 + 8*len(name) }
 
 // IsNotFound reports whether msg, one JSON-RPC message, is the server's
 // own not-found answer to the tools/call with the given id (its JSON
-// bytes, as sent) and tool name: a reply to that id that is either
-//
-//   - a JSON-RPC error whose message, or whose data when it is a string,
-//     names the tool as unknown or not found: "Unknown tool: X",
-//     "unknown tool \"X\"", "Tool X not found", "tool 'X' not found: …",
-//     "Tool not found: X" (or without the colon), in any letter case, the
-//     name bare or in quotes, after an optional "MCP error <code>: "
-//     prefix; or go-mcp's "missing tool, toolName=X", exactly; or
-//   - a result with isError: true whose only content is the text of an
-//     isError shape of [NotFoundShapes], for this name.
-//
-// Anything else (a result, an actionable isError, an error about something
-// else, a reply with one of these keys in another letter case) is not.
+// bytes, as sent) and tool name, where the guard has seen no list for the
+// caller: a reply to that id that is a JSON-RPC error (any code), or a
+// result with isError: true, whose text says that the called tool is
+// unknown, not found or does not exist (see docs/RULES.md §2): the text of
+// a shape of [NotFoundShapes], or any text of the grammar after it. A
+// result without isError is never one here: it is one only where the
+// caller's list shows the name absent (the guard checks that itself).
+// Anything else (a result, an actionable isError, an error about
+// something else, a reply with one of these keys in another letter case)
+// is not.
 func IsNotFound(msg []byte, id []byte, name string) bool {
+	r, ok := readCallAnswer(msg, id, name)
+	return ok && r.notFound(name, listUnseen)
+}
+
+// listState is what the caller's list says of a name.
+type listState uint8
+
+const (
+	listUnseen listState = iota // no list seen for the caller
+	listAbsent                  // seen, without the name
+	listHas                     // seen, with the name: a tool that exists
+)
+
+// answerKind is the kind of a reply to a call.
+type answerKind uint8
+
+const (
+	kindError   answerKind = iota + 1 // a JSON-RPC error
+	kindIsError                       // a result with isError: true
+	kindResult                        // any other result
+)
+
+// An answer is what the guard reads of a reply to a call: its kind and
+// the texts that may say the tool is unknown (an error's message and its
+// data when a string; a result's one text content, and when that text is
+// a JSON object, its error and message strings).
+type answer struct {
+	kind  answerKind
+	code  int64 // an error's code
+	texts []string
+}
+
+// readCallAnswer reads msg, a reply to the call with id, for notFound; ok is
+// false when it cannot be a not-found answer to a call of name at all.
+func readCallAnswer(msg, id []byte, name string) (answer, bool) {
 	if len(msg) > maxNotFoundBytes(name) || !bytes.Contains(msg, []byte(`"id"`)) {
-		return false
+		return answer{}, false
 	}
-	if !bytes.Contains(msg, []byte(`"error"`)) && !bytes.Contains(msg, []byte(`"isError"`)) {
-		return false
+	hasError := bytes.Contains(msg, []byte(`"error"`)) || bytes.Contains(msg, []byte(`"isError"`))
+	if !hasError && !mayName(msg, name) {
+		// A result that does not hold the name cannot say it is unknown.
+		return answer{}, false
 	}
 	// The usual answer, an error reply in the strict subset, is read by
 	// the strict scanner; anything else by encoding/json, and the two
 	// agree wherever the scanner answers (FuzzIsNotFound).
-	if replyID, message, data, ok := readErrorReply(msg); ok {
-		return sameID(replyID, id) && (namesUnknown(message, name) || namesUnknown(data, name))
+	if replyID, code, message, data, ok := readErrorReplyCode(msg); ok {
+		if !sameID(replyID, id) {
+			return answer{}, false
+		}
+		a := answer{kind: kindError, code: code, texts: []string{message}}
+		if data != "" {
+			a.texts = append(a.texts, data)
+		}
+		return a, true
 	}
-	return !keyVariants(msg) && notFoundJSON(msg, id, name)
+	if keyVariants(msg) {
+		return answer{}, false
+	}
+	return answerJSON(msg, id)
+}
+
+// mayName reports whether msg may hold name in a string: as it is, or
+// escaped (a name with characters JSON escapes, or msg with escapes).
+func mayName(msg []byte, name string) bool {
+	return bytes.Contains(msg, []byte(name)) || bytes.IndexByte(msg, '\\') >= 0
+}
+
+// notFound reports whether the answer is the server's not-found answer to
+// a call of name, given what the caller's list says of the name:
+//
+//   - an SDK's exact shape (NotFoundShapes, code and text): always, even
+//     for a name the caller was listed (the SDK's own dispatcher wrote it:
+//     the tool was deleted since);
+//   - by the grammar, never where the caller was listed the name: that
+//     tool exists, and its own error is an execution error, whatever it
+//     reads;
+//   - an error or an isError result whose text names the tool as unknown,
+//     or says so without naming any tool where the caller's list shows the
+//     name absent;
+//   - a result without isError only where the list shows the name absent
+//     and its whole text is the not-found message naming the tool.
+func (a answer) notFound(name string, ls listState) bool {
+	if a.exactShape(name) {
+		return true
+	}
+	if ls == listHas {
+		return false
+	}
+	for _, t := range a.texts {
+		m := matchNotFound(t, name)
+		switch {
+		case a.kind == kindResult:
+			if m == saysNamedWhole && ls == listAbsent {
+				return true
+			}
+		case m == saysNamed || m == saysNamedWhole:
+			return true
+		case m == saysBare && ls == listAbsent:
+			return true
+		}
+	}
+	return false
+}
+
+// says reports whether any text of the answer says a tool is unknown, by
+// the table or the grammar, before the caller's list is looked at.
+func (a answer) says(name string) bool {
+	if a.exactShape(name) {
+		return true
+	}
+	for _, t := range a.texts {
+		if matchNotFound(t, name) != saysNothing {
+			return true
+		}
+	}
+	return false
+}
+
+// exactShape reports whether the answer is one of NotFoundShapes for
+// name, exactly: the cheap first match.
+func (a answer) exactShape(name string) bool {
+	if len(a.texts) == 0 {
+		return false
+	}
+	for _, s := range NotFoundShapes {
+		switch {
+		case a.kind == kindIsError && s.IsError:
+			if a.texts[0] == shapeText(s.Text, name) {
+				return true
+			}
+		case a.kind == kindError && !s.IsError && int64(s.Code) == a.code:
+			if s.Data == "" && a.texts[0] == shapeText(s.Text, name) {
+				return true
+			}
+			if s.Data != "" && len(a.texts) > 1 && a.texts[0] == s.Text && a.texts[1] == shapeText(s.Data, name) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 var (
@@ -105,12 +231,18 @@ var (
 // names no tool). ok is false for anything else (a result, a reply
 // outside the subset).
 func readErrorReply(b []byte) (id []byte, message, data string, ok bool) {
+	id, _, message, data, ok = readErrorReplyCode(b)
+	return id, message, data, ok
+}
+
+// readErrorReplyCode is readErrorReply with the error's code.
+func readErrorReplyCode(b []byte) (id []byte, code int64, message, data string, ok bool) {
 	s := scanner{b: b}
 	s.ws()
 	if s.i >= len(b) || b[s.i] != '{' {
-		return nil, "", "", false
+		return nil, 0, "", "", false
 	}
-	var jsonrpc, idSp, code, msg, dataSp span
+	var jsonrpc, idSp, codeSp, msg, dataSp span
 	var hasError bool
 	ok = s.members(errorReplyKeys, func(k int) bool {
 		switch k {
@@ -126,7 +258,7 @@ func readErrorReply(b []byte) (id []byte, message, data string, ok bool) {
 			return s.members(errorKeys, func(k int) bool {
 				switch k {
 				case 0:
-					return s.capture(&code) && code.kind == kInt
+					return s.capture(&codeSp) && codeSp.kind == kInt
 				case 1:
 					return s.capture(&msg) && msg.kind == kString
 				case 2:
@@ -139,18 +271,19 @@ func readErrorReply(b []byte) (id []byte, message, data string, ok bool) {
 		}
 		return s.value()
 	})
-	if !ok || !hasError || code.kind != kInt || msg.kind != kString || jsonrpc.kind != kString || !strEquals(b, jsonrpc, "2.0") || idSp.kind == absent {
-		return nil, "", "", false
+	if !ok || !hasError || codeSp.kind != kInt || msg.kind != kString || jsonrpc.kind != kString || !strEquals(b, jsonrpc, "2.0") || idSp.kind == absent {
+		return nil, 0, "", "", false
 	}
 	s.ws()
 	if s.i != len(b) {
-		return nil, "", "", false
+		return nil, 0, "", "", false
 	}
 	var scratch [256]byte
 	if dataSp.kind == kString {
 		data = string(decoded(scratch[:0], b, dataSp))
 	}
-	return idSp.raw(b), string(decoded(scratch[:0], b, msg)), data, true
+	code, _ = strconv.ParseInt(string(codeSp.raw(b)), 10, 64)
+	return idSp.raw(b), code, string(decoded(scratch[:0], b, msg)), data, true
 }
 
 // keyVariants reports whether msg has, where a not-found answer is read,
@@ -198,9 +331,9 @@ func variant(m map[string]json.RawMessage, keys ...string) bool {
 	return false
 }
 
-// notFoundJSON is IsNotFound read by encoding/json (which matches keys in
-// any letter case: IsNotFound first refuses replies where that matters).
-func notFoundJSON(msg []byte, id []byte, name string) bool {
+// answerJSON reads msg with encoding/json (which matches keys in any
+// letter case: readCallAnswer first refuses replies where that matters).
+func answerJSON(msg []byte, id []byte) (answer, bool) {
 	var m struct {
 		JSONRPC string          `json:"jsonrpc"`
 		ID      json.RawMessage `json:"id"`
@@ -218,30 +351,64 @@ func notFoundJSON(msg []byte, id []byte, name string) bool {
 		} `json:"result"`
 	}
 	if json.Unmarshal(msg, &m) != nil || m.JSONRPC != "2.0" || !sameID(m.ID, id) {
-		return false
+		return answer{}, false
 	}
 	switch {
 	case m.Error != nil && m.Result == nil:
-		if _, err := m.Error.Code.Int64(); err != nil || m.Error.Message == nil {
-			return false
+		code, err := m.Error.Code.Int64()
+		if err != nil || m.Error.Message == nil {
+			return answer{}, false
 		}
-		if namesUnknown(*m.Error.Message, name) {
-			return true
-		}
+		a := answer{kind: kindError, code: code, texts: []string{*m.Error.Message}}
 		var data string
-		return len(m.Error.Data) > 0 && m.Error.Data[0] == '"' && json.Unmarshal(m.Error.Data, &data) == nil && namesUnknown(data, name)
-	case m.Result != nil && m.Error == nil && m.Result.IsError && len(m.Result.Content) == 1:
-		c := m.Result.Content[0]
-		if c.Type != "text" {
-			return false
+		if len(m.Error.Data) > 0 && m.Error.Data[0] == '"' && json.Unmarshal(m.Error.Data, &data) == nil {
+			a.texts = append(a.texts, data)
 		}
-		for _, s := range NotFoundShapes {
-			if s.IsError && c.Text == shapeText(s.Text, name) {
-				return true
-			}
+		return a, true
+	case m.Result != nil && m.Error == nil && len(m.Result.Content) == 1 && m.Result.Content[0].Type == "text":
+		a := answer{kind: kindResult}
+		if m.Result.IsError {
+			a.kind = kindIsError
+		}
+		text := m.Result.Content[0].Text
+		a.texts = append(a.texts, text)
+		a.texts = append(a.texts, jsonTexts(text)...)
+		return a, true
+	}
+	return answer{}, false
+}
+
+// jsonTexts returns, for a text that is a JSON object, the strings of its
+// error and message members (and those of an error object): servers that
+// answer with JSON in a text content ({"error":"Unknown tool: X"}).
+func jsonTexts(text string) []string {
+	text = strings.TrimSpace(text)
+	if !strings.HasPrefix(text, "{") {
+		return nil
+	}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal([]byte(text), &obj) != nil {
+		return nil
+	}
+	var out []string
+	for _, k := range [...]string{"error", "message", "detail"} {
+		raw, ok := obj[k]
+		if !ok {
+			continue
+		}
+		var str string
+		if json.Unmarshal(raw, &str) == nil {
+			out = append(out, str)
+			continue
+		}
+		var inner struct {
+			Message string `json:"message"`
+		}
+		if json.Unmarshal(raw, &inner) == nil && inner.Message != "" {
+			out = append(out, inner.Message)
 		}
 	}
-	return false
+	return out
 }
 
 // shapeText puts name into a shape's text.
@@ -258,51 +425,167 @@ func shapeText(text, name string) string {
 // sameID reports whether the id of a reply is the id of the call.
 func sameID(got, want []byte) bool { return mcpwire.SameID(got, want) }
 
-// namesUnknown reports whether an error message names the tool as unknown
-// or not found (see IsNotFound).
-func namesUnknown(msg, name string) bool {
-	msg = strings.TrimSpace(msg)
-	if rest, ok := cutFold(msg, "MCP error "); ok {
-		// "MCP error -32602: ..." (the TypeScript SDKs' McpError)
-		i := strings.Index(rest, ": ")
-		if i < 0 {
-			return false
+// A saying is what a text says of the called tool.
+type saying uint8
+
+const (
+	saysNothing    saying = iota
+	saysBare              // "Unknown tool", "Tool not found": no tool named
+	saysNamed             // names the tool as unknown, then more (an explanation, the list)
+	saysNamedWhole        // names the tool as unknown, and nothing more
+)
+
+// matchNotFound reads a text by the grammar of docs/RULES.md §2: after
+// prefixes ("MCP error -32602:", "Error:", "Error executing tool X:",
+// markdown headings), a phrase that says the tool is unknown, not found or
+// does not exist, naming it (bare or quoted) or not, then the end or an
+// explanation after punctuation.
+func matchNotFound(text, name string) saying {
+	t := stripPrefixes(text)
+	if bare(t) {
+		return saysBare
+	}
+	rest, ok := phrase(t, name)
+	if !ok {
+		return saysNothing
+	}
+	switch trimmed := strings.TrimSpace(rest); {
+	case trimmed == "" || trimmed == "." || trimmed == "!":
+		return saysNamedWhole
+	case strings.TrimLeft(rest, " \t")[0] == '\n' || strings.TrimLeft(rest, " \t")[0] == '\r':
+		return saysNamed // diagnostics on the next lines
+	default:
+		if r, _ := utf8.DecodeRuneInString(trimmed); strings.ContainsRune(".:;,!(-–—", r) {
+			return saysNamed
 		}
-		if _, err := strconv.Atoi(rest[:i]); err != nil {
-			return false
+	}
+	return saysNothing
+}
+
+// stripPrefixes cuts what servers put before the message: white space,
+// markdown heading lines and emphasis, "MCP error <code>:", "Error:" (or
+// "Error -"), "Error executing tool X:", "Error calling tool X:", "Failed
+// to call tool X:", as often as they come.
+func stripPrefixes(t string) string {
+	for {
+		t = strings.TrimSpace(t)
+		u := strings.TrimLeft(t, "*_")
+		switch {
+		case strings.HasPrefix(t, "#"):
+			i := strings.IndexByte(t, '\n')
+			if i < 0 {
+				return strings.TrimSpace(strings.TrimLeft(t, "# "))
+			}
+			t = t[i+1:]
+			continue
+		case u != t:
+			t = u
+			continue
 		}
-		msg = rest[i+2:]
-	}
-	if rest, ok := cutFold(msg, "unknown tool"); ok {
-		return endsWithName(rest, name)
-	}
-	if rest, ok := cutFold(msg, "tool not found"); ok {
-		return endsWithName(rest, name) // "Tool not found: X" (the Java, Kotlin and PHP SDKs)
-	}
-	if rest, ok := strings.CutPrefix(msg, "missing tool, toolName="); ok {
-		return rest == name // ThinkInAIXYZ/go-mcp
-	}
-	if rest, ok := cutFold(msg, "tool "); ok {
-		rest, ok = cutQuoted(rest, name)
-		if !ok {
-			return false
+		if rest, ok := cutFold(t, "mcp error "); ok {
+			i := strings.Index(rest, ":")
+			if i < 0 {
+				return t
+			}
+			if _, err := strconv.Atoi(strings.TrimSpace(rest[:i])); err != nil {
+				return t
+			}
+			t = rest[i+1:]
+			continue
 		}
-		rest, ok = cutFold(rest, " not found")
-		return ok && (rest == "" || rest == "." || strings.HasPrefix(rest, ":"))
+		cut := false
+		for _, p := range [...]string{"error executing tool ", "error calling tool ", "failed to call tool ", "error in tool ", "tool execution failed"} {
+			if rest, ok := cutFold(t, p); ok {
+				if i := strings.Index(rest, ":"); i >= 0 && !strings.ContainsAny(rest[:i], "\n") {
+					t, cut = rest[i+1:], true
+				}
+				break
+			}
+		}
+		if cut {
+			continue
+		}
+		if rest, ok := cutFold(t, "error"); ok {
+			rest = strings.TrimLeft(rest, "*_ ")
+			if r, ok := strings.CutPrefix(rest, ":"); ok {
+				t = r
+				continue
+			}
+			if r, ok := strings.CutPrefix(rest, "- "); ok {
+				t = r
+				continue
+			}
+		}
+		return t
+	}
+}
+
+// bare reports whether t says only that a tool is unknown, naming none.
+func bare(t string) bool {
+	t = strings.TrimRight(strings.TrimSpace(t), ".!")
+	for _, b := range [...]string{"unknown tool", "tool not found", "no such tool", "unknown tool name", "tool does not exist", "invalid tool", "tool not available"} {
+		if strings.EqualFold(t, b) {
+			return true
+		}
 	}
 	return false
 }
 
-// endsWithName reports whether rest, what follows "unknown tool" or "tool
-// not found" in a message, is an optional colon, spaces and the name (bare
-// or quoted), then nothing or a period.
-func endsWithName(rest, name string) bool {
-	rest = strings.TrimPrefix(rest, ":")
-	if rest == "" || rest[0] != ' ' {
-		return false
+// Phrases that name a tool as unknown: the name comes after one of
+// namedAfter ("Unknown tool: X"), or between "tool " and one of
+// namedBefore ("Tool X not found").
+var (
+	namedAfter = [...]string{
+		"unknown tool name", "unknown tool", "tool not found", "no such tool", "no tool named", "no tool called",
+		"invalid tool name", "invalid tool", "could not find tool", "couldn't find tool", "cannot find tool",
+		"can't find tool", "unable to find tool", "tool does not exist", "unsupported tool", "unrecognized tool",
+		"unrecognised tool", "tool not available", "tool not registered", "missing tool",
 	}
-	rest, ok := cutQuoted(strings.TrimLeft(rest, " "), name)
-	return ok && (rest == "" || rest == ".")
+	namedBefore = [...]string{
+		" not found", " was not found", " is not found", " could not be found", " cannot be found",
+		" does not exist", " doesn't exist", " is unknown", " is not available", " not available",
+		" is not registered", " not registered", " is not supported", " not supported",
+		" is not a known tool", " is not a valid tool",
+	}
+)
+
+// phrase finds, at the start of t, a phrase naming name as an unknown
+// tool, and returns what follows it.
+func phrase(t, name string) (rest string, ok bool) {
+	for _, p := range namedAfter {
+		if r, ok := cutFold(t, p); ok {
+			r = strings.TrimLeft(r, " ")
+			for _, sep := range [...]string{":", "=", "-", "named", "called"} {
+				if s, ok := cutFold(r, sep); ok {
+					r = strings.TrimLeft(s, " ")
+					break
+				}
+			}
+			if r, ok = cutQuoted(r, name); ok {
+				return r, true
+			}
+		}
+	}
+	if rest, ok := strings.CutPrefix(t, "missing tool, toolName="); ok && rest == name {
+		return "", true // ThinkInAIXYZ/go-mcp
+	}
+	r, ok := cutFold(t, "the tool ")
+	if !ok {
+		r, ok = cutFold(t, "tool ")
+	}
+	if !ok {
+		r = t // "X not found", "'X' is not a known tool"
+	}
+	r, ok = cutQuoted(r, name)
+	if !ok {
+		return "", false
+	}
+	for _, p := range namedBefore {
+		if s, ok := cutFold(r, p); ok {
+			return s, true
+		}
+	}
+	return "", false
 }
 
 // cutFold cuts prefix from s, ignoring ASCII letter case.
@@ -313,13 +596,31 @@ func cutFold(s, prefix string) (string, bool) {
 	return s[len(prefix):], true
 }
 
-// cutQuoted cuts name from the start of s: bare, in single or double
-// quotes, or Go-quoted.
+// cutQuoted cuts name from the start of s: bare, in single, double, back
+// or typographic quotes, or Go-quoted. A bare name must end there (not go
+// on as a longer name).
 func cutQuoted(s, name string) (string, bool) {
-	for _, q := range [...]string{strconv.Quote(name), `"` + name + `"`, "'" + name + "'", "`" + name + "`", name} {
+	for _, q := range [...]string{strconv.Quote(name), `"` + name + `"`, "'" + name + "'", "`" + name + "`", "“" + name + "”", "‘" + name + "’"} {
 		if rest, ok := strings.CutPrefix(s, q); ok {
 			return rest, true
 		}
 	}
+	if rest, ok := strings.CutPrefix(s, name); ok && name != "" && (rest == "" || !nameRune(rest)) {
+		return rest, true
+	}
 	return s, false
+}
+
+// nameRune reports whether s starts with a rune that could go on a tool
+// name (a letter, digit, _, - or a dot followed by one of those).
+func nameRune(s string) bool {
+	c := s[0]
+	switch {
+	case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '_', c == '-' && len(s) > 1 && s[1] != ' ', c >= 0x80:
+		return true
+	case c == '.' && len(s) > 1:
+		d := s[1]
+		return d >= 'a' && d <= 'z' || d >= 'A' && d <= 'Z' || d >= '0' && d <= '9' || d == '_'
+	}
+	return false
 }

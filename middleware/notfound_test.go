@@ -69,16 +69,18 @@ func TestIsNotFound(t *testing.T) {
 		{errorReply("1", -32603, "missing tool, toolName=nope"), "1", "nope", true},
 		{errorDataReply("1", -32602, "Invalid params", "Tool not found: nope"), "1", "nope", true},
 		{`{"jsonrpc":"2.0","id":1,"error":{"data":"Tool not found: nope","message":"Unknown tool: invalid_tool_name","code":-32602}}`, "1", "nope", true},
+		// With an explanation after the name, or in other words (issue 32).
+		{errorReply("1", -32602, "Unknown tool: nope; did you mean x"), "1", "nope", true},
+		{errorReply("1", -32602, "Unknown tool:nope"), "1", "nope", true},
+		{isErrorReply("1", "Unknown tool: nope, try again"), "1", "nope", true},
+		{isErrorReply("1", "Tool nope was not found"), "1", "nope", true},
+		{isErrorReply("1", "No tool named nope"), "1", "nope", true},
+		{errorReply("1", -32603, "Tool not found: nope, try again"), "1", "nope", true},
 		// Not a not-found answer.
 		{errorReply("1", -32602, "Unknown tool: nope2"), "1", "nope", false},
 		{errorReply("1", -32602, "tool 'nope' is disabled"), "1", "nope", false},
 		{errorReply("1", -32602, "invalid arguments for tool nope"), "1", "nope", false},
-		{errorReply("1", -32602, "Unknown tool: nope; did you mean x"), "1", "nope", false},
-		{errorReply("1", -32602, "Unknown tool:nope"), "1", "nope", false},
 		{isErrorReply("1", `Tool "delete_repository" requires client support for form elicitation.`), "1", "delete_repository", false},
-		{isErrorReply("1", "Unknown tool: nope, try again"), "1", "nope", false},
-		{isErrorReply("1", "Tool nope was not found"), "1", "nope", false}, // only the table's isError texts
-		{isErrorReply("1", "No tool named nope"), "1", "nope", false},
 		// Answers that do not name the called tool.
 		{errorReply("1", -32602, "tool not found"), "1", "nope", false}, // the Rust SDK's: a tool's own error reads the same
 		{errorReply("1", -32603, "Tool not found: other"), "1", "nope", false},
@@ -86,7 +88,6 @@ func TestIsNotFound(t *testing.T) {
 		{errorDataReply("1", -32602, "Invalid params", "argument nope not found"), "1", "nope", false},
 		{`{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Invalid params","data":{"detail":"Tool not found: nope"}}}`, "1", "nope", false},
 		{errorReply("1", -32603, "missing tool, toolName=nope2"), "1", "nope", false},
-		{errorReply("1", -32603, "Tool not found: nope, try again"), "1", "nope", false},
 		{`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"Unknown tool: nope"}]}}`, "1", "nope", false},
 		{`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"Unknown tool: nope"},{"type":"text","text":"x"}],"isError":true}}`, "1", "nope", false},
 		{`{"jsonrpc":"2.0","id":1,"error":{"code":"x","message":"Unknown tool: nope"}}`, "1", "nope", false},
@@ -147,7 +148,8 @@ func FuzzIsNotFound(f *testing.F) {
 		// answer as encoding/json. (IsNotFound refuses more: replies with
 		// keys in another letter case, which encoding/json reads as the
 		// keys and a JavaScript client does not.)
-		byJSON := notFoundJSON([]byte(reply), []byte(id), name)
+		a, ok := answerJSON([]byte(reply), []byte(id))
+		byJSON := ok && a.notFound(name, listUnseen)
 		if got && !byJSON {
 			t.Fatalf("IsNotFound(%q, %q, %q) = true, encoding/json says false", reply, id, name)
 		}

@@ -26,7 +26,7 @@ var listChanged = []byte(`notifications/tools/list_changed`)
 // none); a tools/list gets its answer read. It returns the observer of the
 // answer, or nil.
 func (g *Guard) observe(r *http.Request, body []byte, m message) observer {
-	if !g.showsList() || !m.strict || m.jsonrpc.kind != kString || !strEquals(body, m.jsonrpc, "2.0") ||
+	if !m.strict || m.jsonrpc.kind != kString || !strEquals(body, m.jsonrpc, "2.0") ||
 		m.method.kind != kString {
 		return nil
 	}
@@ -57,9 +57,6 @@ func (g *Guard) observe(r *http.Request, body []byte, m message) observer {
 // and drops its lists; a GET opens the session's event stream, where a
 // changed list is announced.
 func (g *Guard) session(r *http.Request) observer {
-	if !g.showsList() {
-		return nil
-	}
 	session := r.Header.Get(mcpwire.HeaderSessionID)
 	switch {
 	case session == "":

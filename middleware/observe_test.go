@@ -312,15 +312,21 @@ func TestListExpires(t *testing.T) {
 	}
 }
 
-// A guard that shows no list reads none: the tools/list answer reaches the
-// caller with the caller's own ResponseWriter.
-func TestNoListIsReadWhenNoneIsShown(t *testing.T) {
-	g := mustGuard(t, Options{Tools: unsure{}, HideToolList: true, HideSuggestions: true})
-	w := httptest.NewRecorder()
-	var got http.ResponseWriter
-	g.Handler(http.HandlerFunc(func(rw http.ResponseWriter, _ *http.Request) { got = rw })).ServeHTTP(w, newRequest("POST", listCall("1", ""), nil))
-	if got != http.ResponseWriter(w) {
-		t.Errorf("the list was served with %T", got)
+// A listed tool's own error is never translated, however it reads: the
+// list is read for that check even where answers show none of it.
+func TestListedToolsOwnErrorIsNeverTranslated(t *testing.T) {
+	own := isErrorReply("9", "Error: Tool search not found: the index is missing")
+	for _, opts := range []Options{{}, {HideToolList: true, HideSuggestions: true}} {
+		opts.Tools = unsure{}
+		g := mustGuard(t, opts)
+		// Before any list, the text reads as the server's not-found answer.
+		if w := serve(g, answering(200, "application/json", own), newRequest("POST", call("9", `"search"`), nil)); !strings.Contains(w.Body.String(), `"code":-32602`) {
+			t.Errorf("%+v: before any list: %s", opts, w.Body)
+		}
+		serve(g, answering(200, "application/json", listReply(`"l"`, "search")), newRequest("POST", listCall(`"l"`, ""), nil))
+		if w := serve(g, answering(200, "application/json", own), newRequest("POST", call("9", `"search"`), nil)); w.Body.String() != own {
+			t.Errorf("%+v: a listed tool's own error was changed: %s", opts, w.Body)
+		}
 	}
 }
 

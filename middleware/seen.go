@@ -184,6 +184,17 @@ func (s *seenLists) bound(keep string) {
 	}
 }
 
+// state says what the list says of name (nil: no list seen).
+func (l *seenList) state(name string) listState {
+	if l == nil {
+		return listUnseen
+	}
+	if _, found := slices.BinarySearch(l.sorted, name); found {
+		return listHas
+	}
+	return listAbsent
+}
+
 // answer returns the answer parts of the list for a call to name, which
 // the server has just said it does not have: the list without name.
 func (l *seenList) answer(g *Guard, name string) *listAnswer {

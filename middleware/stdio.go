@@ -35,11 +35,12 @@ type StdioOptions struct {
 	// from the client. Default DefaultListTTL.
 	ListTTL time.Duration
 
-	// ToolListLimit, HideToolList and HideSuggestions mean what they mean
-	// in [Options].
+	// ToolListLimit, HideToolList, HideSuggestions and BareMessage mean
+	// what they mean in [Options].
 	ToolListLimit   int
 	HideToolList    bool // leave data.availableTools out
 	HideSuggestions bool // leave data.suggestions out
+	BareMessage     bool // the message is "Unknown tool: X" alone
 
 	// OnReject, if set, is told of every answer the guard writes in place
 	// of the server's own not-found answer (Translated is true), before it
@@ -144,6 +145,7 @@ func NewStdio(in io.Reader, out io.Writer, opts StdioOptions) (*Stdio, error) {
 		ToolListLimit:   opts.ToolListLimit,
 		HideToolList:    opts.HideToolList,
 		HideSuggestions: opts.HideSuggestions,
+		BareMessage:     opts.BareMessage,
 		ListTTL:         opts.ListTTL,
 	})
 	if err != nil {
@@ -257,7 +259,7 @@ func (s *Stdio) clientLine(line []byte) {
 	switch {
 	case strEquals(line, m.method, "tools/call") && m.paramsObject && m.name.kind == kString:
 		s.record(id, stdioCall{id: id, name: string(decoded(nil, line, m.name)), key: stdioKey(line, m)}, nil)
-	case strEquals(line, m.method, "tools/list") && s.guard.showsList():
+	case strEquals(line, m.method, "tools/list"):
 		var req struct {
 			Params struct {
 				Cursor string `json:"cursor"`
@@ -500,12 +502,20 @@ func (s *Stdio) serverLine(line []byte) []byte {
 			s.guard.seen.page(l.key, "", l.cursor, p)
 		}
 		return nil
-	case !isCall || len(line) > maxNotFoundBytes(c.name) || !IsNotFound(line, c.id, c.name):
+	case !isCall:
+		return nil
+	}
+	a, ok := readCallAnswer(line, c.id, c.name)
+	if !ok || !a.says(c.name) {
+		return nil
+	}
+	seen := s.guard.seen.get(c.key)
+	if !a.notFound(c.name, seen.state(c.name)) {
 		return nil
 	}
 	la := noList
 	if s.guard.showsList() {
-		la = s.guard.seen.get(c.key).answer(s.guard, c.name)
+		la = seen.answer(s.guard, c.name)
 	}
 	rej := s.guard.unknownTool(c.id, c.name, la, 0, false) // no HTTP status over stdio
 	rej.Translated = true

@@ -70,5 +70,5 @@ func ExampleNewStdio() {
 	// Output:
 	// {"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"weather","version":"1"}}}
 	// {"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"get_weather","inputSchema":{"type":"object"}},{"name":"search_docs","inputSchema":{"type":"object"}}]}}
-	// {"jsonrpc":"2.0","id":2,"error":{"code":-32602,"message":"Unknown tool: get_wether","data":{"availableTools":["get_weather","search_docs"],"suggestions":["get_weather"]}}}
+	// {"jsonrpc":"2.0","id":2,"error":{"code":-32602,"message":"Unknown tool: get_wether. Did you mean get_weather? Call tools/list for the available tools.","data":{"availableTools":["get_weather","search_docs"],"suggestions":["get_weather"]}}}
 }

@@ -56,7 +56,7 @@ func FuzzStdioAgainstTheServerAlone(f *testing.F) {
 		// All on this goroutine: the server reads the guard's Reader to the
 		// end, answering as it reads, through taps on both sides.
 		var clientOut fixture.SyncBuffer
-		g, err := NewStdio(bytes.NewReader(data), &clientOut, StdioOptions{})
+		g, err := NewStdio(bytes.NewReader(data), &clientOut, StdioOptions{BareMessage: true})
 		if err != nil {
 			t.Fatal(err)
 		}

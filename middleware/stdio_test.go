@@ -223,6 +223,13 @@ func newStdioRig(t *testing.T, opts StdioOptions, tools ...string) *stdioRig {
 
 func newStdioRigWith(t *testing.T, opts StdioOptions, srv *lineServer, tools ...string) *stdioRig {
 	t.Helper()
+	opts.BareMessage = true // the default message is pinned by TestMessage* and the goldens
+	return newStdioRigAsIs(t, opts, srv, tools...)
+}
+
+// newStdioRigAsIs is newStdioRigWith with opts as given.
+func newStdioRigAsIs(t *testing.T, opts StdioOptions, srv *lineServer, tools ...string) *stdioRig {
+	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	rig := &stdioRig{srv: srv, in: inW, out: make(chan string, 1000), outEnd: make(chan struct{}),
@@ -865,6 +872,7 @@ func TestStdioNeverAnswersBeforeTheServer(t *testing.T) {
 // server's Write.
 func syncGuard(t *testing.T, opts StdioOptions, out io.Writer, lines ...string) *Stdio {
 	t.Helper()
+	opts.BareMessage = true
 	g, err := NewStdio(strings.NewReader(strings.Join(lines, "")), out, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -1183,7 +1191,7 @@ func TestStdioKeepsTheFirstWriteError(t *testing.T) {
 func TestStdioWritesNeverInterleave(t *testing.T) {
 	inR, inW := io.Pipe()
 	var out fixture.SyncBuffer
-	g, err := NewStdio(inR, &out, StdioOptions{MaxServerLineBytes: 1 << 10})
+	g, err := NewStdio(inR, &out, StdioOptions{MaxServerLineBytes: 1 << 10, BareMessage: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1269,7 +1277,7 @@ func (e errReader) Read([]byte) (int, error) { return 0, e.err }
 // the server writes it: in one write, the next call's answer has no data.
 func TestStdioTooLongListAnswerInOneWriteIsNotRead(t *testing.T) {
 	var out bytes.Buffer
-	s, err := NewStdio(strings.NewReader(""), &out, StdioOptions{MaxServerLineBytes: 100})
+	s, err := NewStdio(strings.NewReader(""), &out, StdioOptions{MaxServerLineBytes: 100, BareMessage: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -354,8 +354,16 @@ func (ww *watchWriter) flushHeld() error {
 	return nil
 }
 
-// notFound reports whether msg is the server's not-found answer to c.
-func (c *watched) notFound(msg []byte) bool { return IsNotFound(msg, c.id, c.name) }
+// notFound reports whether msg is the server's not-found answer to c. The
+// caller's list is looked at only for an answer that says a tool is
+// unknown.
+func (c *watched) notFound(msg []byte) bool {
+	a, ok := readCallAnswer(msg, c.id, c.name)
+	if !ok || !a.says(c.name) {
+		return false
+	}
+	return a.notFound(c.name, c.g.seenList(c).state(c.name))
+}
 
 // eventEnd returns the length of the first complete event in b (up to and
 // including the blank line that ends it), or -1. A CR at the very end may

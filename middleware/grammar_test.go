@@ -1,0 +1,97 @@
+package toolguard
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+// textResult is a result whose one content is text, with isError or not.
+func textResult(id, text string, isError bool) string {
+	q, _ := json.Marshal(text)
+	r := `{"jsonrpc":"2.0","id":` + id + `,"result":{"content":[{"type":"text","text":` + string(q) + `}]`
+	if isError {
+		r += `,"isError":true`
+	}
+	return r + `}}`
+}
+
+// Servers write their own dispatch and answer an unknown tool in their
+// own words: each is recognized by what it says, in the kind of answer it
+// comes in, with what the caller's list says of the name (issue 32; the
+// real servers each shape comes from are in docs/RULES.md §2).
+func TestRecognizesNotFoundInTheirOwnWords(t *testing.T) {
+	const X = "get_wether"
+	type want struct{ unseen, absent, listed bool }
+	every, confirmed, never := want{true, true, false}, want{false, true, false}, want{}
+	for _, tc := range []struct {
+		what, reply string
+		want        want
+	}{
+		// @wonderwhy-er/desktop-commander 0.2.52
+		{"isError, Error: prefix", textResult("1", "Error: Unknown tool: "+X, true), every},
+		// cclsp 0.7.0: the third kind, a success carrying the error
+		{"result without isError, whole text", textResult("1", "Error: Unknown tool: "+X, false), confirmed},
+		{"result without isError, with more", textResult("1", "Unknown tool: "+X+". Try again later, or ask for help.", false), never},
+		// @modelcontextprotocol/server-slack 2025.4.25
+		{"JSON text in a result", textResult("1", `{"error":"Unknown tool: `+X+`"}`, false), confirmed},
+		{"JSON text in an isError", textResult("1", `{"error":{"message":"Tool '`+X+`' not found"}}`, true), every},
+		// mcp-framework 0.2.22
+		{"-32603 with the list after", errorReply("1", -32603, "Unknown tool: "+X+". Available tools: echo"), every},
+		{"markdown heading", textResult("1", "### Error\n\nTool \""+X+"\" not found", true), every},
+		{"Error executing tool", textResult("1", "Error executing tool "+X+": Unknown tool: "+X, true), every},
+		{"the tool was not found", errorReply("1", -32602, "The tool "+X+" was not found."), every},
+		{"does not exist", textResult("1", "Tool '"+X+"' does not exist", true), every},
+		{"no such tool", errorReply("1", -32601, "No such tool: "+X), every},
+		{"not a known tool", textResult("1", "`"+X+"` is not a known tool (call tools/list)", true), every},
+		{"with diagnostics after", errorReply("1", -32603, "Tool not found: "+X+"\n  at dispatch (server.js:12)"), every},
+		// Answers that name no tool: only where the list confirms.
+		{"bare, error", errorReply("1", -32602, "tool not found"), confirmed},
+		{"bare, isError", textResult("1", "Unknown tool", true), confirmed},
+		{"bare, result", textResult("1", "Unknown tool", false), never},
+		// Execution errors that read like not-found, never.
+		{"a file", textResult("1", "Error: File not found: /tmp/"+X, true), never},
+		{"a user", textResult("1", "User "+X+" not found", true), never},
+		{"a permission", textResult("1", "Permission denied: "+X, true), never},
+		{"another tool", textResult("1", "Unknown tool: search (called by "+X+")", true), never},
+		{"a longer name", errorReply("1", -32602, "Unknown tool: "+X+"_v2"), never},
+		{"a resource", errorReply("1", -32002, "Resource "+X+" not found"), never},
+		{"not found after other words", textResult("1", "The city for "+X+" was not found", true), never},
+		{"an argument", textResult("1", "Invalid arguments for tool "+X+": city not found", true), never},
+	} {
+		for _, c := range []struct {
+			ls   listState
+			want bool
+		}{{listUnseen, tc.want.unseen}, {listAbsent, tc.want.absent}, {listHas, tc.want.listed}} {
+			a, ok := readCallAnswer([]byte(tc.reply), []byte("1"), X)
+			got := ok && a.says(X) && a.notFound(X, c.ls)
+			if got != c.want {
+				t.Errorf("%s (list %d): %v, want %v: %s", tc.what, c.ls, got, c.want, tc.reply)
+			}
+		}
+	}
+}
+
+// An SDK's exact not-found answer is the server's own dispatch, and is
+// translated even for a name the caller was listed: the tool was deleted
+// since. The grammar's matches are not.
+func TestExactShapesOutrankTheList(t *testing.T) {
+	for _, s := range NotFoundShapes {
+		var reply string
+		switch {
+		case s.IsError:
+			reply = isErrorReply("1", shapeText(s.Text, "victim"))
+		case s.Data != "":
+			reply = errorDataReply("1", s.Code, s.Text, shapeText(s.Data, "victim"))
+		default:
+			reply = errorReply("1", s.Code, shapeText(s.Text, "victim"))
+		}
+		a, ok := readCallAnswer([]byte(reply), []byte("1"), "victim")
+		if !ok || !a.notFound("victim", listHas) {
+			t.Errorf("%s: not translated for a listed name: %s", s.Server, reply)
+		}
+	}
+	a, _ := readCallAnswer([]byte(errorReply("1", -32603, "The tool victim was not found.")), []byte("1"), "victim")
+	if a.notFound("victim", listHas) {
+		t.Error("a grammar match translated for a listed name")
+	}
+}

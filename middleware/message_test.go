@@ -1,0 +1,66 @@
+package toolguard
+
+import (
+	"encoding/json"
+	"net/http"
+	"testing"
+)
+
+// The default message names the unknown tool, the nearest names and the
+// way out, for the model (hosts show it the message, rarely data); data
+// keeps its fields; BareMessage keeps the spec example's message alone.
+func TestMessageNamesTheNearestNamesAndTheWayOut(t *testing.T) {
+	for _, tc := range []struct {
+		opts Options
+		name string
+		want string
+	}{
+		{Options{}, "get_wether", "Unknown tool: get_wether. Did you mean get_weather? Call tools/list for the available tools."},
+		{Options{}, "get_wheather", "Unknown tool: get_wheather. Did you mean get_weather? Call tools/list for the available tools."},
+		{Options{}, "get_forcast", "Unknown tool: get_forcast. Did you mean get_forecast? Call tools/list for the available tools."},
+		{Options{}, "zzz", "Unknown tool: zzz. Call tools/list for the available tools."},
+		{Options{HideSuggestions: true}, "get_wether", "Unknown tool: get_wether. Call tools/list for the available tools."},
+		{Options{HideToolList: true, HideSuggestions: true}, "get_wether", "Unknown tool: get_wether. Call tools/list for the available tools."},
+		{Options{BareMessage: true}, "get_wether", "Unknown tool: get_wether"},
+		{Options{}, `we"ird`, `Unknown tool: we"ird. Call tools/list for the available tools.`},
+	} {
+		tc.opts.Tools = StaticTools("get_weather", "get_forecast", "search_docs")
+		g, err := New(tc.opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		q, _ := json.Marshal(tc.name)
+		w := serve(g, http.NotFoundHandler(), newRequest("POST", call("1", string(q)), nil))
+		var got struct {
+			Error struct {
+				Message string `json:"message"`
+				Data    struct {
+					AvailableTools []string `json:"availableTools"`
+					Suggestions    []string `json:"suggestions"`
+				} `json:"data"`
+			} `json:"error"`
+		}
+		if err := json.Unmarshal(w.Body.Bytes(), &got); err != nil {
+			t.Fatalf("%s: %v", w.Body, err)
+		}
+		if got.Error.Message != tc.want {
+			t.Errorf("%+v %q: message %q, want %q", tc.opts, tc.name, got.Error.Message, tc.want)
+		}
+		if len(got.Error.Data.AvailableTools) != map[bool]int{false: 3, true: 0}[tc.opts.HideToolList] {
+			t.Errorf("%+v %q: data %+v", tc.opts, tc.name, got.Error.Data)
+		}
+	}
+}
+
+// Several nearest names are listed in the sentence, the last after "or".
+func TestMessageListsSeveralNearestNames(t *testing.T) {
+	g, err := New(Options{Tools: StaticTools("read_file", "read_files", "read_filed", "write_file")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := serve(g, http.NotFoundHandler(), newRequest("POST", call("1", `"read_fil"`), nil))
+	want := `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Unknown tool: read_fil. Did you mean read_file, read_filed or read_files? Call tools/list for the available tools.","data":{"availableTools":["read_file","read_filed","read_files","write_file"],"suggestions":["read_file","read_filed","read_files"]}}}`
+	if w.Body.String() != want {
+		t.Errorf("answer\n%s\nwant\n%s", w.Body, want)
+	}
+}
