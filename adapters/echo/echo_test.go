@@ -139,8 +139,12 @@ func TestBodyLimitBefore(t *testing.T) {
 }
 
 func TestNewValidates(t *testing.T) {
-	if _, err := New(toolguard.Options{}); err == nil {
-		t.Error("no tool set accepted")
+	var nilSet toolguard.ToolsFunc
+	if _, err := New(toolguard.Options{Tools: nilSet}); err == nil {
+		t.Error("a nil tool set accepted")
+	}
+	if _, err := New(toolguard.Options{ToolListLimit: -1}); err == nil {
+		t.Error("a negative ToolListLimit accepted")
 	}
 }
 
