@@ -120,7 +120,7 @@ func BenchmarkStdioUnknownCallPaired(b *testing.B) {
 		b.Run(sdk, func(b *testing.B) {
 			a, g, stop := inProcessPair(b, sdk)
 			defer stop()
-			pairedCalls(b, a, g, call, `ech`, `"Unknown tool: ech","data":{"availableTools":["add","echo"]`)
+			pairedCalls(b, a, g, call, `ech`, `"Unknown tool: ech. Did you mean echo? Call tools/list for the available tools.","data":{"availableTools":["add","echo"]`)
 		})
 	}
 }

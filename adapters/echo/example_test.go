@@ -38,5 +38,5 @@ func Example() {
 	body, _ := io.ReadAll(resp.Body)
 	fmt.Println(resp.StatusCode, string(body))
 	// Output:
-	// 200 {"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Unknown tool: get_wheather","data":{"availableTools":["get_weather"],"suggestions":["get_weather"]}}}
+	// 200 {"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Unknown tool: get_wheather. Did you mean get_weather? Call tools/list for the available tools.","data":{"availableTools":["get_weather"],"suggestions":["get_weather"]}}}
 }

@@ -28,7 +28,7 @@ func TestKnownAndUnknownInEveryMode(t *testing.T) {
 				t.Fatalf("alone: %d %s", alone.Status, alone.Body)
 			}
 			a := fixture.ReadAnswer(t, guarded.Body)
-			if guarded.Status != alone.Status || guarded.Type != alone.Type || a.Code != -32602 || a.Message != "Unknown tool: get_weathr" ||
+			if guarded.Status != alone.Status || guarded.Type != alone.Type || a.Code != -32602 || a.Message != fixture.GuardMessage("get_weathr", "get_weather") ||
 				fmt.Sprint(a.Data.AvailableTools) != "[admin_only echo get_weather Ünïcode]" || fmt.Sprint(a.Data.Suggestions) != "[get_weather]" {
 				t.Errorf("unknown: alone %d %s %q, guarded %d %s %q", alone.Status, alone.Type, alone.Body, guarded.Status, guarded.Type, guarded.Body)
 			}

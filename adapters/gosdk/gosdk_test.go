@@ -61,7 +61,7 @@ func TestShowsWhatTheCallerWasListed(t *testing.T) {
 		return send(auth, host, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"admin_tool","arguments":{}}}`)
 	}
 	// Before anyone listed: the answer has no data.
-	if st, b := call("Bearer user", ""); st != 200 || !strings.Contains(b, `"message":"Unknown tool: admin_tool"}`) {
+	if st, b := call("Bearer user", ""); st != 200 || !strings.Contains(b, `"message":"Unknown tool: admin_tool. Call tools/list for the available tools."}`) {
 		t.Fatalf("user before listing: %d %s", st, b)
 	}
 	// The admin lists; the user is never shown the admin's list.
@@ -75,7 +75,7 @@ func TestShowsWhatTheCallerWasListed(t *testing.T) {
 		if st, b := call("Bearer admin", ""); st != 200 || !strings.Contains(b, "ran admin_tool") {
 			t.Fatalf("admin: %d %s", st, b)
 		}
-		if st, b := call("Bearer user", ""); st != 200 || !strings.Contains(b, `"message":"Unknown tool: admin_tool","data":{"availableTools":["echo"]`) {
+		if st, b := call("Bearer user", ""); st != 200 || !strings.Contains(b, `"message":"Unknown tool: admin_tool. Call tools/list for the available tools.","data":{"availableTools":["echo"]`) {
 			t.Fatalf("user: %d %s", st, b)
 		}
 		if st, b := call("Bearer admin", "evil.example"); st != 403 || strings.Contains(b, "availableTools") {

@@ -96,6 +96,7 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 	fs.IntVar(&c.guard.ToolListLimit, "tool-list-limit", toolguard.DefaultToolListLimit, "cap on the names in data.availableTools; more than 0 (-hide-tool-list leaves the list out)")
 	fs.BoolVar(&c.guard.HideToolList, "hide-tool-list", false, "leave data.availableTools out of rejections")
 	fs.BoolVar(&c.guard.HideSuggestions, "hide-suggestions", false, "leave data.suggestions out of rejections")
+	fs.BoolVar(&c.guard.BareMessage, "bare-message", false, "the message is \"Unknown tool: X\" alone, the spec's example (by default it also names the nearest names and says to call tools/list)")
 	fs.BoolVar(&c.guard.AnswerHeaderMismatch, "answer-header-mismatch", false, "answer a 2026-07-28 Mcp-Method/Mcp-Name mismatch with 400 and -32020 instead of passing it on")
 	fs.DurationVar(&c.guard.ListTTL, "list-ttl", toolguard.DefaultListTTL, "how long the upstream's answer to a caller's own tools/list is kept for data.availableTools; 0 keeps none")
 	fs.Usage = func() {

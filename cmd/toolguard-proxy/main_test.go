@@ -91,7 +91,7 @@ func TestHandler(t *testing.T) {
 		front := httptest.NewServer(h)
 		post(t, front.URL+"/mcp", "mcp.example", `{"jsonrpc":"2.0","id":0,"method":"tools/list"}`) // as clients do first
 		got := post(t, front.URL+"/mcp", "mcp.example", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ech0"}}`)
-		if !strings.Contains(got, `"error":{"code":-32602,"message":"Unknown tool: ech0","data":{"availableTools":["echo"],"suggestions":["echo"]}}`) {
+		if !strings.Contains(got, `"error":{"code":-32602,"message":"Unknown tool: ech0. Did you mean echo? Call tools/list for the available tools.","data":{"availableTools":["echo"],"suggestions":["echo"]}}`) {
 			t.Errorf("-host %s: unknown tool answered %s", host, got)
 		}
 		if got := post(t, front.URL+"/mcp", "mcp.example", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo"}}`); !strings.Contains(got, `"text":"ran"`) {
@@ -283,7 +283,7 @@ func TestServersStatusIsKept(t *testing.T) {
 		}
 		b, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		if resp.StatusCode != status || !strings.Contains(string(b), `"message":"Unknown tool: ech0","data":{"availableTools":["echo"]`) {
+		if resp.StatusCode != status || !strings.Contains(string(b), `"message":"Unknown tool: ech0. Did you mean echo? Call tools/list for the available tools.","data":{"availableTools":["echo"]`) {
 			t.Errorf("server status %d: %d %s", status, resp.StatusCode, b)
 		}
 		front.Close()

@@ -16,7 +16,7 @@ func TestDemo(t *testing.T) {
 		"isError server (like TypeScript, Python)   OBSERVED_RISK result_is_error   VERIFIED (-32602)",
 		"mcp-go v1.2.1                              VERIFIED (-32602)",
 		`"result":{"content":[{"text":"Unknown tool: get_wether","type":"text"}],"isError":true}`,
-		`{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Unknown tool: get_wether","data":{"availableTools":["get_weather","search_docs"],"suggestions":["get_weather"]}}}`,
+		`{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Unknown tool: get_wether. Did you mean get_weather? Call tools/list for the available tools.","data":{"availableTools":["get_weather","search_docs"],"suggestions":["get_weather"]}}}`,
 		`"message":"tool 'get_wether' not found: tool not found"`,
 	} {
 		if !strings.Contains(s, want) {

@@ -62,7 +62,7 @@ func TestExample(t *testing.T) {
 	}
 	send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"get_wether","arguments":{}}}`)
 	r := recv(3)
-	if r.Error == nil || r.Error.Code != -32602 || r.Error.Message != "Unknown tool: get_wether" {
+	if r.Error == nil || r.Error.Code != -32602 || r.Error.Message != "Unknown tool: get_wether. Did you mean get_weather? Call tools/list for the available tools." {
 		t.Fatalf("unknown tool: %+v %s", r.Error, r.Result)
 	}
 	if !slices.Equal(r.Error.Data.AvailableTools, []string{"get_weather"}) || !slices.Equal(r.Error.Data.Suggestions, []string{"get_weather"}) {
