@@ -1,0 +1,216 @@
+package main
+
+// Server is one npm package to record, pinned to an exact version, with the
+// dummy credentials it needs to start. None of them is real; the servers run
+// in a network namespace with only loopback, so nothing reaches a network.
+type Server struct {
+	Package string
+	Version string
+	// Bin names the package's bin under node_modules/.bin; empty means the
+	// only one, or the one named like the package.
+	Bin string
+	// Script, when set, is a file in the install directory run with node
+	// instead of a bin (a server built on a framework package).
+	Script string
+	Args   []string
+	// Env adds dummy credentials; "$ROOT" is replaced by the scratch root,
+	// as it is in Args.
+	Env map[string]string
+}
+
+// Probe is one call of a real tool that is expected to fail.
+type Probe struct {
+	Tool string
+	Args map[string]any
+}
+
+func (s Server) spec() string { return s.Package + "@" + s.Version }
+
+// missing is a path that does not exist, inside the directory that servers
+// with a sandbox are allowed to read.
+const missing = "$ROOT/empty/missing.txt"
+
+var servers = []Server{
+	{Package: "@modelcontextprotocol/server-everything", Version: "2026.8.31", Args: []string{"stdio"}},
+	{Package: "@modelcontextprotocol/server-filesystem", Version: "2026.8.31", Args: []string{"$ROOT/empty"}},
+	{Package: "@modelcontextprotocol/server-memory", Version: "2026.8.31", Env: map[string]string{"MEMORY_FILE_PATH": "$ROOT/work/memory.jsonl"}},
+	{Package: "@modelcontextprotocol/server-sequential-thinking", Version: "2026.8.31"},
+	{Package: "@wonderwhy-er/desktop-commander", Version: "0.2.52"},
+	{Package: "cclsp", Version: "0.7.0", Env: map[string]string{"CCLSP_CONFIG_PATH": "$ROOT/cclsp.json"}},
+	{Package: "@modelcontextprotocol/server-slack", Version: "2025.4.25", Env: map[string]string{"SLACK_BOT_TOKEN": "xoxb-dummy", "SLACK_TEAM_ID": "T00000000"}},
+	{Package: "mcp-framework", Version: "0.2.22", Script: "mcp-framework-server/dist/index.js"},
+	{Package: "@playwright/mcp", Version: "0.0.83", Args: []string{"--headless", "--isolated"}},
+	{Package: "@upstash/context7-mcp", Version: "4.1.1"},
+	{Package: "firecrawl-mcp", Version: "3.26.0", Env: map[string]string{"FIRECRAWL_API_KEY": "fc-dummy"}},
+	{Package: "@notionhq/notion-mcp-server", Version: "2.5.2", Env: map[string]string{"NOTION_TOKEN": "ntn_dummy"}},
+	{Package: "tavily-mcp", Version: "0.2.22", Env: map[string]string{"TAVILY_API_KEY": "tvly-dummy"}},
+	{Package: "@brave/brave-search-mcp-server", Version: "2.1.4", Env: map[string]string{"BRAVE_API_KEY": "dummy"}},
+	{Package: "@supabase/mcp-server-supabase", Version: "0.13.0", Args: []string{"--read-only"}, Env: map[string]string{"SUPABASE_ACCESS_TOKEN": "sbp_dummy"}},
+	{Package: "@zereight/mcp-gitlab", Version: "2.1.64", Env: map[string]string{"GITLAB_PERSONAL_ACCESS_TOKEN": "glpat-dummy", "GITLAB_API_URL": "http://127.0.0.1:9/api/v4"}},
+	{Package: "figma-developer-mcp", Version: "0.13.2", Args: []string{"--stdio"}, Env: map[string]string{"FIGMA_API_KEY": "dummy"}},
+	{Package: "exa-mcp-server", Version: "3.4.1", Env: map[string]string{"EXA_API_KEY": "dummy"}},
+	{Package: "@mui/mcp", Version: "0.1.6"},
+	{Package: "@browsermcp/mcp", Version: "0.1.3"},
+	{Package: "@agentdeskai/browser-tools-mcp", Version: "2.0.2"},
+	{Package: "@kimtaeyoon83/mcp-server-youtube-transcript", Version: "0.1.1"},
+	{Package: "@modelcontextprotocol/server-puppeteer", Version: "2025.5.12"},
+	{Package: "@modelcontextprotocol/server-github", Version: "2025.4.8", Env: map[string]string{"GITHUB_PERSONAL_ACCESS_TOKEN": "ghp_dummy"}},
+	{Package: "@modelcontextprotocol/server-gitlab", Version: "2025.4.25", Env: map[string]string{"GITLAB_PERSONAL_ACCESS_TOKEN": "glpat-dummy", "GITLAB_API_URL": "http://127.0.0.1:9/api/v4"}},
+	{Package: "@modelcontextprotocol/server-google-maps", Version: "0.6.2", Env: map[string]string{"GOOGLE_MAPS_API_KEY": "dummy"}},
+	{Package: "@modelcontextprotocol/server-brave-search", Version: "0.6.2", Env: map[string]string{"BRAVE_API_KEY": "dummy"}},
+	{Package: "@modelcontextprotocol/server-postgres", Version: "0.6.2", Args: []string{"postgresql://dummy:dummy@127.0.0.1:9/dummy"}},
+	{Package: "@modelcontextprotocol/server-redis", Version: "2025.4.25", Args: []string{"redis://127.0.0.1:9"}},
+	{Package: "@modelcontextprotocol/server-gdrive", Version: "2025.1.14", Env: map[string]string{"GDRIVE_CREDENTIALS_PATH": "$ROOT/empty/gdrive-credentials.json", "GDRIVE_OAUTH_PATH": "$ROOT/empty/gcp-oauth.keys.json"}},
+	{Package: "@modelcontextprotocol/server-everart", Version: "0.6.2", Env: map[string]string{"EVERART_API_KEY": "dummy"}},
+	{Package: "@modelcontextprotocol/server-aws-kb-retrieval", Version: "0.6.2", Env: map[string]string{"AWS_ACCESS_KEY_ID": "AKIADUMMY", "AWS_SECRET_ACCESS_KEY": "dummy", "AWS_REGION": "us-east-1"}},
+	{Package: "mcp-server-kubernetes", Version: "4.1.7", Env: map[string]string{"KUBECONFIG": "$ROOT/kubeconfig"}},
+	{Package: "@heroku/mcp-server", Version: "1.2.8", Env: map[string]string{"HEROKU_API_KEY": "dummy"}},
+	{Package: "@railway/mcp-server", Version: "0.1.12"},
+	{Package: "@antv/mcp-server-chart", Version: "0.9.10"},
+	{Package: "@bytebase/dbhub", Version: "1.4.0", Args: []string{"--transport", "stdio", "--demo"}},
+	{Package: "@benborla29/mcp-server-mysql", Version: "2.0.9", Env: map[string]string{"MYSQL_HOST": "127.0.0.1", "MYSQL_PORT": "9", "MYSQL_USER": "dummy", "MYSQL_PASS": "dummy", "MYSQL_DB": "dummy"}},
+	{Package: "chrome-devtools-mcp", Version: "1.11.0", Args: []string{"--headless", "--isolated"}},
+	{Package: "@hubspot/mcp-server", Version: "0.4.0", Env: map[string]string{"PRIVATE_APP_ACCESS_TOKEN": "dummy"}},
+	{Package: "@circleci/mcp-server-circleci", Version: "0.20.0", Env: map[string]string{"CIRCLECI_TOKEN": "dummy"}},
+	{Package: "mongodb-mcp-server", Version: "3.0.4", Args: []string{"--readOnly"}, Env: map[string]string{"MDB_MCP_CONNECTION_STRING": "mongodb://127.0.0.1:9/", "MDB_MCP_TELEMETRY": "disabled"}},
+	{Package: "@stripe/mcp", Version: "0.3.3", Args: []string{"--tools=all", "--api-key=sk_test_dummy"}},
+	{Package: "@executeautomation/playwright-mcp-server", Version: "1.0.12"},
+	{Package: "@gongrzhe/server-gmail-autoauth-mcp", Version: "1.1.11"},
+	{Package: "@sentry/mcp-server", Version: "0.39.0", Args: []string{"--access-token=dummy"}},
+	{Package: "@azure-devops/mcp", Version: "2.10.0", Args: []string{"dummyorg"}},
+	{Package: "@cyanheads/git-mcp-server", Version: "2.15.3", Env: map[string]string{"MCP_TRANSPORT_TYPE": "stdio", "MCP_LOG_LEVEL": "error"}},
+	{Package: "@jpisnice/shadcn-ui-mcp-server", Version: "2.0.0"},
+	{Package: "duckduckgo-mcp-server", Version: "0.1.2"},
+	{Package: "@aashari/mcp-server-atlassian-jira", Version: "3.3.0", Env: map[string]string{"ATLASSIAN_SITE_NAME": "dummy", "ATLASSIAN_USER_EMAIL": "dummy@example.invalid", "ATLASSIAN_API_TOKEN": "dummy"}},
+	{Package: "@amap/amap-maps-mcp-server", Version: "0.0.8", Env: map[string]string{"AMAP_MAPS_API_KEY": "dummy"}},
+	{Package: "@elastic/mcp-server-elasticsearch", Version: "0.3.1", Env: map[string]string{"ES_URL": "http://127.0.0.1:9", "ES_API_KEY": "dummy"}},
+	{Package: "@currents/mcp", Version: "2.1.1", Env: map[string]string{"CURRENTS_API_KEY": "dummy"}},
+}
+
+// probes are, by package, calls of real listed tools that fail without a
+// network and without side effects: a missing file, an id that does not
+// exist, missing or wrong arguments. No tool that writes, deletes, runs a
+// command or navigates a browser is called. A probe of a tool the server
+// does not list is not sent.
+var probes = map[string][]Probe{
+	"@modelcontextprotocol/server-everything": {
+		{Tool: "echo", Args: map[string]any{}},
+		{Tool: "get-sum", Args: map[string]any{"a": "one", "b": 2}},
+	},
+	"@modelcontextprotocol/server-filesystem": {
+		{Tool: "read_text_file", Args: map[string]any{"path": missing}},
+		{Tool: "list_directory", Args: map[string]any{"path": "$ROOT/empty/no-such-dir"}},
+		{Tool: "read_text_file", Args: map[string]any{"path": "/etc/hostname"}},
+	},
+	"@modelcontextprotocol/server-memory": {
+		{Tool: "open_nodes", Args: map[string]any{"names": []string{"no-such-entity"}}},
+		{Tool: "search_nodes", Args: map[string]any{}},
+	},
+	"@modelcontextprotocol/server-sequential-thinking": {
+		{Tool: "sequentialthinking", Args: map[string]any{}},
+	},
+	"@wonderwhy-er/desktop-commander": {
+		{Tool: "read_file", Args: map[string]any{"path": missing}},
+		{Tool: "get_file_info", Args: map[string]any{"path": missing}},
+		{Tool: "list_directory", Args: map[string]any{"path": "$ROOT/empty/no-such-dir"}},
+	},
+	"cclsp": {
+		{Tool: "find_definition", Args: map[string]any{"file_path": "$ROOT/empty/missing.ts", "symbol_name": "noSuchSymbol"}},
+		{Tool: "get_diagnostics", Args: map[string]any{"file_path": "$ROOT/empty/missing.ts"}},
+	},
+	"@modelcontextprotocol/server-slack": {
+		{Tool: "slack_get_user_profile", Args: map[string]any{"user_id": "U00000000"}},
+		{Tool: "slack_get_thread_replies", Args: map[string]any{}},
+	},
+	"mcp-framework": {
+		{Tool: "echo", Args: map[string]any{}},
+	},
+	"@playwright/mcp": {
+		{Tool: "browser_tabs", Args: map[string]any{"action": "list"}},
+	},
+	"@upstash/context7-mcp": {
+		{Tool: "resolve-library-id", Args: map[string]any{}},
+		{Tool: "query-docs", Args: map[string]any{"libraryId": "/no-such-org/no-such-library", "query": "x"}},
+	},
+	"firecrawl-mcp": {
+		{Tool: "firecrawl_check_crawl_status", Args: map[string]any{"id": "00000000-0000-0000-0000-000000000000"}},
+		{Tool: "firecrawl_scrape", Args: map[string]any{}},
+	},
+	"@notionhq/notion-mcp-server": {
+		{Tool: "API-retrieve-a-page", Args: map[string]any{"page_id": "00000000000000000000000000000000"}},
+		{Tool: "API-get-user", Args: map[string]any{}},
+	},
+	"tavily-mcp":                     {{Tool: "tavily_search", Args: map[string]any{}}},
+	"@brave/brave-search-mcp-server": {{Tool: "brave_web_search", Args: map[string]any{}}},
+	"@zereight/mcp-gitlab": {
+		{Tool: "get_file_contents", Args: map[string]any{"project_id": "no-such-group/no-such-project", "file_path": "missing.txt"}},
+		{Tool: "get_branch", Args: map[string]any{}},
+	},
+	"figma-developer-mcp":            {{Tool: "get_figma_data", Args: map[string]any{"fileKey": "noSuchFileKey"}}},
+	"exa-mcp-server":                 {{Tool: "web_search_exa", Args: map[string]any{}}},
+	"@mui/mcp":                       {{Tool: "fetchDocs", Args: map[string]any{}}},
+	"@browsermcp/mcp":                {{Tool: "browser_snapshot", Args: map[string]any{}}},
+	"@agentdeskai/browser-tools-mcp": {{Tool: "getConsoleLogs", Args: map[string]any{}}},
+	"@kimtaeyoon83/mcp-server-youtube-transcript": {
+		{Tool: "get_transcript", Args: map[string]any{"url": "not-a-video", "lang": "en"}},
+	},
+	"@modelcontextprotocol/server-puppeteer": {{Tool: "puppeteer_screenshot", Args: map[string]any{"name": "x"}}},
+	"@modelcontextprotocol/server-github": {
+		{Tool: "get_issue", Args: map[string]any{"owner": "no-such-owner", "repo": "no-such-repo", "issue_number": 1}},
+		{Tool: "get_file_contents", Args: map[string]any{}},
+	},
+	"@modelcontextprotocol/server-gitlab": {
+		{Tool: "get_file_contents", Args: map[string]any{"project_id": "no-such-group/no-such-project", "file_path": "missing.txt"}},
+	},
+	"@modelcontextprotocol/server-google-maps": {
+		{Tool: "maps_place_details", Args: map[string]any{"place_id": "no-such-place"}},
+		{Tool: "maps_geocode", Args: map[string]any{}},
+	},
+	"@modelcontextprotocol/server-brave-search": {{Tool: "brave_web_search", Args: map[string]any{}}},
+	"@modelcontextprotocol/server-postgres": {
+		{Tool: "query", Args: map[string]any{"sql": "SELECT * FROM no_such_table"}},
+	},
+	"@modelcontextprotocol/server-aws-kb-retrieval": {
+		{Tool: "retrieve_from_aws_kb", Args: map[string]any{"query": "x", "knowledgeBaseId": "NOSUCHKB00"}},
+	},
+	"@antv/mcp-server-chart": {{Tool: "generate_bar_chart", Args: map[string]any{}}},
+	"chrome-devtools-mcp": {
+		{Tool: "select_page", Args: map[string]any{"pageId": 999}},
+	},
+	"@hubspot/mcp-server": {
+		{Tool: "hubspot-get-property", Args: map[string]any{"objectType": "contacts", "propertyName": "no_such_property"}},
+		{Tool: "hubspot-get-user-details", Args: map[string]any{}},
+	},
+	"@circleci/mcp-server-circleci": {
+		{Tool: "get_latest_pipeline_status", Args: map[string]any{}},
+		{Tool: "list_artifacts", Args: map[string]any{"params": map[string]any{}}},
+	},
+	"mcp-server-kubernetes": {
+		{Tool: "kubectl_get", Args: map[string]any{"resourceType": "pods", "name": "no-such-pod", "namespace": "default"}},
+	},
+	"mongodb-mcp-server": {
+		{Tool: "find", Args: map[string]any{"connectionId": "no-such-connection", "database": "nodb", "collection": "nocollection"}},
+		{Tool: "list-collections", Args: map[string]any{"database": "nodb"}},
+	},
+	"@executeautomation/playwright-mcp-server": {
+		{Tool: "get_codegen_session", Args: map[string]any{"sessionId": "no-such-session"}},
+	},
+	"@sentry/mcp-server": {
+		// A listed tool that runs another tool by name: its own answer to
+		// a name it does not know is an execution error of a listed tool.
+		{Tool: "execute_sentry_tool", Args: map[string]any{"name": "no_such_tool"}},
+		{Tool: "get_sentry_resource", Args: map[string]any{"resourceType": "issue", "resourceId": "NO-SUCH-ISSUE", "organizationSlug": "no-such-org"}},
+	},
+	"@cyanheads/git-mcp-server": {
+		{Tool: "git_status", Args: map[string]any{"path": "$ROOT/empty/no-such-repo"}},
+		{Tool: "git_log", Args: map[string]any{"path": "$ROOT/empty"}},
+	},
+	"@jpisnice/shadcn-ui-mcp-server": {
+		{Tool: "get_component", Args: map[string]any{"componentName": "no-such-component"}},
+	},
+	"duckduckgo-mcp-server":              {{Tool: "duckduckgo_web_search", Args: map[string]any{}}},
+	"@aashari/mcp-server-atlassian-jira": {{Tool: "jira_get", Args: map[string]any{"path": "/rest/api/3/issue/NOPE-1"}}},
+	"@amap/amap-maps-mcp-server":         {{Tool: "maps_weather", Args: map[string]any{}}},
+	"@elastic/mcp-server-elasticsearch":  {{Tool: "get_mappings", Args: map[string]any{"index": "no-such-index"}}},
+	"@currents/mcp":                      {{Tool: "currents-get-run-details", Args: map[string]any{"runId": "no-such-run"}}},
+}
