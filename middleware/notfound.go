@@ -569,9 +569,11 @@ func phrase(t, name string) (rest string, ok bool) {
 	if rest, ok := strings.CutPrefix(t, "missing tool, toolName="); ok && rest == name {
 		return "", true // ThinkInAIXYZ/go-mcp
 	}
-	r, ok := cutFold(t, "the tool ")
-	if !ok {
-		r, ok = cutFold(t, "tool ")
+	r, ok := t, false
+	for _, noun := range [...]string{"the tool ", "tool ", "method "} { // "Method X not found": @notionhq/notion-mcp-server
+		if r, ok = cutFold(t, noun); ok {
+			break
+		}
 	}
 	if !ok {
 		r = t // "X not found", "'X' is not a known tool"
