@@ -68,7 +68,7 @@ func decodeListReplyJSON(msg []byte, stream bool, id []byte) (mcpwire.Page, erro
 // with the strict scanner; ok is false when it cannot tell.
 func readJSONListReply(msg []byte, id []byte) (mcpwire.Page, bool) {
 	r, ok := readReply(msg)
-	if !ok || !r.hasResult || !sameID(r.id, id) {
+	if !ok || r.method || !r.hasResult || !sameID(r.id, id) {
 		return mcpwire.Page{}, false
 	}
 	return r.page, true
@@ -83,7 +83,7 @@ func readStreamListReply(stream []byte, id []byte) (mcpwire.Page, bool) {
 		if !ok {
 			return mcpwire.Page{}, false
 		}
-		if r.id != nil && sameID(r.id, id) {
+		if !r.method && r.id != nil && sameID(r.id, id) {
 			return r.page, r.hasResult
 		}
 	}
@@ -93,13 +93,14 @@ func readStreamListReply(stream []byte, id []byte) (mcpwire.Page, bool) {
 // Keys of a tools/list reply, per level, for the scanner: a key equal to
 // one of them under case folding, or twice, ends the fast read.
 var (
-	replyKeys  = []string{"id", "result", "error"}
+	replyKeys  = []string{"id", "result", "error", "method"}
 	resultKeys = []string{"tools", "nextCursor", "ttlMs"}
 	toolKeys   = []string{"name"}
 )
 
 // reply is what readReply takes from a JSON-RPC message.
 type reply struct {
+	method    bool   // the message has a method: a request or notification
 	id        []byte // the raw id, nil when absent
 	hasResult bool
 	page      mcpwire.Page
@@ -128,6 +129,8 @@ func readReply(b []byte) (r reply, ok bool) {
 			return s.listPage(&r.page)
 		case 2:
 			return s.null()
+		case 3:
+			r.method = true // a request or notification, not a reply
 		}
 		return s.value()
 	})
