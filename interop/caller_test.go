@@ -432,7 +432,7 @@ func TestListNeverShownToAnotherSession(t *testing.T) {
 			}
 			call := `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"nope","arguments":{}}}`
 			_, bBody := fixture.Post(t, srv.URL, call, hdr(b))
-			if _, has := dataOf(t, bBody); has || !strings.Contains(bBody, `"Unknown tool: nope"`) {
+			if _, has := dataOf(t, bBody); has || !strings.Contains(bBody, `"Unknown tool: nope. Call tools/list for the available tools."`) {
 				t.Errorf("session B, which did not list: %s; want -32602 without data", bBody)
 			}
 			_, aBody := fixture.Post(t, srv.URL, call, hdr(a))

@@ -116,7 +116,7 @@ func TestServerHearsOnlyTheClient(t *testing.T) {
 
 			// Not vacuous: the guard translated both unknown calls, the
 			// second with the list the client was given.
-			if tools, has := dataOf(t, before); has || !strings.Contains(before, `"Unknown tool: ech"`) {
+			if tools, has := dataOf(t, before); has || !strings.Contains(before, `"Unknown tool: ech. Call tools/list for the available tools."`) {
 				t.Errorf("the call before any list: %s (data %q)", before, tools)
 			}
 			if names := listedNames(list); !slices.Equal(names, []string{"add", "echo"}) {

@@ -572,7 +572,7 @@ func TestProxyUnansweredListHoldsNothing(t *testing.T) {
 	}
 	unknown := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"nope","arguments":{}}}`
 	through := send(t, p.URL, unknown, nil)
-	if tools := availableToolsOf(t, through); tools != nil || !strings.Contains(through.body, `"Unknown tool: nope"`) {
+	if tools := availableToolsOf(t, through); tools != nil || !strings.Contains(through.body, `"Unknown tool: nope. Call tools/list for the available tools."`) {
 		t.Errorf("a list that never came: %+v", through)
 	}
 	cancel()

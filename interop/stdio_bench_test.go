@@ -3,6 +3,7 @@ package interop
 import (
 	"bufio"
 	"io"
+	"os"
 	"os/exec"
 	"slices"
 	"strings"
@@ -147,6 +148,34 @@ func inProcessRaw(b *testing.B, mode string) (*roundTripper, func()) {
 func BenchmarkStdioCommandPaired(b *testing.B) {
 	rts := make([]*roundTripper, 2)
 	for i, argv := range [][]string{helperServer(b, "mcpgo"), wrapped(b, helperServer(b, "mcpgo"))} {
+		cmd := exec.Command(argv[0], argv[1:]...)
+		in, _ := cmd.StdinPipe()
+		out, _ := cmd.StdoutPipe()
+		if err := cmd.Start(); err != nil {
+			b.Fatal(err)
+		}
+		defer func() {
+			in.Close()
+			cmd.Wait()
+		}()
+		rts[i] = &roundTripper{w: in, br: bufio.NewReaderSize(out, 64<<10)}
+	}
+	pairedRoundTrips(b, rts[0], rts[1])
+}
+
+// BenchmarkStdioCommandVsBareRelay: the same round trip to an mcp-go stdio
+// server process behind toolguard-stdio and behind a bare relay (a process
+// that runs the server and only copies bytes both ways, with the Go
+// runtime's default pipe copying): what reading the lines costs on top of
+// being a process in between.
+func BenchmarkStdioCommandVsBareRelay(b *testing.B) {
+	exe, err := os.Executable()
+	if err != nil {
+		b.Fatal(err)
+	}
+	relay := []string{"env", "TOOLGUARD_STDIO_RELAY=1", exe, "-test.run=^TestStdioHelperServer$", "mcpgo"}
+	rts := make([]*roundTripper, 2)
+	for i, argv := range [][]string{relay, wrapped(b, helperServer(b, "mcpgo"))} {
 		cmd := exec.Command(argv[0], argv[1:]...)
 		in, _ := cmd.StdinPipe()
 		out, _ := cmd.StdoutPipe()

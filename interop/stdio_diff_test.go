@@ -363,7 +363,7 @@ func guardAnswer(line string) (id json.RawMessage, name string, ok bool) {
 	if json.Unmarshal([]byte(line), &m) != nil || m.Error == nil || m.Error.Code != -32602 {
 		return nil, "", false
 	}
-	name, ok = strings.CutPrefix(m.Error.Message, "Unknown tool: ")
+	name, ok = fixture.GuardMessageName(m.Error.Message)
 	return m.ID, name, ok
 }
 

@@ -323,6 +323,9 @@ func TestStdioTranslatesAfterUnfinishedLines(t *testing.T) {
 // server on its standard input and output, behind the in-process guard or
 // alone, and exits.
 func TestStdioHelperServer(t *testing.T) {
+	if os.Getenv("TOOLGUARD_STDIO_RELAY") != "" {
+		os.Exit(bareRelay(os.Args[len(os.Args)-1]))
+	}
 	mode := os.Getenv("TOOLGUARD_STDIO_SERVER")
 	if mode == "" {
 		return
@@ -332,6 +335,39 @@ func TestStdioHelperServer(t *testing.T) {
 		os.Exit(1)
 	}
 	os.Exit(0)
+}
+
+// bareRelay runs the helper server of mode as a child and only copies
+// bytes both ways, as toolguard-stdio does without reading them: the
+// baseline of toolguard-stdio's cost.
+func bareRelay(mode string) int {
+	exe, err := os.Executable()
+	if err != nil {
+		return 1
+	}
+	cmd := exec.Command(exe, "-test.run=^TestStdioHelperServer$")
+	cmd.Env = append(os.Environ(), "TOOLGUARD_STDIO_RELAY=", "TOOLGUARD_STDIO_SERVER="+mode)
+	cmd.Stderr = os.Stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return 1
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return 1
+	}
+	if err := cmd.Start(); err != nil {
+		return 1
+	}
+	go func() {
+		io.Copy(in, os.Stdin)
+		in.Close()
+	}()
+	io.Copy(os.Stdout, out)
+	if cmd.Wait() != nil {
+		return 1
+	}
+	return 0
 }
 
 // serveStdio serves one SDK on in and out. mode is "mcpgo" or "gosdk",

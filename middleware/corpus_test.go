@@ -61,7 +61,7 @@ func TestRealServersAnswers(t *testing.T) {
 			if e.Kind == "known-failing" && !slices.Contains(e.Listed, e.Tool) {
 				t.Fatalf("%s: a known tool %q that was not listed", e.Package, e.Tool)
 			}
-			a, ok := readCallAnswer([]byte(e.Answer), id, e.Tool)
+			a, ok := readCallAnswer([]byte(e.Answer), id, e.Tool, nil)
 			got := ok && a.says(e.Tool) && a.notFound(e.Tool, ls)
 			want := e.Kind == "unknown" && (ls == listAbsent || a.kind != kindResult)
 			if e.Kind == "unknown" && !got && want {

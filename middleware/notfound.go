@@ -77,7 +77,7 @@ func maxNotFoundBytes(name string) int { return 8<<10 + 8*len(name) }
 // something else, a reply with one of these keys in another letter case)
 // is not.
 func IsNotFound(msg []byte, id []byte, name string) bool {
-	r, ok := readCallAnswer(msg, id, name)
+	r, ok := readCallAnswer(msg, id, name, nil)
 	return ok && r.notFound(name, listUnseen)
 }
 
@@ -111,13 +111,17 @@ type answer struct {
 
 // readCallAnswer reads msg, a reply to the call with id, for notFound; ok is
 // false when it cannot be a not-found answer to a call of name at all.
-func readCallAnswer(msg, id []byte, name string) (answer, bool) {
+// absent, when not nil, says whether the caller's list shows the name
+// absent: only then can a result without isError be one, so the result of
+// a known call is never decoded.
+func readCallAnswer(msg, id []byte, name string, absent func() bool) (answer, bool) {
 	if len(msg) > maxNotFoundBytes(name) || !bytes.Contains(msg, []byte(`"id"`)) {
 		return answer{}, false
 	}
 	hasError := bytes.Contains(msg, []byte(`"error"`)) || bytes.Contains(msg, []byte(`"isError"`))
-	if !hasError && !mayName(msg, name) {
-		// A result that does not hold the name cannot say it is unknown.
+	if !hasError && (!mayName(msg, name) || absent != nil && !absent()) {
+		// A result that does not hold the name cannot say it is unknown,
+		// nor one for a name the caller's list does not show absent.
 		return answer{}, false
 	}
 	// The usual answer, an error reply in the strict subset, is read by

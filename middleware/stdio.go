@@ -505,11 +505,11 @@ func (s *Stdio) serverLine(line []byte) []byte {
 	case !isCall:
 		return nil
 	}
-	a, ok := readCallAnswer(line, c.id, c.name)
+	seen := s.guard.seen.get(c.key)
+	a, ok := readCallAnswer(line, c.id, c.name, func() bool { return seen.state(c.name) == listAbsent })
 	if !ok || !a.says(c.name) {
 		return nil
 	}
-	seen := s.guard.seen.get(c.key)
 	if !a.notFound(c.name, seen.state(c.name)) {
 		return nil
 	}

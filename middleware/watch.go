@@ -358,11 +358,19 @@ func (ww *watchWriter) flushHeld() error {
 // caller's list is looked at only for an answer that says a tool is
 // unknown.
 func (c *watched) notFound(msg []byte) bool {
-	a, ok := readCallAnswer(msg, c.id, c.name)
+	var seen *seenList
+	looked := false
+	state := func() listState {
+		if !looked {
+			seen, looked = c.g.seenList(c), true
+		}
+		return seen.state(c.name)
+	}
+	a, ok := readCallAnswer(msg, c.id, c.name, func() bool { return state() == listAbsent })
 	if !ok || !a.says(c.name) {
 		return false
 	}
-	return a.notFound(c.name, c.g.seenList(c).state(c.name))
+	return a.notFound(c.name, state())
 }
 
 // eventEnd returns the length of the first complete event in b (up to and
