@@ -105,7 +105,7 @@ func TestProxyShowsEachCallerItsOwnList(t *testing.T) {
 		t.Fatalf("not declaring it: alone %+v, through the proxy %+v", aloneNo, throughNo)
 	}
 	unknown := fixture.V2Client(t, url, "delete_repositry", "")
-	if unknown.Call.Code != -32602 || !strings.HasPrefix(unknown.Call.Message, "Unknown tool: delete_repositry. Did you mean delete_repository?") ||
+	if unknown.Call.Code != -32602 || unknown.Call.Message != "Unknown tool: delete_repositry. Call tools/list for the available tools." ||
 		!strings.Contains(string(unknown.Call.Data), `"availableTools":["get_repository"]`) {
 		t.Fatalf("unknown tool through the proxy: %+v (data %s)", unknown, unknown.Call.Data)
 	}
