@@ -76,7 +76,7 @@ func sameNames(a, b []string) bool { return slices.Equal(a, b) }
 // returnedAgain reports whether names is the very slice the tool set last
 // returned for la (the same backing array and length), still with the
 // same first and last names as la's copy: a tool set that returns the
-// list it returned before (Discover's cached list) is matched without
+// list it returned before (StaticTools' slice) is matched without
 // comparing every name. ToolSet.List's contract forbids changing a list
 // after returning it.
 func (la *listAnswer) returnedAgain(names []string) bool {

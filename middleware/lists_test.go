@@ -185,7 +185,7 @@ func TestListAnswerReuse(t *testing.T) {
 }
 
 // A tool set that reads its list again (the same names in a new slice,
-// as Discover does when its TTL has passed) is compared name by name once;
+// as a tool set that reads its registry again does) is compared name by name once;
 // the rejections after that match the new slice by identity. A changed
 // list in a slice of the same length is still told apart.
 func TestListReadAgainIsMatchedByIdentity(t *testing.T) {

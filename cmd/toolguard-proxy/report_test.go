@@ -163,7 +163,7 @@ func TestStatusWriterKeepsStreaming(t *testing.T) {
 
 // TestRejectionLogLinesNameTheirCause: a -32020 answer to a header that
 // does not match the body is logged as that, not as an unknown tool the
-// upstream did not find; an answer without the list past -list-budget
+// upstream did not find; an answer without the list (the caller had not listed)
 // names the flag.
 func TestRejectionLogLinesNameTheirCause(t *testing.T) {
 	var hosts []string
