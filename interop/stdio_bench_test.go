@@ -146,8 +146,14 @@ func inProcessRaw(b *testing.B, mode string) (*roundTripper, func()) {
 // BenchmarkStdioCommandPaired: the same round trip to an mcp-go stdio
 // server process, alone and behind toolguard-stdio, over pipes.
 func BenchmarkStdioCommandPaired(b *testing.B) {
+	pairedProcesses(b, helperServer(b, "mcpgo"), wrapped(b, helperServer(b, "mcpgo")))
+}
+
+// pairedProcesses starts the two commands, each spoken to over its pipes,
+// and pairs their round trips; they end with the benchmark.
+func pairedProcesses(b *testing.B, alone, guarded []string) {
 	rts := make([]*roundTripper, 2)
-	for i, argv := range [][]string{helperServer(b, "mcpgo"), wrapped(b, helperServer(b, "mcpgo"))} {
+	for i, argv := range [][]string{alone, guarded} {
 		cmd := exec.Command(argv[0], argv[1:]...)
 		in, _ := cmd.StdinPipe()
 		out, _ := cmd.StdoutPipe()
@@ -174,19 +180,5 @@ func BenchmarkStdioCommandVsBareRelay(b *testing.B) {
 		b.Fatal(err)
 	}
 	relay := []string{"env", "TOOLGUARD_STDIO_RELAY=1", exe, "-test.run=^TestStdioHelperServer$", "mcpgo"}
-	rts := make([]*roundTripper, 2)
-	for i, argv := range [][]string{relay, wrapped(b, helperServer(b, "mcpgo"))} {
-		cmd := exec.Command(argv[0], argv[1:]...)
-		in, _ := cmd.StdinPipe()
-		out, _ := cmd.StdoutPipe()
-		if err := cmd.Start(); err != nil {
-			b.Fatal(err)
-		}
-		defer func() {
-			in.Close()
-			cmd.Wait()
-		}()
-		rts[i] = &roundTripper{w: in, br: bufio.NewReaderSize(out, 64<<10)}
-	}
-	pairedRoundTrips(b, rts[0], rts[1])
+	pairedProcesses(b, relay, wrapped(b, helperServer(b, "mcpgo")))
 }

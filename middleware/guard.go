@@ -463,7 +463,7 @@ func mayRefuse(h http.Header, body []byte, m message, name []byte, c *watched, e
 // the server.
 func (g *Guard) answerBefore(r *http.Request, c *watched, json, stream bool) decision {
 	var la *listAnswer
-	if seen := g.seenList(c); seen != nil {
+	if seen := c.list(); seen != nil {
 		// What the server listed to this caller: shown as after the
 		// server, and the tool set's own list is not read.
 		if _, found := slices.BinarySearch(seen.sorted, c.name); found {
@@ -521,7 +521,7 @@ var ErrNoList = errors.New("toolguard: no tools/list answer seen for this caller
 func (g *Guard) translate(c *watched, status int, sse bool) *Rejection {
 	la := noList
 	if g.showsList() {
-		la = g.seenList(c).answer(g, c.name)
+		la = c.list().answer(g, c.name)
 	}
 	rej := g.unknownTool(c.id, c.name, la, status, sse)
 	rej.Translated = true
@@ -534,9 +534,6 @@ func (g *Guard) translate(c *watched, status int, sse bool) *Rejection {
 	}
 	return rej
 }
-
-// seenList returns the list the server gave c's caller, or nil.
-func (g *Guard) seenList(c *watched) *seenList { return g.seen.get(callerKey(c.r, c.meta)) }
 
 // showsList reports whether answers show anything drawn from a list.
 func (g *Guard) showsList() bool { return !g.opts.HideToolList || !g.opts.HideSuggestions }

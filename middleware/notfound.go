@@ -127,7 +127,7 @@ func readCallAnswer(msg, id []byte, name string, absent func() bool) (answer, bo
 	// The usual answer, an error reply in the strict subset, is read by
 	// the strict scanner; anything else by encoding/json, and the two
 	// agree wherever the scanner answers (FuzzIsNotFound).
-	if replyID, code, message, data, ok := readErrorReplyCode(msg); ok {
+	if replyID, code, message, data, ok := readErrorReply(msg); ok {
 		if !sameID(replyID, id) {
 			return answer{}, false
 		}
@@ -234,13 +234,7 @@ var (
 // any data (returned when it is a string, "" otherwise: an empty message
 // names no tool). ok is false for anything else (a result, a reply
 // outside the subset).
-func readErrorReply(b []byte) (id []byte, message, data string, ok bool) {
-	id, _, message, data, ok = readErrorReplyCode(b)
-	return id, message, data, ok
-}
-
-// readErrorReplyCode is readErrorReply with the error's code.
-func readErrorReplyCode(b []byte) (id []byte, code int64, message, data string, ok bool) {
+func readErrorReply(b []byte) (id []byte, code int64, message, data string, ok bool) {
 	s := scanner{b: b}
 	s.ws()
 	if s.i >= len(b) || b[s.i] != '{' {

@@ -153,7 +153,7 @@ func FuzzIsNotFound(f *testing.F) {
 		if got && !byJSON {
 			t.Fatalf("IsNotFound(%q, %q, %q) = true, encoding/json says false", reply, id, name)
 		}
-		if _, _, _, ok := readErrorReply([]byte(reply)); ok && len(reply) <= maxNotFoundBytes(name) && got != byJSON {
+		if _, _, _, _, ok := readErrorReply([]byte(reply)); ok && len(reply) <= maxNotFoundBytes(name) && got != byJSON {
 			t.Fatalf("IsNotFound(%q, %q, %q) = %v, encoding/json says %v", reply, id, name, got, byJSON)
 		}
 		if !got {

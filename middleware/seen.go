@@ -75,7 +75,7 @@ func (s *seenLists) page(key, session, cursor string, p mcpwire.Page) {
 		s.dropRun(key)
 		run = &listRun{session: session, ttl: s.ttl}
 		s.runs[key] = run
-	case run == nil || run.next != cursor || run.session != session:
+	case run == nil || run.next != cursor: // (the key holds the session)
 		s.dropRun(key)
 		return
 	}

@@ -300,14 +300,8 @@ func (s *Stdio) record(id []byte, c stdioCall, l *stdioList) {
 	delete(s.calls, key)
 	delete(s.lists, key)
 	if len(s.calls)+len(s.lists) >= maxTracked {
-		for k := range s.calls {
-			delete(s.calls, k)
-			break
-		}
-		for k := range s.lists {
-			delete(s.lists, k)
-			break
-		}
+		forgetOne(s.calls)
+		forgetOne(s.lists)
 	}
 	if l != nil {
 		s.lists[key] = *l
@@ -315,6 +309,14 @@ func (s *Stdio) record(id []byte, c stdioCall, l *stdioList) {
 		s.calls[key] = c
 	}
 	s.tracked.Store(int64(len(s.calls) + len(s.lists)))
+}
+
+// forgetOne deletes one entry of m, any.
+func forgetOne[V any](m map[string]V) {
+	for k := range m {
+		delete(m, k)
+		return
+	}
 }
 
 // answered returns and forgets the request a server answer with this id

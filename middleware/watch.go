@@ -25,6 +25,9 @@ type watched struct {
 	meta   []byte // the call's params._meta without progressToken, for the caller's key
 	modern bool
 
+	seen   *seenList // the caller's list, once looked up (looked)
+	looked bool
+
 	ww     watchWriter
 	idBuf  [24]byte
 	ansBuf [512]byte
@@ -217,6 +220,7 @@ func (ww *watchWriter) events(final bool) error {
 				out = ww.c.g.translate(ww.c, ww.status, true).event(ev)
 			} else if isListChanged(data) {
 				ww.c.g.seen.dropSession(ww.c.r.Header.Get(mcpwire.HeaderSessionID))
+				ww.c.looked = false // the list looked up before is gone
 			}
 		}
 		if _, err := ww.w.Write(out); err != nil {
@@ -358,19 +362,20 @@ func (ww *watchWriter) flushHeld() error {
 // caller's list is looked at only for an answer that says a tool is
 // unknown.
 func (c *watched) notFound(msg []byte) bool {
-	var seen *seenList
-	looked := false
-	state := func() listState {
-		if !looked {
-			seen, looked = c.g.seenList(c), true
-		}
-		return seen.state(c.name)
-	}
-	a, ok := readCallAnswer(msg, c.id, c.name, func() bool { return state() == listAbsent })
+	a, ok := readCallAnswer(msg, c.id, c.name, func() bool { return c.list().state(c.name) == listAbsent })
 	if !ok || !a.says(c.name) {
 		return false
 	}
-	return a.notFound(c.name, state())
+	return a.notFound(c.name, c.list().state(c.name))
+}
+
+// list returns the list the server gave c's caller (nil: none seen),
+// looked up once: the caller's key is a digest of its headers.
+func (c *watched) list() *seenList {
+	if !c.looked {
+		c.seen, c.looked = c.g.seen.get(callerKey(c.r, c.meta)), true
+	}
+	return c.seen
 }
 
 // eventEnd returns the length of the first complete event in b (up to and

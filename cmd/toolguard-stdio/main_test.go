@@ -117,7 +117,7 @@ func TestLogTranslations(t *testing.T) {
 
 // TestMain makes the test binary a stdio MCP server with two tools when
 // TOOLGUARD_FAKE_SERVER is set: echo, answered at once, and slow,
-// answered a second later, also after the end of its input; it exits
+// answered a second after the end of its input; it exits
 // with TOOLGUARD_FAKE_EXIT (0 without) once its input has ended and every
 // call is answered. With TOOLGUARD_STDIO_MAIN set, the test binary is
 // toolguard-stdio itself.
@@ -144,6 +144,8 @@ func fakeServer() {
 		fmt.Printf(format, a...)
 	}
 	defer calls.Wait()
+	inputEnded := make(chan struct{})
+	defer close(inputEnded) // runs before calls.Wait: the input has ended
 	sc := bufio.NewScanner(os.Stdin)
 	for sc.Scan() {
 		var m struct {
@@ -168,10 +170,15 @@ func fakeServer() {
 				printf(`{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"echo"}]}}`+"\n", id)
 				continue
 			case "slow":
-				// Longer than the -grace the lifecycle tests pass.
+				// Answered once the input has ended (the event), and then
+				// a second later: the tool's own running time, longer
+				// than the -grace the lifecycle tests pass. Nothing
+				// waits on this time; a loaded machine only makes it
+				// longer.
 				calls.Add(1)
 				go func() {
 					defer calls.Done()
+					<-inputEnded
 					time.Sleep(time.Second)
 					printf(`{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"slow"}]}}`+"\n", id)
 				}()
