@@ -296,395 +296,82 @@ func (s *scanner) str() (span, bool) {
 // skipValue scans the JSON value at i, which lies inside depth arrays and
 // objects, and returns the index after it. It applies every rule of the
 // strict subset: maxDepth, strings (escapes, surrogates, UTF-8, control
-// bytes) and numbers in the float64 range.
-//
-// It is the reader's hot loop (arguments can be megabytes). The common
-// bytes are read by walk, one flat state machine that calls nothing, so
-// that its state stays in registers; it stops at the rare cases (a number
-// with an exponent or more than 15 characters, a surrogate escape, a
-// non-ASCII byte in a string, a key that is not plain ASCII), which are
-// read here before walk resumes.
+// bytes) and numbers in the float64 range. Arrays and objects recurse, one
+// call a level; strings, the long part of large arguments, are read eight
+// bytes at a time (scanString).
 func skipValue(b []byte, i, depth int) (int, bool) {
-	w := walker{room: uint(max(maxDepth-depth, 0))}
-	at := atValue
+	if i >= len(b) {
+		return i, false
+	}
+	switch b[i] {
+	case '"':
+		end, _, ok := scanString(b, i)
+		return end, ok
+	case '{', '[':
+		if depth >= maxDepth {
+			return i, false
+		}
+		return skipContainer(b, i, depth+1)
+	case 't':
+		return literal(b, i, "true")
+	case 'f':
+		return literal(b, i, "false")
+	case 'n':
+		return literal(b, i, "null")
+	}
+	end, _, ok := scanNumber(b, i)
+	return end, ok
+}
+
+// skipContainer scans the array or object whose bracket is at i; its
+// elements lie inside depth containers.
+func skipContainer(b []byte, i, depth int) (int, bool) {
+	obj, end := b[i] == '{', byte(']')
+	if obj {
+		end = '}'
+	}
+	i = skipWS(b, i+1)
+	if i < len(b) && b[i] == end {
+		return i + 1, true
+	}
 	for {
-		var why int
-		i, why = w.walk(b, i, at)
-		switch why {
-		case walkDone:
-			return i, true
-		case walkNumber:
-			end, _, ok := scanNumber(b, i)
-			if !ok {
-				return end, false
-			}
-			i, at = end, afterValue
-		case walkEscape:
-			end, ok := escape(b, i)
-			if !ok {
+		var ok bool
+		if obj {
+			if i >= len(b) || b[i] != '"' {
 				return i, false
 			}
-			i, at = end, inString
-		case walkRune:
-			r, size := utf8.DecodeRune(b[i:])
-			if r == utf8.RuneError && size == 1 {
+			if i, _, ok = scanString(b, i); !ok {
 				return i, false
 			}
-			i, at = i+size, inString
-		case walkKey:
-			end, _, ok := scanStringAt(b, i)
-			if !ok {
-				return end, false
+			if i = skipWS(b, i); i >= len(b) || b[i] != ':' {
+				return i, false
 			}
-			i, at = end, afterKey
+			i = skipWS(b, i+1)
+		}
+		if i, ok = skipValue(b, i, depth); !ok {
+			return i, false
+		}
+		if i = skipWS(b, i); i >= len(b) {
+			return i, false
+		}
+		switch b[i] {
+		case ',':
+			i = skipWS(b, i+1)
+		case end:
+			return i + 1, true
 		default:
 			return i, false
 		}
 	}
 }
 
-// walker is the state of skipValue kept while walk is stopped.
-type walker struct {
-	isObj [8]uint64 // bit d: the container at level d+1 is an object (maxDepth < 512)
-	room  uint      // how many levels may still open
-	level uint      // open containers inside the value
-	obj   bool      // the innermost open container is an object
+// literal scans the literal lit (true, false or null) at i.
+func literal(b []byte, i int, lit string) (int, bool) {
+	if len(b)-i >= len(lit) && string(b[i:i+len(lit)]) == lit {
+		return i + len(lit), true
+	}
+	return i, false
 }
-
-// Where walk starts, and why it stops.
-const (
-	atValue    = iota // a value starts at i (whitespace skipped)
-	inString          // i is inside a string
-	afterValue        // a value ended at i
-	afterKey          // an object key ended at i
-	walkDone          // the value is complete; it ends at i
-	walkFail          // the value is outside the strict subset
-	walkNumber        // a number starts at i that walk does not read
-	walkEscape        // an escape starts at i that walk does not read
-	walkRune          // a non-ASCII byte at i, in a string
-	walkKey           // i is inside an object key that is not plain ASCII
-)
-
-// Little-endian words of the literals.
-const (
-	wordTrue = 't' | 'r'<<8 | 'u'<<16 | 'e'<<24
-	wordAlse = 'a' | 'l'<<8 | 's'<<16 | 'e'<<24
-	wordNull = 'n' | 'u'<<8 | 'l'<<16 | 'l'<<24
-)
-
-// walk reads from i, starting as at says, until the value is complete or
-// until a case it leaves to skipValue. Nested values are walked without
-// recursion, keeping one bit per open container (object or array). String
-// values are scanned eight bytes at a time (sixteen in long runs), two-byte
-// escapes stepped over within the word and \uXXXX escapes outside the
-// surrogates in line. Keys and numbers, which are short, are stepped byte
-// by byte: the processor predicts where such loops end and runs ahead,
-// where the end found in a word would make every later step wait for it.
-func (w *walker) walk(b []byte, start int, at int) (int, int) {
-	// Indices are unsigned, so that comparing one with uint(len(b)) proves
-	// it in bounds and the compiler drops its own checks.
-	var (
-		i     = uint(start)
-		level = w.level
-		obj   = w.obj
-		why   int
-		c     byte
-		x, m  uint64
-		t     uint
-	)
-	if i > uint(len(b)) {
-		return start, walkFail
-	}
-	switch at {
-	case inString:
-		goto scan
-	case afterValue:
-		goto end
-	case afterKey:
-		goto colon
-	}
-
-value: // a value starts at i (whitespace skipped)
-	if i >= uint(len(b)) {
-		return int(i), walkFail
-	}
-	c = b[i]
-dispatch: // c = b[i]
-	if c == '"' {
-		i++
-		goto scan
-	}
-	if c-'0' < 10 || c == '-' {
-		goto number
-	}
-	switch c {
-	case '{', '[':
-		if level >= w.room {
-			return int(i), walkFail
-		}
-		obj = c == '{'
-		if obj {
-			w.isObj[level>>6&7] |= 1 << (level & 63)
-		} else {
-			w.isObj[level>>6&7] &^= 1 << (level & 63)
-		}
-		level++
-		i++
-		for i < uint(len(b)) && isSpace[b[i]] {
-			i++
-		}
-		if i < uint(len(b)) && b[i] == c+2 { // '}' or ']'
-			i++
-			goto pop
-		}
-		if obj {
-			goto key
-		}
-		goto value
-	case 't':
-		if i+4 <= uint(len(b)) && binary.LittleEndian.Uint32(b[i:i+4]) == wordTrue {
-			i += 4
-			goto end
-		}
-	case 'f':
-		if i+5 <= uint(len(b)) && binary.LittleEndian.Uint32(b[i+1:i+5]) == wordAlse {
-			i += 5
-			goto end
-		}
-	case 'n':
-		if i+4 <= uint(len(b)) && binary.LittleEndian.Uint32(b[i:i+4]) == wordNull {
-			i += 4
-			goto end
-		}
-	}
-	return int(i), walkFail
-
-number: // a number starts at i, c = b[i]
-	{
-		j := i + 1
-		if c == '-' {
-			if j >= uint(len(b)) {
-				return int(j), walkFail
-			}
-			c = b[j]
-			j++
-		}
-		if c-'1' < 9 {
-			for j < uint(len(b)) && b[j]-'0' < 10 {
-				j++
-			}
-		} else if c != '0' {
-			return int(j - 1), walkFail
-		}
-		if j < uint(len(b)) && b[j] == '.' {
-			j++
-			k := j
-			for j < uint(len(b)) && b[j]-'0' < 10 {
-				j++
-			}
-			if j == k {
-				return int(j), walkFail
-			}
-		}
-		if j-i > 15 || j < uint(len(b)) && b[j]|0x20 == 'e' {
-			why = walkNumber
-			goto slow
-		}
-		i = j
-		goto end
-	}
-
-key: // an object key is expected at i (whitespace skipped)
-	if i >= uint(len(b)) || b[i] != '"' {
-		return int(i), walkFail
-	}
-	i++
-keyText: // inside a key, at i
-	// Plain keys byte by byte (see walk); any other goes to scanStringAt.
-	for i < uint(len(b)) && strSafe[b[i]] {
-		i++
-	}
-	if i < uint(len(b)) && b[i] == '"' {
-		i++
-		goto colon
-	}
-	why = walkKey
-	goto slow
-
-scan: // inside a string, at i
-	if i+8 <= uint(len(b)) {
-		x = binary.LittleEndian.Uint64(b[i : i+8])
-		if m = special(x); m == 0 {
-			i += 8
-			for i+16 <= uint(len(b)) {
-				x = binary.LittleEndian.Uint64(b[i : i+8])
-				y := binary.LittleEndian.Uint64(b[i+8 : i+16])
-				m = special(x)
-				my := special(y)
-				if m|my != 0 {
-					if m == 0 {
-						i += 8
-						x, m = y, my
-					}
-					goto word
-				}
-				i += 16
-			}
-			goto scan
-		}
-	word: // word x, at i, has the special bytes m
-		for {
-			t = uint(bits.TrailingZeros64(m))
-			c = byte(x >> (t &^ 7))
-			if c != '\\' || t >= 56 || !simpleEscape[byte(x>>(t+1))] {
-				break
-			}
-			// A two-byte escape within the word: step over it.
-			m &^= 1<<(t+9) - 1
-			if m == 0 {
-				i += 8
-				goto scan
-			}
-		}
-		i += t >> 3
-	} else {
-		for i < uint(len(b)) && strSafe[b[i]] {
-			i++
-		}
-		if i >= uint(len(b)) {
-			return int(i), walkFail
-		}
-		c = b[i]
-	}
-	// c, at i, is a special byte.
-	switch {
-	case c == '"':
-		i++
-		goto end
-	case c == '\\':
-		if i+2 <= uint(len(b)) && simpleEscape[b[i+1]] {
-			i += 2
-			goto scan
-		}
-		if i+6 <= uint(len(b)) && b[i+1] == 'u' {
-			// \uXXXX outside the surrogates; a surrogate goes through
-			// escape, which checks the pair.
-			r := hexVal[b[i+2]]<<12 | hexVal[b[i+3]]<<8 | hexVal[b[i+4]]<<4 | hexVal[b[i+5]]
-			if r >= 0 && (r < 0xD800 || r > 0xDFFF) {
-				i += 6
-				goto scan
-			}
-		}
-		why = walkEscape
-		goto slow
-	case c < 0x20:
-		return int(i), walkFail
-	}
-	why = walkRune
-	goto slow
-
-colon: // a key ended at i
-	if i < uint(len(b)) && b[i] == ':' && i+1 < uint(len(b)) && b[i+1] > ' ' {
-		i++
-		c = b[i]
-		goto dispatch
-	}
-	if i < uint(len(b)) && b[i] == ':' {
-		i++
-	} else {
-		for i < uint(len(b)) && isSpace[b[i]] {
-			i++
-		}
-		if i >= uint(len(b)) || b[i] != ':' {
-			return int(i), walkFail
-		}
-		i++
-	}
-	if i < uint(len(b)) && b[i] <= ' ' {
-		for i < uint(len(b)) && isSpace[b[i]] {
-			i++
-		}
-	}
-	goto value
-
-pop: // the innermost container closed
-	level--
-	if level > 0 {
-		obj = w.isObj[(level-1)>>6&7]&(1<<((level-1)&63)) != 0
-	}
-
-end: // a value ended at i
-	if level == 0 {
-		return int(i), walkDone
-	}
-	if i < uint(len(b)) && b[i] == ',' && i+1 < uint(len(b)) {
-		// The common case, without whitespace: ,"key" or ,value.
-		c = b[i+1]
-		if obj {
-			if c == '"' {
-				i += 2
-				goto keyText
-			}
-		} else if c > ' ' {
-			i++
-			goto dispatch
-		}
-	}
-	if i >= uint(len(b)) {
-		return int(i), walkFail
-	}
-	c = b[i]
-	if c <= ' ' {
-		for i < uint(len(b)) && isSpace[b[i]] {
-			i++
-		}
-		if i >= uint(len(b)) {
-			return int(i), walkFail
-		}
-		c = b[i]
-	}
-	switch {
-	case c == ',':
-		i++
-		for i < uint(len(b)) && isSpace[b[i]] {
-			i++
-		}
-		if obj {
-			goto key
-		}
-		goto value
-	case obj && c == '}', !obj && c == ']':
-		i++
-		goto pop
-	}
-	return int(i), walkFail
-
-slow: // a case for skipValue at i
-	w.level, w.obj = level, obj
-	return int(i), why
-}
-
-// hexVal holds the value of each hexadecimal digit, and -1 for any other
-// byte (so that a value built from four of them is negative if any is not a
-// digit).
-var hexVal = func() (t [256]int32) {
-	for c := range t {
-		switch {
-		case c >= '0' && c <= '9':
-			t[c] = int32(c - '0')
-		case c >= 'a' && c <= 'f':
-			t[c] = int32(c - 'a' + 10)
-		case c >= 'A' && c <= 'F':
-			t[c] = int32(c - 'A' + 10)
-		default:
-			t[c] = -1
-		}
-	}
-	return t
-}()
-
-// isSpace marks JSON whitespace.
-var isSpace = [256]bool{' ': true, '\t': true, '\n': true, '\r': true}
 
 // scanNumber scans a JSON number at i and reports whether it is an integer
 // literal. A number outside the float64 range is outside the strict subset:
@@ -704,23 +391,21 @@ func scanNumber(b []byte, i int) (end int, isInt, ok bool) {
 	}
 	isInt = true
 	if i < len(b) && b[i] == '.' {
-		isInt = false
-		d := i + 1
-		if i = digits(b, d); i == d {
+		if i, ok = someDigits(b, i+1); !ok {
 			return i, false, false
 		}
-	}
-	exp := i < len(b) && (b[i] == 'e' || b[i] == 'E')
-	if exp {
 		isInt = false
+	}
+	exp := i < len(b) && b[i]|0x20 == 'e'
+	if exp {
 		i++
 		if i < len(b) && (b[i] == '+' || b[i] == '-') {
 			i++
 		}
-		d := i
-		if i = digits(b, d); i == d {
+		if i, ok = someDigits(b, i); !ok {
 			return i, false, false
 		}
+		isInt = false
 	}
 	// Short integer and decimal literals are always in range.
 	if exp || i-start > 15 {
@@ -737,6 +422,12 @@ func digits(b []byte, i int) int {
 		i++
 	}
 	return i
+}
+
+// someDigits is digits for a run that must not be empty.
+func someDigits(b []byte, i int) (int, bool) {
+	end := digits(b, i)
+	return end, end > i
 }
 
 func fitsInt64(b []byte) bool {

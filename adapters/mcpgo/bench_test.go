@@ -127,9 +127,11 @@ func initSession(b *testing.B, h http.Handler, hdr http.Header) string {
 	return id
 }
 
-// BenchmarkKnown1MiBPaired: a known tools/call of 1 MiB (its arguments one
-// long string) through mcp-go alone and through guard + mcp-go, paired
-// call by call: what a user feels of the guard's reader on big bodies.
+// BenchmarkKnown1MiBPaired: a known tools/call of 1 MiB through mcp-go
+// alone and through guard + mcp-go, paired call by call: what a user feels
+// of the guard's reader on big bodies. Two shapes of arguments: one long
+// string (string=), and dense records of short keys, numbers and
+// literals (records=), the most tokens a byte.
 //
 //	go test -run '^$' -bench Known1MiBPaired -benchtime 200x -count 6 .
 func BenchmarkKnown1MiBPaired(b *testing.B) {
@@ -139,8 +141,16 @@ func BenchmarkKnown1MiBPaired(b *testing.B) {
 		"Mcp-Protocol-Version": {"2025-11-25"},
 	}
 	alone, guarded := benchServer(b, 10, true, false)
-	body := `{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"name":"tool_0003","arguments":{"city":"Oslo","detail":"` +
-		strings.Repeat("x", 1<<20) + `"}}}`
-	send(b, guarded, body, hdr)
-	fixture.PairedEach(b, "guard/alone", "guard/alone-cpu", func() { send(b, alone, body, hdr) }, func() { send(b, guarded, body, hdr) })
+	head := `{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"name":"tool_0003","arguments":{"city":"Oslo","detail":`
+	record := `{"a":1,"b":-2.5,"c":true,"d":null,"e":"x","f":[0,1]},`
+	for _, shape := range []struct{ name, detail string }{
+		{"string", `"` + strings.Repeat("x", 1<<20) + `"`},
+		{"records", "[" + strings.Repeat(record, (1<<20)/len(record)) + `{}]`},
+	} {
+		body := head + shape.detail + `}}}`
+		b.Run(shape.name, func(b *testing.B) {
+			send(b, guarded, body, hdr)
+			fixture.PairedEach(b, "guard/alone", "guard/alone-cpu", func() { send(b, alone, body, hdr) }, func() { send(b, guarded, body, hdr) })
+		})
+	}
 }
