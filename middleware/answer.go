@@ -22,7 +22,8 @@ const (
 )
 
 // A Rejection is the answer the middleware writes instead of passing a
-// request on. Write it with [Rejection.Write].
+// request on. Write it with [Rejection.Write]; a hook (Options.OnReject)
+// may change Code and Status first, and Write honours both.
 type Rejection struct {
 	Name   string // the tool name the request asked for, whole
 	Code   int    // CodeInvalidParams or CodeHeaderMismatch
@@ -36,30 +37,39 @@ type Rejection struct {
 	// guard lists tools: ErrNoList.
 	ListErr error
 
-	body []byte // the JSON-RPC message; Write is the one way to emit it
+	id   []byte // the request's id, as sent
+	tail []byte // the error object after its code: `,"message":...}}`
 }
+
+// message returns the JSON-RPC message of the rejection, with its Code.
+func (j *Rejection) message() []byte {
+	b := make([]byte, 0, len(rejectionHead)+len(j.id)+len(`,"error":{"code":`)+8+len(j.tail))
+	b = append(b, rejectionHead...)
+	b = append(b, j.id...)
+	b = append(b, `,"error":{"code":`...)
+	b = strconv.AppendInt(b, int64(j.Code), 10)
+	return append(b, j.tail...)
+}
+
+const rejectionHead = `{"jsonrpc":"2.0","id":`
 
 // Write writes the rejection to w: status, Content-Type and the JSON-RPC
 // error, as JSON or as one SSE event (event: message). It is the only code
 // in the kit that writes a rejection; adapters call it.
 func (j *Rejection) Write(w http.ResponseWriter) error {
-	if j == nil || j.body == nil {
+	if j == nil || j.tail == nil {
 		return errNotMade
 	}
-	payload := j.body
+	payload := j.message()
 	h := w.Header()
-	// The header values are set as Header.Set would (the keys are
-	// canonical), the two or three of them in one allocation.
-	var vs []string
 	if j.SSE {
-		payload = appendEvent(make([]byte, 0, len(j.body)+24), j.body)
-		vs = []string{"text/event-stream", "no-cache", strconv.Itoa(len(payload))}
-		h["Cache-Control"] = vs[1:2:2]
+		payload = appendEvent(make([]byte, 0, len(payload)+24), payload)
+		h["Content-Type"] = []string{"text/event-stream"}
+		h["Cache-Control"] = []string{"no-cache"}
 	} else {
-		vs = []string{"application/json", "", strconv.Itoa(len(payload))}
+		h["Content-Type"] = []string{"application/json"}
 	}
-	h["Content-Type"] = vs[0:1:1]
-	h["Content-Length"] = vs[2:3:3]
+	h["Content-Length"] = []string{strconv.Itoa(len(payload))}
 	w.WriteHeader(j.Status)
 	_, err := w.Write(payload)
 	return err
@@ -69,7 +79,8 @@ func (j *Rejection) Write(w http.ResponseWriter) error {
 // not-found event: ev's own fields (id, event, retry) with the rejection
 // as its data.
 func (j *Rejection) event(ev []byte) []byte {
-	b := make([]byte, 0, len(ev)+len(j.body)+64)
+	msg := j.message()
+	b := make([]byte, 0, len(ev)+len(msg)+64)
 	wroteData := false
 	eventLines(ev, func(line []byte) {
 		if len(line) == 0 {
@@ -78,7 +89,7 @@ func (j *Rejection) event(ev []byte) []byte {
 		if _, ok := dataField(line); ok {
 			if !wroteData {
 				b = append(b, "data: "...)
-				b = append(b, j.body...)
+				b = append(b, msg...)
 				b = append(b, '\n')
 				wroteData = true
 			}
@@ -115,88 +126,94 @@ func appendEvent(b, msg []byte) []byte {
 	}
 }
 
-const (
-	unknownToolHead = `{"jsonrpc":"2.0","id":`
-	unknownToolMsg  = `,"error":{"code":-32602,"message":"Unknown tool: `
-	// wayOut ends the default message: what the model can do next.
-	wayOut = `. Call tools/list for the available tools.`
-)
+// wayOut ends the default message: what the model can do next.
+const wayOut = ` Call tools/list for the available tools.`
 
-// unknownTool writes the -32602 answer for name from the parts of its
-// list: a name of at most maxNameLen bytes (every name that can get
-// suggestions) has its escaped form and suggestions remembered by the
-// list, so a repeated rejection is copies of precomputed bytes into one
-// buffer. The message names the tool, the nearest names and the way out
-// ("Unknown tool: X. Did you mean Y? Call tools/list for the available
-// tools."), or only the tool with Options.BareMessage.
-func (g *Guard) unknownTool(id []byte, name string, la *listAnswer, status int, sse bool) *Rejection {
-	var escaped, suggestions, didYouMean []byte
-	if len(name) <= maxNameLen {
-		if la.hideSuggestions {
-			escaped = appendEscaped(make([]byte, 0, len(name)+8), name)
+// unknownTool makes the -32602 answer to the call id of name. listed is
+// data.availableTools as bytes (see listed; nil to leave it out), near
+// the names nearest name. The message names the tool, the nearest names
+// and the way out ("Unknown tool: X. Did you mean Y? Call tools/list for
+// the available tools."), or only the tool with Options.BareMessage.
+func (g *Guard) unknownTool(id []byte, name string, listed []byte, near []string, status int, sse bool) *Rejection {
+	b := make([]byte, 0, 128+len(listed))
+	b = append(b, `,"message":"Unknown tool: `...)
+	b = appendEscaped(b, cut(name, maxNameInMessage))
+	if !g.opts.BareMessage {
+		if len(near) > 0 {
+			b = appendDidYouMean(b, near)
 		} else {
-			m := la.remembered(name)
-			escaped, suggestions, didYouMean = m.escaped, m.suggestions, m.didYouMean
+			b = append(b, '.')
 		}
-	} else {
-		escaped = appendEscaped(make([]byte, 0, maxNameInMessage+8), cut(name, maxNameInMessage))
+		b = append(b, wayOut...)
 	}
-	var tail string
-	if g.opts.BareMessage {
-		didYouMean = nil
-	} else {
-		tail = wayOut
-		if didYouMean != nil {
-			tail = wayOut[1:] // the question ends its sentence
-		}
-	}
-	size := len(unknownToolHead) + len(id) + len(unknownToolMsg) + len(escaped) + len(didYouMean) + len(tail) + len(`"`) + len("}}")
-	data := la.listed != nil || suggestions != nil
-	if data {
-		size += len(`,"data":{`) + len(la.listed) + len(",") + len(suggestions) + len("}")
-	}
-	b := make([]byte, 0, size)
-	b = append(b, unknownToolHead...)
-	b = append(b, id...)
-	b = append(b, unknownToolMsg...)
-	b = append(b, escaped...)
-	b = append(b, didYouMean...)
-	b = append(b, tail...)
 	b = append(b, '"')
-	if data {
+	if listed != nil || len(near) > 0 {
 		b = append(b, `,"data":{`...)
-		b = append(b, la.listed...)
-		if suggestions != nil {
-			if la.listed != nil {
+		b = append(b, listed...)
+		if len(near) > 0 {
+			if listed != nil {
 				b = append(b, ',')
 			}
-			b = append(b, suggestions...)
+			b = appendStrings(append(b, `"suggestions":`...), near)
 		}
 		b = append(b, '}')
 	}
 	b = append(b, "}}"...)
-	return &Rejection{Name: name, Code: CodeInvalidParams, Status: status, SSE: sse, body: b}
+	return &Rejection{Name: name, Code: CodeInvalidParams, Status: status, SSE: sse, id: id, tail: b}
 }
 
-// sortedUnique reports whether names is sorted without repeats, as tool
-// sets usually return it.
-func sortedUnique(names []string) bool {
+// listed returns the data.availableTools member of an answer that shows
+// list (sorted), cut to Options.ToolListLimit and marked when cut; nil
+// with Options.HideToolList, or no list.
+func (g *Guard) listed(list []string) []byte {
+	if list == nil || g.opts.HideToolList {
+		return nil
+	}
+	shown := list[:min(len(list), g.opts.ToolListLimit)]
+	b := appendStrings(append(make([]byte, 0, 32+16*len(shown)), `"availableTools":`...), shown)
+	if len(shown) < len(list) {
+		b = append(b, `,"availableToolsTruncated":true`...)
+	}
+	return b
+}
+
+// appendDidYouMean appends the sentence of the message that names the
+// nearest names: ". Did you mean a, b or c?", each name escaped for a
+// JSON string.
+func appendDidYouMean(b []byte, names []string) []byte {
+	b = append(b, ". Did you mean "...)
+	for i, n := range names {
+		switch {
+		case i == 0:
+		case i == len(names)-1:
+			b = append(b, " or "...)
+		default:
+			b = append(b, ", "...)
+		}
+		b = appendEscaped(b, n)
+	}
+	return append(b, '?')
+}
+
+// sortedList returns names sorted and unique, in a slice of its own unless
+// names already is (as tool sets usually return it): an empty list, not
+// nil, for a server without tools (it is shown as any other).
+func sortedList(names []string) []string {
+	if names == nil {
+		return []string{}
+	}
 	for i := 1; i < len(names); i++ {
 		if names[i-1] >= names[i] {
-			return false
+			sorted := slices.Sorted(slices.Values(names))
+			return slices.Compact(sorted)
 		}
 	}
-	return true
+	return names
 }
 
 func newHeaderMismatch(id []byte, name, header string, sse bool) *Rejection {
-	b := make([]byte, 0, 128+len(id))
-	b = append(b, `{"jsonrpc":"2.0","id":`...)
-	b = append(b, id...)
-	b = append(b, `,"error":{"code":-32020,"message":"Header mismatch: `...)
-	b = append(b, header...)
-	b = append(b, ` header is missing or does not match the request body"}}`...)
-	return &Rejection{Name: name, Code: CodeHeaderMismatch, Status: http.StatusBadRequest, SSE: sse, body: b}
+	tail := `,"message":"Header mismatch: ` + header + ` header is missing or does not match the request body"}}`
+	return &Rejection{Name: name, Code: CodeHeaderMismatch, Status: http.StatusBadRequest, SSE: sse, id: id, tail: []byte(tail)}
 }
 
 func appendStrings(b []byte, ss []string) []byte {
@@ -259,33 +276,25 @@ func cut(s string, n int) string {
 
 // suggest returns up to maxSuggestions names near name: first those that
 // differ only in case and separators, then those a few edits away (a rune
-// inserted, removed or replaced, or two adjacent runes swapped). names
-// is sorted. It is the plain search over every name; rejections use
-// nameIndex.suggest, which gives the same answer from an index built once
-// per list (lists_test.go holds them to it).
+// inserted, removed or replaced, or two adjacent runes swapped), ties in
+// list order. names is sorted. It is the plain banded search over every
+// name, once per answer.
 func suggest(name string, names []string) []string {
-	if len(names) == 0 {
+	if len(name) > maxNameLen {
 		return nil
 	}
 	var sc scratch
-	var bag [256]int16
-	want, limit, ok := prepareQuery(name, &sc, &bag)
-	if !ok {
+	want := normalize(name, sc.want[:0])
+	if len(want) == 0 {
 		return nil
 	}
+	limit := max(1, min(3, len(want)/3))
 	var cands []cand
 	for i, n := range names {
 		if len(n) > 2*maxNameLen || len(n) < len(want)-limit {
 			continue // normalizing never lengthens a name
 		}
-		if d, ok := asciiBagDistance(&bag, len(want), n); ok && d > limit {
-			continue // most names stop here, without being normalized
-		}
-		got := normalize(n, sc.got[:0])
-		if abs(len(got)-len(want)) > limit || bagDistance(&bag, len(want), got) > limit {
-			continue
-		}
-		if d := osaDistance(want, got, limit, &sc.osa); d <= limit {
+		if d := osaDistance(want, normalize(n, sc.got[:0]), limit, &sc.osa); d <= limit {
 			cands = append(cands, cand{n, d, i})
 		}
 	}
@@ -299,23 +308,6 @@ const maxNameLen = 64
 type cand struct {
 	name      string
 	dist, pos int // edit distance; position in the sorted list, which orders ties
-}
-
-// prepareQuery normalizes name into sc for a nearest-name search and fills
-// bag with its runes' low bytes; it returns the normalized name and its
-// edit limit, and ok false when no name can be near it.
-func prepareQuery(name string, sc *scratch, bag *[256]int16) (want []rune, limit int, ok bool) {
-	if len(name) > maxNameLen {
-		return nil, 0, false
-	}
-	want = normalize(name, sc.want[:0])
-	if len(want) == 0 {
-		return nil, 0, false
-	}
-	for _, c := range want {
-		bag[byte(c)]++
-	}
-	return want, max(1, min(3, len(want)/3)), true
 }
 
 // best returns the nearest candidates: by distance, then list order.
@@ -357,56 +349,6 @@ func normalize(s string, dst []rune) []rune {
 		dst = append(dst, r)
 	}
 	return dst
-}
-
-// bagDistance is a cheap lower bound of the edit distance between want and
-// got: how many runes one side has that the other lacks, counted by their
-// low byte. bag holds want's counts; it is restored before returning.
-func bagDistance(bag *[256]int16, wantLen int, got []rune) int {
-	var taken [2 * 64]byte // got is at most 128 runes long
-	n := 0
-	for _, r := range got {
-		if b := byte(r); bag[b] > 0 {
-			bag[b]--
-			taken[n] = b
-			n++
-		}
-	}
-	for _, b := range taken[:n] {
-		bag[b]++
-	}
-	return max(len(got)-n, wantLen-n)
-}
-
-// asciiBagDistance is bagDistance of normalize(s) for an ASCII s, computed
-// without normalizing it; ok is false for other names.
-func asciiBagDistance(bag *[256]int16, wantLen int, s string) (int, bool) {
-	var taken [2 * 64]byte // s is at most 128 bytes long
-	n, length := 0, 0
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c >= utf8.RuneSelf:
-			for _, b := range taken[:n] {
-				bag[b]++
-			}
-			return 0, false
-		case c == '_' || c == '-' || c == '.' || c == ' ' || c == '/' || c == ':':
-			continue
-		case 'A' <= c && c <= 'Z':
-			c += 'a' - 'A'
-		}
-		length++
-		if bag[c] > 0 {
-			bag[c]--
-			taken[n] = c
-			n++
-		}
-	}
-	for _, b := range taken[:n] {
-		bag[b]++
-	}
-	return max(length-n, wantLen-n), true
 }
 
 // osaDistance is the optimal string alignment distance between a and b

@@ -99,9 +99,8 @@ type Options struct {
 // a JSON-RPC -32602 error, and passes everything else through untouched.
 // It is safe for concurrent use.
 type Guard struct {
-	opts  Options
-	lists listCache  // the answer parts of the last lists the tool set gave
-	seen  *seenLists // the lists the server gave each caller, read as they passed
+	opts Options
+	seen *seenLists // the lists the server gave each caller, read as they passed
 }
 
 // New validates opts and returns a Guard.
@@ -462,33 +461,34 @@ func mayRefuse(h http.Header, body []byte, m message, name []byte, c *watched, e
 // set's; a list that fails or has the name after all leaves the call to
 // the server.
 func (g *Guard) answerBefore(r *http.Request, c *watched, json, stream bool) decision {
-	var la *listAnswer
+	var listed []byte
+	var near []string
 	if seen := c.list(); seen != nil {
 		// What the server listed to this caller: shown as after the
 		// server, and the tool set's own list is not read.
-		if _, found := slices.BinarySearch(seen.sorted, c.name); found {
+		if seen.state(c.name) == listHas {
 			return decision{reason: ReasonListed, tool: c.name, obs: c}
 		}
-		la = seen.answer(g, c.name)
+		listed, near = g.parts(seen, c.name)
 	} else {
 		names, err := g.toolSetList(r)
 		if err != nil {
 			return decision{reason: ReasonListFailed, tool: c.name, err: err, obs: c}
 		}
-		if la = g.cachedAnswer(names); la == nil {
-			if slices.Contains(names, c.name) {
-				return decision{reason: ReasonListed, tool: c.name, obs: c}
-			}
-			la = g.addAnswer(names)
-		} else if _, found := slices.BinarySearch(la.sorted, c.name); found {
+		list := sortedList(names)
+		if _, found := slices.BinarySearch(list, c.name); found {
 			return decision{reason: ReasonListed, tool: c.name, obs: c}
+		}
+		listed = g.listed(list)
+		if !g.opts.HideSuggestions {
+			near = suggest(c.name, list)
 		}
 	}
 	status := http.StatusOK
 	if c.modern {
 		status = http.StatusBadRequest // as mcp-go and go-sdk answer -32602 in 2026-07-28
 	}
-	return decision{rej: g.unknownTool(c.id, c.name, la, status, stream && !json)}
+	return decision{rej: g.unknownTool(c.id, c.name, listed, near, status, stream && !json)}
 }
 
 // toolSetList asks the tool set for the caller's list, in process. A
@@ -506,9 +506,6 @@ func (g *Guard) toolSetList(r *http.Request) (names []string, err error) {
 	return g.opts.Tools.List(r)
 }
 
-// noList is the answer parts of an answer without the caller's list.
-var noList = &listAnswer{hideSuggestions: true}
-
 // ErrNoList is Rejection.ListErr when an answer that replaces the server's
 // not-found answer has no data.availableTools: the guard has seen no
 // tools/list answer for this caller (or the one it saw has expired or was
@@ -519,13 +516,11 @@ var ErrNoList = errors.New("toolguard: no tools/list answer seen for this caller
 // found with the given status, from the list the server gave c's caller,
 // without c's name.
 func (g *Guard) translate(c *watched, status int, sse bool) *Rejection {
-	la := noList
-	if g.showsList() {
-		la = c.list().answer(g, c.name)
-	}
-	rej := g.unknownTool(c.id, c.name, la, status, sse)
+	seen := c.list()
+	listed, near := g.parts(seen, c.name)
+	rej := g.unknownTool(c.id, c.name, listed, near, status, sse)
 	rej.Translated = true
-	if la == noList && g.showsList() {
+	if seen == nil && g.showsList() {
 		rej.ListErr = ErrNoList
 		g.logNoList(c.r, c.name, ErrNoList)
 	}
@@ -533,6 +528,25 @@ func (g *Guard) translate(c *watched, status int, sse bool) *Rejection {
 		g.opts.OnReject(c.r, rej)
 	}
 	return rej
+}
+
+// parts returns what an answer to a call of name shows of the caller's
+// list seen, without name: data.availableTools as bytes and the names
+// nearest name (nil for no list, and for what the options hide).
+func (g *Guard) parts(seen *seenList, name string) (listed []byte, near []string) {
+	if seen == nil || !g.showsList() {
+		return nil, nil
+	}
+	if seen.state(name) == listHas {
+		// Listed then, gone now: never shown or suggested.
+		list := slices.DeleteFunc(slices.Clone(seen.sorted), func(n string) bool { return n == name })
+		listed = g.listed(list)
+		if !g.opts.HideSuggestions {
+			near = suggest(name, list)
+		}
+		return listed, near
+	}
+	return seen.parts(g, name)
 }
 
 // showsList reports whether answers show anything drawn from a list.

@@ -421,31 +421,6 @@ func TestHandlerSwapsBodyBack(t *testing.T) {
 	})).ServeHTTP(httptest.NewRecorder(), r)
 }
 
-// asciiBagDistance must agree with bagDistance of the normalized name.
-func TestASCIIBagDistance(t *testing.T) {
-	want := normalize("Get_Weather-2", nil)
-	var bag [256]int16
-	for _, r := range want {
-		bag[byte(r)]++
-	}
-	before := bag
-	for _, s := range []string{"get_weather", "GETWEATHER2", "weather_get", "x", "", "a.b/c:d e", "ge-t_we.at:her 2", "zzzzzzzzzzzzzzzzzzzz", "get_wëather"} {
-		d, ok := asciiBagDistance(&bag, len(want), s)
-		if bag != before {
-			t.Fatalf("%q: the bag was not restored", s)
-		}
-		if !ok {
-			if s != "get_wëather" {
-				t.Errorf("%q: not ASCII?", s)
-			}
-			continue
-		}
-		if ref := bagDistance(&bag, len(want), normalize(s, nil)); d != ref {
-			t.Errorf("%q: %d, want %d", s, d, ref)
-		}
-	}
-}
-
 // Misuse is reported plainly, never as a nil dereference or a silent pass.
 func TestMisuseIsReportedPlainly(t *testing.T) {
 	var nilFunc ToolsFunc

@@ -6,6 +6,7 @@ package toolguard
 
 import (
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -43,9 +44,15 @@ type seenList struct {
 	session string   // the Mcp-Session-Id it was read in ("" for none, and over stdio)
 	expires time.Time
 
-	once sync.Once
-	ans  *listAnswer // the answer parts, built at the first answer
+	mu     sync.Mutex
+	listed []byte              // data.availableTools, rendered at the first answer
+	near   map[string][]string // suggestions of the names asked, at most maxNear
 }
+
+// maxNear is how many names' suggestions a list keeps: a caller that
+// repeats a wrong name is answered without a new search. The list never
+// changes, so neither do they.
+const maxNear = 16
 
 // A listRun is a list whose pages are being read.
 type listRun struct {
@@ -195,16 +202,27 @@ func (l *seenList) state(name string) listState {
 	return listAbsent
 }
 
-// answer returns the answer parts of the list for a call to name, which
-// the server has just said it does not have: the list without name.
-func (l *seenList) answer(g *Guard, name string) *listAnswer {
-	if l == nil {
-		return noList
+// parts returns, for a call to name (not in the list), the list's
+// data.availableTools, rendered at the first answer, and the names nearest
+// name, remembered for the last names asked: the list never changes, so
+// neither do they.
+func (l *seenList) parts(g *Guard, name string) (listed []byte, near []string) {
+	l.mu.Lock()
+	if l.listed == nil {
+		l.listed = g.listed(l.sorted)
 	}
-	if i, found := slices.BinarySearch(l.sorted, name); found {
-		// Listed then, gone now: never shown or suggested.
-		return g.buildAnswer(slices.Delete(slices.Clone(l.sorted), i, i+1))
+	listed = l.listed
+	near, ok := l.near[name]
+	l.mu.Unlock()
+	if ok || g.opts.HideSuggestions || len(name) > maxNameLen {
+		return listed, near
 	}
-	l.once.Do(func() { l.ans = g.buildAnswer(l.sorted) })
-	return l.ans
+	near = suggest(name, l.sorted)
+	l.mu.Lock()
+	if l.near == nil || len(l.near) >= maxNear {
+		l.near = make(map[string][]string, maxNear)
+	}
+	l.near[strings.Clone(name)] = near
+	l.mu.Unlock()
+	return listed, near
 }

@@ -515,20 +515,17 @@ func (s *Stdio) serverLine(line []byte) []byte {
 	if !a.notFound(c.name, seen.state(c.name)) {
 		return nil
 	}
-	la := noList
-	if s.guard.showsList() {
-		la = seen.answer(s.guard, c.name)
-	}
-	rej := s.guard.unknownTool(c.id, c.name, la, 0, false) // no HTTP status over stdio
+	listed, near := s.guard.parts(seen, c.name)
+	rej := s.guard.unknownTool(c.id, c.name, listed, near, 0, false) // no HTTP status over stdio
 	rej.Translated = true
-	if la == noList && s.guard.showsList() {
+	if seen == nil && s.guard.showsList() {
 		rej.ListErr = ErrNoList
 	}
 	s.rejections.Add(1)
 	if s.opts.OnReject != nil {
 		s.opts.OnReject(rej)
 	}
-	return append(append(make([]byte, 0, len(rej.body)+1), rej.body...), '\n')
+	return append(rej.message(), '\n')
 }
 
 // answerKeys are the members replyID looks for.
