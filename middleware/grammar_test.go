@@ -75,7 +75,7 @@ func TestRecognizesNotFoundInTheirOwnWords(t *testing.T) {
 // translated even for a name the caller was listed: the tool was deleted
 // since. The grammar's matches are not.
 func TestExactShapesOutrankTheList(t *testing.T) {
-	for _, s := range NotFoundShapes {
+	for _, s := range notFoundShapes {
 		var reply string
 		switch {
 		case s.IsError:

@@ -25,73 +25,55 @@ const (
 // Options configures a [Guard]. The zero value of every field but Tools is
 // a documented default.
 type Options struct {
-	// Tools says which tools the server has for a request, where they can
-	// be read in process (see [ToolSet]). Nil means none can: the server
-	// decides every call, and the guard replaces only its own not-found
-	// answer.
+	// Tools says which tools the server has, where they can be read in
+	// process (see [ToolSet]). Nil: the server decides every call.
 	Tools ToolSet
 
 	// Skip, if set, is called first; when it returns true the request passes
 	// through without being read.
 	Skip func(r *http.Request) bool
 
-	// MaxBodyBytes is the most the middleware reads of a body. A larger body
-	// passes through: the part read is put back in front of the rest, and
-	// nothing is held whole. Zero means DefaultMaxBodyBytes (4 MiB).
+	// MaxBodyBytes is the most the middleware reads of a body (default 4
+	// MiB). A larger body passes through, streamed on, never held whole.
 	MaxBodyBytes int64
 
-	// ToolListLimit caps data.availableTools. Zero means
-	// DefaultToolListLimit (100). When the list is cut,
-	// data.availableToolsTruncated is true.
+	// ToolListLimit caps data.availableTools (default 100);
+	// data.availableToolsTruncated marks a cut.
 	ToolListLimit int
 
-	// HideToolList leaves data.availableTools out of rejections, for servers
-	// that must not enumerate their tools to whoever asks (SEP-2140).
+	// HideToolList leaves data.availableTools out, for servers that must
+	// not enumerate their tools (SEP-2140).
 	HideToolList bool
 
-	// HideSuggestions leaves data.suggestions (the registered names nearest
-	// the unknown one) out of rejections. Suggestions disclose names too:
-	// set both Hide fields to disclose none.
+	// HideSuggestions leaves data.suggestions (the nearest names) out, and
+	// out of the message. Set both Hide fields to disclose no name.
 	HideSuggestions bool
 
-	// BareMessage makes a rejection's message the spec example's alone,
-	// "Unknown tool: X". By default it also names the nearest names and
-	// the way out, for the model, which reads the message (hosts rarely
-	// show it data): "Unknown tool: get_wether. Did you mean get_weather?
-	// Call tools/list for the available tools."
+	// BareMessage makes the message the spec example's, "Unknown tool: X".
+	// By default it also names the nearest names and the way out, for the
+	// model, which reads the message and rarely sees data.
 	BareMessage bool
 
-	// OnReject, if set, is told of every rejection the middleware writes,
-	// with the request and the answer (its Name is the tool name the caller
-	// asked for). Use it to log or count which names models invent. It runs
-	// before the answer is written and must not use the request body.
+	// OnReject, if set, is told of every answer the guard writes, before
+	// it is written; it must not use the request body.
 	OnReject func(r *http.Request, rej *Rejection)
 
-	// AnswerHeaderMismatch makes the middleware answer a 2026-07-28
-	// tools/call whose Mcp-Method or Mcp-Name header is missing or does not
-	// match the body with 400 and JSON-RPC error -32020, as the spec requires
-	// of the server. By default such a request passes through and the server
-	// answers it.
+	// AnswerHeaderMismatch answers a 2026-07-28 tools/call whose Mcp-Method
+	// or Mcp-Name header does not match the body with 400 and -32020, as
+	// the spec asks of the server. By default the server answers it.
 	AnswerHeaderMismatch bool
 
-	// ListTTL is how long the guard keeps the list the server gave a
-	// caller in answer to the caller's own tools/list, for the data of an
-	// answer that replaces the server's not-found answer. A list that
-	// carries ttlMs keeps it for that long if shorter. A list is dropped
-	// sooner on notifications/tools/list_changed in the caller's session,
-	// on initialize, and on DELETE of the session. Zero means
-	// DefaultListTTL (10 minutes).
+	// ListTTL is how long the guard keeps the server's answer to a
+	// caller's own tools/list (default 10 minutes, or the list's ttlMs if
+	// shorter); list_changed, initialize and DELETE drop it sooner.
 	ListTTL time.Duration
 
 	// OnPass, if set, is told of every request the guard passes through,
-	// with the reason (see [Reason]) and, once the body was read as a
-	// tools/call, the tool name and the tool set's error. It runs before
-	// the request reaches the next handler and must not use its body.
+	// before it reaches the next handler; it must not use the body.
 	OnPass func(r *http.Request, p Pass)
 
-	// Logger, if set, logs every pass-through: at Info for a tools/call
-	// (reason, tool, and the tool set's error), at Debug for any other
-	// request.
+	// Logger, if set, logs every pass-through: a tools/call at Info, any
+	// other request at Debug.
 	Logger *slog.Logger
 }
 

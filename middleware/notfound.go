@@ -10,10 +10,10 @@ import (
 	"github.com/toolguard/toolguard/mcpwire"
 )
 
-// A NotFoundShape is one way a server answers a tools/call for a tool it
-// does not have: the answer the guard translates. NotFoundShapes lists
+// A notFoundShape is one way a server answers a tools/call for a tool it
+// does not have: the answer the guard translates. notFoundShapes lists
 // them; docs/RULES.md has the same table.
-type NotFoundShape struct {
+type notFoundShape struct {
 	Server   string // the SDK or server
 	Versions string // the versions the shape was measured on (or read from, see Source)
 	// IsError: the answer is a result with isError: true and this text as
@@ -28,14 +28,14 @@ type NotFoundShape struct {
 	Source string // "measured" (run here), or where the shape was read
 }
 
-// NotFoundShapes are the not-found answers of the SDKs the guard knows.
+// notFoundShapes are the not-found answers of the SDKs the guard knows.
 // Besides these, any JSON-RPC error whose message (or data, when it is a
 // string) names the called tool as unknown or not found (see
-// [IsNotFound]) is a not-found answer too. An SDK whose answer does not
+// [isNotFound]) is a not-found answer too. An SDK whose answer does not
 // name the tool (the Rust SDK's -32602 "tool not found") is not among
 // them: the guard cannot tell that answer from a tool's own error, so it
 // passes as the server wrote it.
-var NotFoundShapes = []NotFoundShape{
+var notFoundShapes = []notFoundShape{
 	{Server: "mark3labs/mcp-go", Versions: "v0.15 … v1.2.1", Code: -32602, Text: "tool '%s' not found: tool not found", Source: "measured"},
 	{Server: "modelcontextprotocol/go-sdk", Versions: "v1.1 … v1.8.0", Code: -32602, Text: "unknown tool %q", Source: "measured"},
 	{Server: "TypeScript SDK v1 (@modelcontextprotocol/sdk)", Versions: "1.21.0 … 1.32.2", IsError: true, Text: "MCP error -32602: Tool %s not found", Source: "measured"},
@@ -63,23 +63,6 @@ const (
 // maxNotFoundBytes bounds the answers the guard reads for a not-found
 // shape: a larger answer is none of them.
 func maxNotFoundBytes(name string) int { return 8<<10 + 8*len(name) }
-
-// IsNotFound reports whether msg, one JSON-RPC message, is the server's
-// own not-found answer to the tools/call with the given id (its JSON
-// bytes, as sent) and tool name, where the guard has seen no list for the
-// caller: a reply to that id that is a JSON-RPC error (any code), or a
-// result with isError: true, whose text says that the called tool is
-// unknown, not found or does not exist (see docs/RULES.md §2): the text of
-// a shape of [NotFoundShapes], or any text of the grammar after it. A
-// result without isError is never one here: it is one only where the
-// caller's list shows the name absent (the guard checks that itself).
-// Anything else (a result, an actionable isError, an error about
-// something else, a reply with one of these keys in another letter case)
-// is not.
-func IsNotFound(msg []byte, id []byte, name string) bool {
-	r, ok := readCallAnswer(msg, id, name, nil)
-	return ok && r.notFound(name, listUnseen)
-}
 
 // listState is what the caller's list says of a name.
 type listState uint8
@@ -152,7 +135,7 @@ func mayName(msg []byte, name string) bool {
 // notFound reports whether the answer is the server's not-found answer to
 // a call of name, given what the caller's list says of the name:
 //
-//   - an SDK's exact shape (NotFoundShapes, code and text): always, even
+//   - an SDK's exact shape (notFoundShapes, code and text): always, even
 //     for a name the caller was listed (the SDK's own dispatcher wrote it:
 //     the tool was deleted since);
 //   - by the grammar, never where the caller was listed the name: that
@@ -200,13 +183,13 @@ func (a answer) says(name string) bool {
 	return false
 }
 
-// exactShape reports whether the answer is one of NotFoundShapes for
+// exactShape reports whether the answer is one of notFoundShapes for
 // name, exactly: the cheap first match.
 func (a answer) exactShape(name string) bool {
 	if len(a.texts) == 0 {
 		return false
 	}
-	for _, s := range NotFoundShapes {
+	for _, s := range notFoundShapes {
 		switch {
 		case a.kind == kindIsError && s.IsError:
 			if a.texts[0] == shapeText(s.Text, name) {

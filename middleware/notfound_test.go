@@ -29,7 +29,7 @@ func isErrorReply(id, text string) string {
 // and for no other.
 func TestNotFoundShapesAreRecognised(t *testing.T) {
 	for _, name := range []string{"nope", "get_wether", `we"ird 'name'`, "ünï/cødé", "a"} {
-		for _, s := range NotFoundShapes {
+		for _, s := range notFoundShapes {
 			text := shapeText(s.Text, name)
 			reply := errorReply("7", s.Code, text)
 			switch {
@@ -38,13 +38,13 @@ func TestNotFoundShapesAreRecognised(t *testing.T) {
 			case s.Data != "":
 				reply = errorDataReply("7", s.Code, s.Text, shapeText(s.Data, name))
 			}
-			if !IsNotFound([]byte(reply), []byte("7"), name) {
+			if !isNotFound([]byte(reply), []byte("7"), name) {
 				t.Errorf("%s: %s is not recognised for %q", s.Server, reply, name)
 			}
-			if IsNotFound([]byte(reply), []byte("8"), name) {
+			if isNotFound([]byte(reply), []byte("8"), name) {
 				t.Errorf("%s: recognised for another id", s.Server)
 			}
-			if IsNotFound([]byte(reply), []byte("7"), name+"x") || IsNotFound([]byte(reply), []byte("7"), "b"+name) {
+			if isNotFound([]byte(reply), []byte("7"), name+"x") || isNotFound([]byte(reply), []byte("7"), "b"+name) {
 				t.Errorf("%s: %s recognised for another name", s.Server, reply)
 			}
 		}
@@ -108,8 +108,8 @@ func TestIsNotFound(t *testing.T) {
 		{`{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Unknown tool: nope","data":{"a":1e400}}}`, "1", "nope", true},
 		{`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"Unknown tool: nope"}],"isError":true}}`, "1", "nope", true},
 	} {
-		if got := IsNotFound([]byte(tc.reply), []byte(tc.id), tc.name); got != tc.want {
-			t.Errorf("IsNotFound(%s, %s, %q) = %v, want %v", tc.reply, tc.id, tc.name, got, tc.want)
+		if got := isNotFound([]byte(tc.reply), []byte(tc.id), tc.name); got != tc.want {
+			t.Errorf("isNotFound(%s, %s, %q) = %v, want %v", tc.reply, tc.id, tc.name, got, tc.want)
 		}
 	}
 }
@@ -126,13 +126,13 @@ func TestIsNotFoundBounded(t *testing.T) {
 	if !json.Valid(long) {
 		t.Fatal("bad test reply")
 	}
-	if IsNotFound(long, []byte("1"), "nope") {
+	if isNotFound(long, []byte("1"), "nope") {
 		t.Error("a 20 KiB reply was read as a not-found answer")
 	}
 }
 
 func FuzzIsNotFound(f *testing.F) {
-	for _, s := range NotFoundShapes {
+	for _, s := range notFoundShapes {
 		f.Add(errorReply("1", s.Code, shapeText(s.Text, "nope")), "1", "nope")
 		f.Add(isErrorReply(`"x"`, shapeText(s.Text, "nope")), `"x"`, "nope")
 	}
@@ -142,19 +142,19 @@ func FuzzIsNotFound(f *testing.F) {
 	f.Add(`{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Invalid params","data":"Tool not found: \u006eope"}}`, "1", "nope")
 	f.Add(`{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"x","data":"Tool not found: nope","DATA":1}}`, "1", "nope")
 	f.Fuzz(func(t *testing.T, reply, id, name string) {
-		got := IsNotFound([]byte(reply), []byte(id), name)
+		got := isNotFound([]byte(reply), []byte(id), name)
 		// Never a not-found answer that encoding/json would not read as
 		// one; and where the strict scanner reads the reply, the same
-		// answer as encoding/json. (IsNotFound refuses more: replies with
+		// answer as encoding/json. (isNotFound refuses more: replies with
 		// keys in another letter case, which encoding/json reads as the
 		// keys and a JavaScript client does not.)
 		a, ok := answerJSON([]byte(reply), []byte(id))
 		byJSON := ok && a.notFound(name, listUnseen)
 		if got && !byJSON {
-			t.Fatalf("IsNotFound(%q, %q, %q) = true, encoding/json says false", reply, id, name)
+			t.Fatalf("isNotFound(%q, %q, %q) = true, encoding/json says false", reply, id, name)
 		}
 		if _, _, _, _, ok := readErrorReply([]byte(reply)); ok && len(reply) <= maxNotFoundBytes(name) && got != byJSON {
-			t.Fatalf("IsNotFound(%q, %q, %q) = %v, encoding/json says %v", reply, id, name, got, byJSON)
+			t.Fatalf("isNotFound(%q, %q, %q) = %v, encoding/json says %v", reply, id, name, got, byJSON)
 		}
 		if !got {
 			return
@@ -211,4 +211,21 @@ func contains(s, sub string) bool {
 		}
 	}
 	return false
+}
+
+// isNotFound reports whether msg, one JSON-RPC message, is the server's
+// own not-found answer to the tools/call with the given id (its JSON
+// bytes, as sent) and tool name, where the guard has seen no list for the
+// caller: a reply to that id that is a JSON-RPC error (any code), or a
+// result with isError: true, whose text says that the called tool is
+// unknown, not found or does not exist (see docs/RULES.md §2): the text of
+// a shape of [notFoundShapes], or any text of the grammar after it. A
+// result without isError is never one here: it is one only where the
+// caller's list shows the name absent (the guard checks that itself).
+// Anything else (a result, an actionable isError, an error about
+// something else, a reply with one of these keys in another letter case)
+// is not.
+func isNotFound(msg []byte, id []byte, name string) bool {
+	r, ok := readCallAnswer(msg, id, name, nil)
+	return ok && r.notFound(name, listUnseen)
 }

@@ -8,69 +8,32 @@ import (
 // A Reason says why the guard passed a request through instead of
 // answering it. The constants are the one list of reasons, in the order the
 // guard checks them: the first that applies is the one reported.
-// docs/RULES.md explains each, and which server behaviour it follows.
+// docs/RULES.md §3 explains each, and which server behaviour it follows.
 type Reason int
 
 const (
-	// ReasonNotPost: the method is not POST, or the request has no body.
-	ReasonNotPost Reason = iota + 1
-	// ReasonSkipped: Options.Skip returned true.
-	ReasonSkipped
-	// ReasonContentType: the Content-Type is missing, repeated, malformed
-	// or not application/json.
-	ReasonContentType
-	// ReasonContentEncoding: a Content-Encoding other than identity.
-	ReasonContentEncoding
-	// ReasonTooLarge: the body is larger than Options.MaxBodyBytes (it is
-	// streamed on, never held whole), or could not be read to its end.
-	ReasonTooLarge
-	// ReasonNotStrict: the body is not one JSON object inside the strict
-	// subset on which every JSON decoder agrees (a batch is not).
-	ReasonNotStrict
-	// ReasonNotRequest: jsonrpc is not "2.0", or the id is missing, null,
-	// or neither a string nor an integer.
-	ReasonNotRequest
-	// ReasonNotToolsCall: the method is not tools/call, params is not an
-	// object, or params.name is not a string.
-	ReasonNotToolsCall
-	// ReasonKnown: the tool set says the caller can call the tool.
-	ReasonKnown
-	// ReasonToServer: the tool set cannot prove before the server that
-	// the server will not find the tool (Lookup said Unsure): the server
-	// decides, and the guard replaces only its own not-found answer.
-	ReasonToServer
-	// The reasons below are for a tool the tool set says is absent, in a
-	// request the server may refuse before it looks the tool up: the
-	// server decides, and the guard replaces only its own not-found
-	// answer.
+	ReasonNotPost         Reason = iota + 1 // not POST, or no body
+	ReasonSkipped                           // Options.Skip returned true
+	ReasonContentType                       // Content-Type missing, repeated, malformed or not JSON
+	ReasonContentEncoding                   // a Content-Encoding other than identity
+	ReasonTooLarge                          // over Options.MaxBodyBytes (streamed on), or not read to its end
+	ReasonNotStrict                         // not one JSON object in the strict subset (a batch is not)
+	ReasonNotRequest                        // jsonrpc not "2.0", or an id that is not a string or integer
+	ReasonNotToolsCall                      // not tools/call, or params.name not a string
+	ReasonKnown                             // the tool set says the caller can call the tool
+	ReasonToServer                          // the tool set is Unsure: the server decides
 
-	// ReasonUnsafeID: an integer id beyond ±(2^53−1), which JavaScript
-	// servers refuse.
-	ReasonUnsafeID
-	// ReasonProtocolVersion: the Mcp-Protocol-Version header is repeated,
-	// empty or not a released version; the _meta protocol version is not
-	// a released version; the two are not equal when _meta states one; or
-	// a 2026-07-28 request has no _meta version.
-	ReasonProtocolVersion
-	// ReasonLastEventID: a Last-Event-ID header on the POST, which go-sdk
-	// refuses in every era and 2026-07-28 servers refuse.
-	ReasonLastEventID
-	// ReasonAccept: there is no Accept header, or it admits neither
-	// application/json nor text/event-stream.
-	ReasonAccept
-	// ReasonHeaderMismatch: a 2026-07-28 request whose Mcp-Method or
-	// Mcp-Name header is missing, repeated, or does not match the body
-	// (answered with -32020 instead when Options.AnswerHeaderMismatch is
-	// set and the header is not repeated).
-	ReasonHeaderMismatch
-	// ReasonClientMeta: a 2026-07-28 call whose _meta has no
-	// clientCapabilities object, repeats a protocol key, or holds a
-	// clientCapabilities or clientInfo the SDKs might not accept.
-	ReasonClientMeta
-	// ReasonListFailed: the tool set's list failed. Pass.Err says why.
-	ReasonListFailed
-	// ReasonListed: the tool set's list has the tool after all.
-	ReasonListed
+	// For a tool the tool set says is Absent, in a request the server may
+	// refuse before its lookup: the server decides.
+
+	ReasonUnsafeID        // an integer id beyond ±(2^53−1)
+	ReasonProtocolVersion // a protocol version header or _meta a server may refuse
+	ReasonLastEventID     // a Last-Event-ID header on the POST
+	ReasonAccept          // no Accept, or one that takes neither JSON nor an event stream
+	ReasonHeaderMismatch  // 2026-07-28: Mcp-Method or Mcp-Name missing, repeated or not the body's
+	ReasonClientMeta      // 2026-07-28: _meta client capabilities an SDK may refuse
+	ReasonListFailed      // the tool set's List failed (Pass.Err says why)
+	ReasonListed          // the tool set's List has the tool after all
 
 	reasonEnd
 )

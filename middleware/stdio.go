@@ -15,24 +15,16 @@ import (
 // StdioOptions configures a stdio guard ([NewStdio]). Every zero field has
 // a default.
 type StdioOptions struct {
-	// MaxLineBytes is the longest client line the guard reads whole to see
-	// whether it is a tools/call, a tools/list or an initialize. A longer
-	// line reaches the server as it arrives all the same, and is not
-	// tracked: the server's answer to it reaches the client as the server
-	// wrote it. Default DefaultMaxBodyBytes (4 MiB).
+	// MaxLineBytes is the longest client line the guard reads (default 4
+	// MiB); a longer one reaches the server all the same, untracked.
 	MaxLineBytes int
 
 	// MaxServerLineBytes is the longest server line the guard reads whole
-	// (a not-found answer, or a page of the caller's tools/list). A longer
-	// line is handed on in pieces as it arrives, as the server wrote it.
-	// Default DefaultMaxServerLineBytes (8 MiB).
+	// (default 8 MiB); a longer one is handed on in pieces, unread.
 	MaxServerLineBytes int
 
-	// ListTTL is how long the guard keeps the server's answer to the
-	// client's tools/list (every page of it) for the data of its answers,
-	// as in [Options]. A list is dropped sooner on
-	// notifications/tools/list_changed from the server and on initialize
-	// from the client. Default DefaultListTTL.
+	// ListTTL is as in [Options]; list_changed from the server and
+	// initialize from the client drop the list sooner.
 	ListTTL time.Duration
 
 	// ToolListLimit, HideToolList, HideSuggestions and BareMessage mean
@@ -42,12 +34,10 @@ type StdioOptions struct {
 	HideSuggestions bool // leave data.suggestions out
 	BareMessage     bool // the message is "Unknown tool: X" alone
 
-	// OnReject, if set, is told of every answer the guard writes in place
-	// of the server's own not-found answer (Translated is true), before it
-	// is written. ListErr is set when the answer has no
-	// data.availableTools, and says why. It runs while the server's
-	// output waits, so it must not write to the guard's Writer.
-	OnReject func(rej *Rejection)
+	// OnTranslate, if set, is told of every answer the guard writes in
+	// place of the server's not-found answer, before it is written (ListErr
+	// says why it has no list). It must not write to the guard's Writer.
+	OnTranslate func(rej *Rejection)
 
 	// OnUntracked, if set, is told why the guard leaves something to the
 	// server untouched that it would otherwise have watched: a client
@@ -64,29 +54,14 @@ const DefaultMaxServerLineBytes = 8 << 20
 const maxTracked = 1024
 
 // A Stdio guards one MCP stdio stream: the client's side (in, out) and the
-// server's ([Stdio.Reader], [Stdio.Writer]). The server decides; the guard
-// translates. It never speaks to the server: the server reads exactly the
-// client's bytes.
-//
-// Every client byte reaches the server as it arrives, in order. Every
-// server line reaches the client byte for byte and in order, except the
-// server's own not-found answer (see [IsNotFound]) to a tools/call the
-// guard read: a client line that is one tools/call in the strict subset
-// (as over HTTP), with a string or integer id and a string name. That
-// answer is replaced, in its place, by the same -32602 answer as over
-// HTTP, one line. Its data is the server's answer to the client's own
-// tools/list (every page, by nextCursor), read as it passed, without the
-// called name: in the 2025 era the one list of the session, in 2026-07-28
-// the list asked with the same params._meta (progressToken aside). With no
-// list seen, the answer has no data.
-//
-// A line the guard cannot read (not JSON, outside the strict subset,
-// longer than MaxLineBytes) only means that line is not tracked. A server
-// that reads the stream otherwise than by lines (go-sdk's IOTransport
-// decodes a stream of JSON values) may read another message than the
-// guard did; translating stays safe, because a translation needs the
-// server's own not-found answer naming the same id and the same tool
-// name, and the guard writes nothing of its own to the server.
+// server's ([Stdio.Reader], [Stdio.Writer]). It never speaks to the server:
+// the server reads exactly the client's bytes, as they arrive. Every server
+// line reaches the client byte for byte and in order, except the server's
+// own not-found answer to a tools/call line the guard read (one call in the
+// strict subset, as over HTTP), which is replaced in its place by the same
+// -32602 answer as over HTTP, one line, with the list the server gave the
+// client's own tools/list. A line the guard cannot read is only not
+// tracked. docs/STDIO.md has the rules.
 //
 // A Stdio is for one stream. Its Reader is read by one goroutine at a
 // time; its Writer may be written concurrently.
@@ -522,8 +497,8 @@ func (s *Stdio) serverLine(line []byte) []byte {
 		rej.ListErr = ErrNoList
 	}
 	s.rejections.Add(1)
-	if s.opts.OnReject != nil {
-		s.opts.OnReject(rej)
+	if s.opts.OnTranslate != nil {
+		s.opts.OnTranslate(rej)
 	}
 	return append(rej.message(), '\n')
 }

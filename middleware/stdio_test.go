@@ -235,8 +235,8 @@ func newStdioRigAsIs(t *testing.T, opts StdioOptions, srv *lineServer, tools ...
 	rig := &stdioRig{srv: srv, in: inW, out: make(chan string, 1000), outEnd: make(chan struct{}),
 		clock: &fakeClock{t: time.Date(2026, 7, 28, 12, 0, 0, 0, time.UTC)}}
 	srv.tools, srv.done = tools, make(chan struct{})
-	onReject, onUntracked := opts.OnReject, opts.OnUntracked
-	opts.OnReject = func(r *Rejection) {
+	onReject, onUntracked := opts.OnTranslate, opts.OnUntracked
+	opts.OnTranslate = func(r *Rejection) {
 		rig.mu.Lock()
 		rig.rejected = append(rig.rejected, r)
 		rig.mu.Unlock()
@@ -463,7 +463,7 @@ func (rig *stdioRig) unknown(t *testing.T, id, name string) guardAnswer {
 }
 
 // unknownWithoutList sends a call (id 1) of the unknown tool name, and
-// checks that the answer is -32602 with no data, and that OnReject was
+// checks that the answer is -32602 with no data, and that OnTranslate was
 // told ErrNoList.
 func (rig *stdioRig) unknownWithoutList(t *testing.T, name string) {
 	t.Helper()
@@ -480,7 +480,7 @@ func (rig *stdioRig) wantNoData(t *testing.T, line, id, name string) {
 	}
 	rej := rig.rejections()
 	if len(rej) == 0 || !errors.Is(rej[len(rej)-1].ListErr, ErrNoList) || !rej[len(rej)-1].Translated {
-		t.Errorf("OnReject told %+v, want ListErr ErrNoList", rej)
+		t.Errorf("OnTranslate told %+v, want ListErr ErrNoList", rej)
 	}
 }
 
@@ -546,7 +546,7 @@ func TestStdioServerHearsOnlyTheClient(t *testing.T) {
 
 // TestStdioTranslatesTheServersNotFoundAnswer: after the client's own
 // tools/list, the server's not-found answer becomes -32602 with the tools
-// the client was given; a known call runs; OnReject is told.
+// the client was given; a known call runs; OnTranslate is told.
 func TestStdioTranslatesTheServersNotFoundAnswer(t *testing.T) {
 	rig := newStdioRig(t, StdioOptions{}, "get_weather", "search_docs")
 	rig.handshake(t)
@@ -568,12 +568,12 @@ func TestStdioTranslatesTheServersNotFoundAnswer(t *testing.T) {
 	}
 	rej := rig.rejections()
 	if len(rej) != 1 || rej[0].Name != "get_wether" || !rej[0].Translated || rej[0].ListErr != nil || rej[0].Code != CodeInvalidParams {
-		t.Errorf("OnReject told %+v", rej)
+		t.Errorf("OnTranslate told %+v", rej)
 	}
 }
 
 // TestStdioCallBeforeAnyListHasNoData: with no tools/list seen, the answer
-// is -32602 without data, OnReject is told ErrNoList, and the guard asks
+// is -32602 without data, OnTranslate is told ErrNoList, and the guard asks
 // the server nothing.
 func TestStdioCallBeforeAnyListHasNoData(t *testing.T) {
 	rig := newStdioRig(t, StdioOptions{}, "echo")
@@ -885,12 +885,12 @@ func syncGuard(t *testing.T, opts StdioOptions, out io.Writer, lines ...string) 
 }
 
 // TestStdioTranslatesEveryKnownNotFoundShape: each not-found answer of
-// NotFoundShapes, as the SDK writes it, to a call the guard read after
+// notFoundShapes, as the SDK writes it, to a call the guard read after
 // the client's list, is replaced within the server's Write, with the list.
 func TestStdioTranslatesEveryKnownNotFoundShape(t *testing.T) {
 	list := `{"jsonrpc":"2.0","id":"l","result":{"tools":[{"name":"get_weather","inputSchema":{"type":"object"}}]}}` + "\n"
 	for _, name := range []string{"get_wether", `we"ird 'name'`, "ünï/cødé"} {
-		for _, s := range NotFoundShapes {
+		for _, s := range notFoundShapes {
 			text := shapeText(s.Text, name)
 			reply := errorReply("7", s.Code, text)
 			switch {
@@ -1078,29 +1078,29 @@ func TestStdioHideOptionsShapeTheData(t *testing.T) {
 				t.Errorf("got %s, want it to end %s", got, tc.want)
 			}
 			if rej := rig.rejections(); len(rej) != 1 || rej[0].ListErr != nil {
-				t.Errorf("OnReject told %+v", rej)
+				t.Errorf("OnTranslate told %+v", rej)
 			}
 		})
 	}
 }
 
-// TestStdioOnRejectRunsBeforeItsAnswerIsWritten: OnReject is told of the
+// TestStdioOnRejectRunsBeforeItsAnswerIsWritten: OnTranslate is told of the
 // answer while the server's Write waits: neither the answer nor the lines
 // after it have reached the client, and they do once it returns.
 func TestStdioOnRejectRunsBeforeItsAnswerIsWritten(t *testing.T) {
 	var out bytes.Buffer
 	var atReject string
 	var told *Rejection
-	opts := StdioOptions{OnReject: func(r *Rejection) { atReject, told = out.String(), r }}
+	opts := StdioOptions{OnTranslate: func(r *Rejection) { atReject, told = out.String(), r }}
 	g := syncGuard(t, opts, &out, lineCall("1", "zzz"))
 	after := `{"jsonrpc":"2.0","method":"notifications/message","params":{}}` + "\n"
 	g.Writer().Write([]byte(`{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"unknown tool \"zzz\""}}` + "\n" + after))
 	answer := `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Unknown tool: zzz"}}` + "\n"
 	if told == nil || told.Name != "zzz" || !errors.Is(told.ListErr, ErrNoList) {
-		t.Fatalf("OnReject told %+v", told)
+		t.Fatalf("OnTranslate told %+v", told)
 	}
 	if atReject != "" {
-		t.Errorf("while OnReject ran, the client had read %q", atReject)
+		t.Errorf("while OnTranslate ran, the client had read %q", atReject)
 	}
 	if got := out.String(); got != answer+after {
 		t.Errorf("the client read\n%s\nwant\n%s", got, answer+after)

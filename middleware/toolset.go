@@ -9,19 +9,9 @@ import (
 type Presence int
 
 const (
-	// Unsure means the tool set cannot prove, before the server, that the
-	// server will not find the tool. The call goes to the server, which
-	// decides; the guard replaces only the server's own not-found answer.
-	Unsure Presence = iota
-	// Present means the caller can call the tool. The call goes to the
-	// server untouched.
-	Present
-	// Absent means the tool set knows, before the server, that the server
-	// will not find the tool: it read the very set the server's lookup
-	// uses. The guard answers at once (after [ToolSet.List] confirms),
-	// unless the request is one the server may refuse before its lookup;
-	// then the server decides, as for Unsure.
-	Absent
+	Unsure  Presence = iota // it cannot prove the server will not find the tool: the server decides
+	Present                 // the caller can call the tool: the call passes unwatched
+	Absent                  // it read the very set the server's lookup uses, without the tool
 )
 
 // String returns "Present", "Absent" or "Unsure".
@@ -36,26 +26,15 @@ func (p Presence) String() string {
 }
 
 // A ToolSet knows which tools the server behind the middleware has for a
-// request. It is asked per request, never snapshotted: tools come and go at
-// runtime, and sessions, authentication and filters can change what one
-// caller may call.
-//
-// Lookup runs on every tools/call and must be fast; it must answer Absent
-// only where it read, in process and at call time, the set the server's
-// own lookup will use (an author-declared set, or an SDK registry with
-// nothing between the guard and the SDK's lookup that could rename, load
-// or refuse a tool). Anything else is Unsure, and the server decides.
-// Present only lets a call pass unwatched, which is always safe.
-//
-// List returns every name the caller could call, read in process, for
-// the data of an answer before the server: it is asked only after Lookup
-// said Absent, and an error passes the call to the server. (After the
-// server, the list is the server's answer to the caller's own tools/list.)
-// The middleware does not modify the returned slice, and the tool set must
-// not change it after returning it (return a new slice for a new list;
-// returning the same slice again is cheapest).
-//
-// Implementations must be safe for concurrent use.
+// request. It is asked per request, never snapshotted. Lookup runs on
+// every tools/call and must be fast; it may answer Absent only where it
+// read, in process and at call time, the set the server's own lookup will
+// use, with nothing between the guard and that lookup that could rename,
+// load or refuse a tool. Anything else is Unsure, and the server decides.
+// List returns every name the caller could call, for the data of an answer
+// before the server; it is asked only after Lookup said Absent, an error
+// passes the call to the server, and the returned slice must not change
+// afterwards. Implementations must be safe for concurrent use.
 type ToolSet interface {
 	Lookup(r *http.Request, name string) Presence
 	List(r *http.Request) ([]string, error)

@@ -45,7 +45,7 @@ func FuzzWatchedStream(f *testing.F) {
 				break
 			}
 			ev := stream[i : i+n]
-			if data, ok := eventData(ev); ok && IsNotFound(data, []byte("5"), "nope") {
+			if data, ok := eventData(ev); ok && isNotFound(data, []byte("5"), "nope") {
 				head, tail := stream[:i], stream[i+n:]
 				if bytes.HasPrefix(got, head) && bytes.HasSuffix(got, tail) && len(got) >= len(head)+len(tail) &&
 					bytes.Contains(got[len(head):len(got)-len(tail)], []byte(`"message":"Unknown tool: nope"`)) {

@@ -404,7 +404,7 @@ func parse(args []string, stderr io.Writer) (opts toolguard.StdioOptions, grace 
 	}
 	if *logAnswers {
 		logger := log.New(stderr, "toolguard-stdio: ", log.LstdFlags)
-		opts.OnReject = func(rej *toolguard.Rejection) {
+		opts.OnTranslate = func(rej *toolguard.Rejection) {
 			if rej.ListErr != nil {
 				logger.Printf("translated the server's not-found answer for tool %q without data.availableTools: %v", rej.Name, rej.ListErr)
 				return
