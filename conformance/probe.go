@@ -14,7 +14,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/toolguard/toolguard/mcpwire"
+	"github.com/toolguard/toolguard/internal/mcpwire"
 )
 
 // Options configures a check. The zero value is ready to use.

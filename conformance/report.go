@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/toolguard/toolguard/mcpwire"
+	"github.com/toolguard/toolguard/internal/mcpwire"
 )
 
 // CheckName is the name of the check this package runs, as seeds and

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 
-	"github.com/toolguard/toolguard/mcpwire"
+	"github.com/toolguard/toolguard/internal/mcpwire"
 )
 
 // The protocol's wire details come from the kit's shared vocabulary

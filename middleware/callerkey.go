@@ -10,7 +10,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/toolguard/toolguard/mcpwire"
+	"github.com/toolguard/toolguard/internal/mcpwire"
 )
 
 // callerKey returns the key under which the list the server gives the

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/toolguard/toolguard/mcpwire"
+	"github.com/toolguard/toolguard/internal/mcpwire"
 )
 
 // Defaults for [Options].

@@ -8,7 +8,7 @@ import (
 	"errors"
 	"strconv"
 
-	"github.com/toolguard/toolguard/mcpwire"
+	"github.com/toolguard/toolguard/internal/mcpwire"
 )
 
 // findSSEReply returns the data of the event stream message whose id is id.

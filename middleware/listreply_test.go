@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/toolguard/toolguard/internal/fixture"
-	"github.com/toolguard/toolguard/mcpwire"
+	"github.com/toolguard/toolguard/internal/mcpwire"
 )
 
 func samePage(a, b mcpwire.Page) bool {

@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 
-	"github.com/toolguard/toolguard/mcpwire"
+	"github.com/toolguard/toolguard/internal/mcpwire"
 )
 
 // keyEquals reports whether the JSON string token k decodes to key.

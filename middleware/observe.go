@@ -11,7 +11,7 @@ import (
 	"net"
 	"net/http"
 
-	"github.com/toolguard/toolguard/mcpwire"
+	"github.com/toolguard/toolguard/internal/mcpwire"
 )
 
 // maxListReplyBytes bounds the tools/list answer the guard reads: a

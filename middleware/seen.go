@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/toolguard/toolguard/mcpwire"
+	"github.com/toolguard/toolguard/internal/mcpwire"
 )
 
 // DefaultListTTL is how long a list the caller was given is kept when the

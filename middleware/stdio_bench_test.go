@@ -5,7 +5,7 @@ import (
 	"io"
 	"testing"
 
-	"github.com/toolguard/toolguard/mcpwire"
+	"github.com/toolguard/toolguard/internal/mcpwire"
 )
 
 // repeatReader yields line forever.

@@ -10,7 +10,7 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/toolguard/toolguard/mcpwire"
+	"github.com/toolguard/toolguard/internal/mcpwire"
 )
 
 // A watched call is a tools/call the guard handed to the server: what it

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/toolguard/toolguard/internal/fixture"
-	"github.com/toolguard/toolguard/mcpwire"
+	"github.com/toolguard/toolguard/internal/mcpwire"
 )
 
 // bigList is a tools/list reply of n tools with realistic input schemas.
