@@ -223,8 +223,8 @@ func readErrorReply(b []byte) (id []byte, code int64, message, data string, ok b
 	if s.i >= len(b) || b[s.i] != '{' {
 		return nil, 0, "", "", false
 	}
-	var jsonrpc, idSp, codeSp, msg, dataSp span
-	var hasError bool
+	var jsonrpc, idSp span
+	var e errorSpans
 	ok = s.members(errorReplyKeys, func(k int) bool {
 		switch k {
 		case 0:
@@ -232,39 +232,44 @@ func readErrorReply(b []byte) (id []byte, code int64, message, data string, ok b
 		case 1:
 			return s.capture(&idSp)
 		case 2:
-			if s.i >= len(b) || b[s.i] != '{' {
-				return false
-			}
-			hasError = true
-			return s.members(errorKeys, func(k int) bool {
-				switch k {
-				case 0:
-					return s.capture(&codeSp) && codeSp.kind == kInt
-				case 1:
-					return s.capture(&msg) && msg.kind == kString
-				case 2:
-					return s.capture(&dataSp)
-				}
-				return s.value()
-			})
+			return s.errorObject(&e)
 		case 3:
 			return false // a result: read by encoding/json
 		}
 		return s.value()
 	})
-	if !ok || !hasError || codeSp.kind != kInt || msg.kind != kString || jsonrpc.kind != kString || !strEquals(b, jsonrpc, "2.0") || idSp.kind == absent {
-		return nil, 0, "", "", false
-	}
 	s.ws()
-	if s.i != len(b) {
+	if !ok || s.i != len(b) || e.code.kind != kInt || e.message.kind != kString || jsonrpc.kind != kString || !strEquals(b, jsonrpc, "2.0") || idSp.kind == absent {
 		return nil, 0, "", "", false
 	}
 	var scratch [256]byte
-	if dataSp.kind == kString {
-		data = string(decoded(scratch[:0], b, dataSp))
+	if e.data.kind == kString {
+		data = string(decoded(scratch[:0], b, e.data))
 	}
-	code, _ = strconv.ParseInt(string(codeSp.raw(b)), 10, 64)
-	return idSp.raw(b), code, string(decoded(scratch[:0], b, msg)), data, true
+	code, _ = strconv.ParseInt(string(e.code.raw(b)), 10, 64)
+	return idSp.raw(b), code, string(decoded(scratch[:0], b, e.message)), data, true
+}
+
+// errorSpans locates the members of an error object.
+type errorSpans struct{ code, message, data span }
+
+// errorObject reads an error object: an integer code, a string message
+// and any data.
+func (s *scanner) errorObject(e *errorSpans) bool {
+	if s.i >= len(s.b) || s.b[s.i] != '{' {
+		return false
+	}
+	return s.members(errorKeys, func(k int) bool {
+		switch k {
+		case 0:
+			return s.capture(&e.code) && e.code.kind == kInt
+		case 1:
+			return s.capture(&e.message) && e.message.kind == kString
+		case 2:
+			return s.capture(&e.data)
+		}
+		return s.value()
+	})
 }
 
 // keyVariants reports whether msg has, where a not-found answer is read,

@@ -105,9 +105,6 @@ func hasSentinel(v string) bool {
 		strings.HasPrefix(v, sentinelPrefix) && strings.HasSuffix(v, sentinelSuffix)
 }
 
-// IsEncodedName reports whether a header value uses the base64 sentinel.
-func IsEncodedName(v string) bool { return hasSentinel(v) }
-
 // DecodeName decodes an Mcp-Name header value; ok is false when it uses
 // the sentinel with invalid base64.
 func DecodeName(v string) (name string, ok bool) {
