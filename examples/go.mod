@@ -6,8 +6,6 @@ replace github.com/toolguard/toolguard => ../
 
 replace github.com/toolguard/toolguard/adapters/mcpgo => ../adapters/mcpgo
 
-replace github.com/toolguard/toolguard/adapters/gosdk => ../adapters/gosdk
-
 replace github.com/toolguard/toolguard/adapters/echo => ../adapters/echo
 
 replace github.com/toolguard/toolguard/adapters/gin => ../adapters/gin
@@ -20,7 +18,6 @@ require (
 	github.com/toolguard/toolguard v0.1.0
 	github.com/toolguard/toolguard/adapters/echo v0.1.0
 	github.com/toolguard/toolguard/adapters/gin v0.1.0
-	github.com/toolguard/toolguard/adapters/gosdk v0.1.0
 	github.com/toolguard/toolguard/adapters/mcpgo v0.1.0
 )
 

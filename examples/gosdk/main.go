@@ -2,9 +2,10 @@
 // in front.
 //
 // Copy: newHandler. Change: the tools, and getServer if you serve a
-// different server per request (the guard asks the caller's tools/list
-// of the same handler, as the caller, so it sees the server the caller
-// gets).
+// different server per request. go-sdk has no public registry, so the
+// guard takes no tool set: go-sdk decides every call, and the guard
+// replaces only its own not-found answer, with the list go-sdk gave the
+// caller's own tools/list (read as it passed; the guard asks nothing).
 //
 //	go run ./gosdk -addr 127.0.0.1:8080
 package main
@@ -19,7 +20,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	toolguardgosdk "github.com/toolguard/toolguard/adapters/gosdk"
 	toolguard "github.com/toolguard/toolguard/middleware"
 )
 
@@ -37,11 +37,7 @@ func newHandler() (http.Handler, error) {
 
 	// go-sdk decides: every call reaches it, and the guard replaces only
 	// its own not-found answer, with the caller's tools/list in data.
-	tools, err := toolguardgosdk.Tools(mcpHandler, toolguardgosdk.Options{})
-	if err != nil {
-		return nil, err
-	}
-	guard, err := toolguard.New(toolguard.Options{Tools: tools})
+	guard, err := toolguard.New(toolguard.Options{})
 	if err != nil {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package toolguardgosdk
+package gosdk
 
 import (
 	"context"
@@ -28,11 +28,7 @@ func benchServer(b *testing.B, n int, opts *mcp.StreamableHTTPOptions) (alone, g
 		})
 	}
 	alone = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, opts)
-	tools, err := Tools(alone, Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	g, err := toolguard.New(toolguard.Options{Tools: tools})
+	g, err := toolguard.New(toolguard.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package toolguardgosdk
+package gosdk
 
 import (
 	"context"
@@ -58,11 +58,7 @@ func newHarness(t testing.TB, mode string) *harness {
 		opts.Stateless = true
 	}
 	h.Alone = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return h.server }, &opts)
-	tools, err := Tools(h.Alone, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := toolguard.New(toolguard.Options{Tools: tools, OnReject: func(r *http.Request, rej *toolguard.Rejection) {
+	g, err := toolguard.New(toolguard.Options{OnReject: func(r *http.Request, rej *toolguard.Rejection) {
 		if !rej.Translated {
 			t.Errorf("the guard answered %q before go-sdk", rej.Name)
 		}

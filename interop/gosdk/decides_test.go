@@ -1,4 +1,4 @@
-package toolguardgosdk
+package gosdk
 
 import (
 	"encoding/base64"

@@ -1,4 +1,4 @@
-package toolguardgosdk
+package gosdk
 
 import (
 	"context"
@@ -12,12 +12,6 @@ import (
 	"github.com/toolguard/toolguard/internal/fixture"
 	toolguard "github.com/toolguard/toolguard/middleware"
 )
-
-func TestToolsValidates(t *testing.T) {
-	if _, err := Tools(nil, Options{}); err == nil || !strings.Contains(err.Error(), "h is nil") {
-		t.Errorf("nil handler: %v", err)
-	}
-}
 
 // A go-sdk handler that serves admins a server with one more tool: the
 // answer lists what go-sdk listed to that caller, never another's list,
@@ -40,11 +34,7 @@ func TestShowsWhatTheCallerWasListed(t *testing.T) {
 		}
 		return user
 	}, &mcp.StreamableHTTPOptions{Stateless: true})
-	tools, err := Tools(h, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := toolguard.New(toolguard.Options{Tools: tools})
+	g, err := toolguard.New(toolguard.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
