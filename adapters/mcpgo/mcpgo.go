@@ -1,44 +1,23 @@
 // Package toolguardmcpgo is the toolguard tool set for servers built with
-// github.com/mark3labs/mcp-go.
+// github.com/mark3labs/mcp-go:
 //
-// The package is named after the kit and the SDK, so it needs no alias next
-// to mcp-go's own server and mcp packages:
-//
-//	mcpServer := server.NewMCPServer("weather", "1.0.0", server.WithToolCapabilities(true))
-//	// ... mcpServer.AddTool(...)
 //	httpServer := server.NewStreamableHTTPServer(mcpServer)
-//
 //	tools, err := toolguardmcpgo.Tools(mcpServer, httpServer, toolguardmcpgo.Options{})
 //	if err != nil {
 //		log.Fatal(err)
 //	}
 //	guard, err := toolguard.New(toolguard.Options{Tools: tools})
-//	if err != nil {
-//		log.Fatal(err)
-//	}
 //	http.Handle("/mcp", guard.Handler(httpServer))
 //
-// The server decides; the guard translates. A name the server has (a
-// global tool, or a tool of the caller's registered session, looked up at
-// call time with GetTool and the session's tools) is Present: the call
-// reaches mcp-go untouched. Any other name is Unsure: the call reaches
-// mcp-go untouched too, and the guard replaces only mcp-go's own not-found
-// answer with its -32602 answer, whose data.availableTools is the list
-// mcp-go gave the caller in answer to the caller's own tools/list, read as
-// it passed (so request hooks, AfterListTools hooks and tool filters apply
-// to it as they did for the caller). Hooks that load, rename or refuse
-// tools at call time, and middleware between the guard and mcp-go, see
-// every call as they would without the guard. The tool set reads nothing
-// in the background and keeps no copy of the registry.
-//
-// With Options.AnswerBeforeServer the author asserts more, and an unknown
-// name can be answered before the server (see AnswerBeforeServer).
-//
-// Only public mcp-go API is used: GetTool, ListTools (for an answer before
-// the server), GetHooks, the session hooks and SessionWithTools. Tools adds OnRegisterSession and
-// OnUnregisterSession hooks to the server (installing empty Hooks when the
-// server has none), to know the sessions mcp-go registered; call it before
-// the server serves.
+// The server decides; the guard translates. A global tool, looked up at
+// call time with GetTool, is Present: the call reaches mcp-go unwatched.
+// Any other name is Unsure: the call reaches mcp-go untouched too, and the
+// guard replaces only mcp-go's own not-found answer, with the list mcp-go
+// gave the caller's own tools/list. By default the tool set only reads:
+// it adds nothing to the server and reads nothing in the background. With
+// Options.AnswerBeforeServer the author asserts more, and an unknown name
+// can be answered before the server; only then does Tools add session
+// hooks to the server. Only public mcp-go API is used.
 package toolguardmcpgo
 
 import (
@@ -61,63 +40,19 @@ import (
 // Options configures Tools.
 type Options struct {
 	// AnswerBeforeServer lets the guard answer a tools/call for a name the
-	// server does not have without sending it to mcp-go, at a fraction of
-	// the cost of mcp-go's own answer. The tool set then answers Absent
-	// when all of these hold at call time:
-	//
-	//   - h is mcp-go's own *server.StreamableHTTPServer (no middleware
-	//     between the guard and mcp-go that could rename, load or refuse a
-	//     tool);
-	//   - the server's Hooks (read at call time) have no OnBeforeAny,
-	//     OnRequestInitialization, OnBeforeCallTool, OnBeforeListTools or
-	//     OnAfterListTools hook (they can load or refuse a tool at call or
-	//     list time, or hide a name from the caller's list);
-	//   - the server has had a global tool (mcp-go takes the tools
-	//     capability with its first tool and keeps it; a server without
-	//     it answers -32601), and the name is neither a global tool nor a
-	//     tool of the caller's session;
-	//   - the request arrived on a non-loopback address or names a loopback
-	//     Host (mcp-go's DNS-rebinding protection refuses the rest with 403),
-	//     and its MCP-Protocol-Version, if any, is one h serves;
-	//   - in the 2025 era, the request carries the Mcp-Session-Id of a
-	//     session the tool set saw mcp-go register (and not unregister), or
-	//     carries none and Stateless is set; in the 2026-07-28 era (which
-	//     has no sessions), always.
-	//
-	// The list in such an answer is read in process at call time: the
-	// server's global tools (ListTools) and the session's tools. The answer
-	// is JSON (or one event where the client accepts only event streams),
-	// and carries none of the notifications mcp-go queued for the session:
-	// they go out with the session's next request that reaches mcp-go.
-	//
-	// mcp-go offers no public API to read the rest, so by setting this the
-	// author asserts, for as long as the server runs:
-	//
-	//   - no task tools (AddTaskTool, AddTaskTools) and no tool filters
-	//     (WithToolFilter): both make the server's lookup differ from
-	//     GetTool;
-	//   - no session tools on the sessionless session: mcp-go serves every
-	//     2026-07-28 request, and every 2025-era request without a session
-	//     on a stateless server, in a session without an id whose tools no
-	//     public API reads; a tool handler must not SetSessionTools there;
-	//   - no refusal before dispatch that the guard cannot see: no session
-	//     id manager (WithSessionIdManager, WithSessionIdManagerResolver)
-	//     that refuses a session mcp-go registered, no authentication
-	//     (WithProtectedResourceMetadata with a check in the handler chain,
-	//     an HTTPContextFunc that refuses) between the guard and mcp-go;
-	//     such refusals must happen in front of the guard;
-	//   - no tools loaded at call time outside the hooks above: an
-	//     HTTPContextFunc (WithHTTPContextFunc) that calls SetSessionTools
-	//     when a header is present loads its tool after the guard has
-	//     looked, and the guard answers first;
-	//   - the handler the guard wraps is h itself: guard.Handler(h). The
-	//     checks above read h; a middleware between the guard and h
-	//     (guard.Handler(alias(h)), one that renames old_echo to echo) is
-	//     not seen, and a name it would rename is answered first.
-	//
-	// Where an assertion is false the guard may answer -32602 where mcp-go
-	// would have run the tool or refused the request. Leave it unset when
-	// unsure: every answer is then mcp-go's, translated.
+	// server does not have without sending it to mcp-go, where mcp-go's
+	// public API, read at call time, shows the name absent and nothing
+	// between the guard and mcp-go's lookup can load, rename or refuse a
+	// tool. mcp-go cannot show all of that, so setting it is an assertion
+	// by the author: docs/RULES.md §1 ("AnswerBeforeServer") lists what is
+	// checked at call time and what is asserted (no task tools or tool
+	// filters, no session tools on the sessionless session, no refusal or
+	// tool loading between the guard and mcp-go, guard.Handler(h) with h
+	// itself). Where an assertion is false the guard may answer -32602
+	// where mcp-go would have run the tool. With it, Tools adds
+	// OnRegisterSession and OnUnregisterSession hooks to s (installing
+	// empty Hooks when s has none), to know the caller's session tools;
+	// call Tools before the server serves. Leave it unset when unsure.
 	AnswerBeforeServer bool
 
 	// Stateless asserts that h was built with server.WithStateLess(true),
@@ -150,6 +85,9 @@ func Tools(s *server.MCPServer, h http.Handler, opts Options) (*ToolSet, error) 
 	}
 	t := &ToolSet{s: s, opts: opts}
 	t.own, _ = h.(*server.StreamableHTTPServer)
+	if !opts.AnswerBeforeServer {
+		return t, nil // the server decides every name but a global tool: nothing to add to s
+	}
 	if s.GetHooks() == nil {
 		server.WithHooks(&server.Hooks{})(s)
 	}
@@ -163,9 +101,10 @@ func Tools(s *server.MCPServer, h http.Handler, opts Options) (*ToolSet, error) 
 	return t, nil
 }
 
-// Lookup reports a global tool or a tool of the caller's session as
-// Present; any other name as Absent where AnswerBeforeServer lets the
-// guard answer before the server, and otherwise as Unsure: mcp-go decides.
+// Lookup reports a global tool (and, with AnswerBeforeServer, a tool of
+// the caller's session) as Present; any other name as Absent where
+// AnswerBeforeServer lets the guard answer before the server, and
+// otherwise as Unsure: mcp-go decides.
 func (t *ToolSet) Lookup(r *http.Request, name string) toolguard.Presence {
 	if t.s.GetTool(name) != nil {
 		if !t.hadTool.Load() {
