@@ -52,10 +52,10 @@ func LooksLikeRegistry(data []byte) bool {
 	var first map[string]json.RawMessage
 	if err := json.NewDecoder(bytes.NewReader(data)).Decode(&first); err != nil {
 		// Not one JSON object: a registry document cut or broken is
-		// reported by ReadRegistry with its line; a target line is one
-		// line that decodes.
+		// reported by ReadRegistry with its line, a target line by the
+		// target reader: a first line naming "target" is one.
 		line, _, _ := bytes.Cut(data, []byte("\n"))
-		return json.Unmarshal(line, &first) != nil
+		return !bytes.Contains(line, []byte(`"target"`))
 	}
 	_, target := first["target"]
 	return !target
