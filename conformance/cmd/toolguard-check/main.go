@@ -7,6 +7,7 @@
 //	toolguard-check [flags] URL
 //	toolguard-check [flags] -stdio -- COMMAND [ARG...]
 //	toolguard-check [flags] -fleet FILE     (FILE "-" reads standard input)
+//	toolguard-check [flags] -compare PREVIOUS.jsonl CURRENT.jsonl
 //
 // A fleet file holds one target per line: a URL, "stdio:" and a command
 // line, or a JSON object giving a target headers of its own:
@@ -18,6 +19,10 @@
 // line), then the summary table: on standard output, or with -json on
 // standard error. -resume FILE skips the targets already reported in FILE,
 // the JSON lines of an earlier run, and counts them in the summary.
+//
+// FILE may hold MCP Registry documents instead (server.json, /v0.1/servers
+// pages; -env gives their inputs). -compare prints what changed since an
+// earlier run, exit 3 if anything got worse. See docs/CHECKER.md.
 //
 // Each report gives two checks, each on its own: error_taxonomy (the
 // verdict; an OBSERVED_RISK is confirmed with a second made-up name, or
