@@ -282,7 +282,8 @@ var braces = regexp.MustCompile(`\{([^{}]+)\}`)
 
 // substitute replaces the {variables} of s: each from the operator's
 // values, else the variable's own value, else its default. A variable
-// that has none is missing if required; ok is false when any is left.
+// that has none is recorded missing if required; ok is false when any is
+// left.
 // Braces naming no declared variable stay as they are, as the schema
 // says, unless the operator gave a value of that name.
 func (r *resolver) substitute(s string, vars map[string]regInput, what string) (string, bool) {
@@ -302,7 +303,9 @@ func (r *resolver) substitute(s string, vars map[string]regInput, what string) (
 			return *in.Default
 		}
 		ok = false
-		r.need(fmt.Sprintf("%s {%s}", what, name))
+		if in.IsRequired {
+			r.need(fmt.Sprintf("%s {%s}", what, name))
+		}
 		return m
 	})
 	return out, ok
@@ -313,7 +316,11 @@ func (r *resolver) substitute(s string, vars map[string]regInput, what string) (
 // has none; a required input without one is recorded as missing.
 func (r *resolver) value(in regInput, key, what string) (v string, set bool) {
 	if in.Value != nil {
-		return r.substitute(*in.Value, in.Variables, what)
+		v, ok := r.substitute(*in.Value, in.Variables, what)
+		if !ok && in.IsRequired && len(r.missing) == 0 {
+			r.need(what)
+		}
+		return v, ok
 	}
 	if v, given := r.values[key]; given && key != "" {
 		return v, true

@@ -207,3 +207,29 @@ func TestRegistryBadInputNamesTheLine(t *testing.T) {
 		}
 	}
 }
+
+// A value built from {variables}: filled from the variables' defaults and
+// the operator's values; a required variable no one gives makes the entry
+// needs_input, naming it; an optional argument whose variable is not given
+// is left out.
+func TestRegistryValueVariables(t *testing.T) {
+	doc := `{"name": "io.example/v", "version": "1.0.0", "packages": [{"registryType": "npm", "identifier": "v", "version": "1.0.0",
+ "transport": {"type": "stdio"}, "packageArguments": [
+  {"type": "named", "name": "--db", "value": "{host}:{port}", "isRequired": true, "variables": {"host": {"isRequired": true}, "port": {"default": "5432"}}},
+  {"type": "named", "name": "--tag", "value": "t-{tag}", "variables": {"tag": {}}}]}]}`
+	read := func(values map[string]string) conformance.Target {
+		targets, _, err := conformance.ReadRegistry(strings.NewReader(doc), "v.json", conformance.RegistryOptions{Values: values})
+		if err != nil || len(targets) != 1 {
+			t.Fatal(err, targets)
+		}
+		return targets[0]
+	}
+	if tg := read(nil); tg.Skip == nil || tg.Skip.Category != conformance.NeedsInput || !strings.Contains(tg.Skip.Detail, "package argument --db {host}") {
+		t.Errorf("without host: %+v", tg)
+	}
+	tg := read(map[string]string{"host": "db.internal"})
+	if tg.Skip != nil || !reflect.DeepEqual(tg.Argv, []string{"npx", "-y", "v@1.0.0", "--db", "db.internal:5432"}) ||
+		tg.Target != "stdio:npx -y v@1.0.0 --db {host}:5432" {
+		t.Errorf("with host: %+v", tg)
+	}
+}
