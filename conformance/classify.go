@@ -14,6 +14,10 @@ type outcome struct {
 	code     *int
 	detail   string
 	data     *ErrorData // a VERIFIED error's guard lists, if it has any
+	// message and rawData are a VERIFIED error's message and data, for
+	// the hints.
+	message string
+	rawData json.RawMessage
 }
 
 // classifyCall classifies the reply to the made-up tools/call, whose id was
@@ -94,7 +98,10 @@ func classifyMessage(b []byte, id int64) outcome {
 		}
 		if why == "" {
 			codeText := string(bytes.TrimSpace(e["code"]))
-			return outcome{verdict: Verified, code: codePtr, detail: "a JSON-RPC error " + clip([]byte(codeText)), data: errorData(e["data"])}
+			var message string
+			_ = json.Unmarshal(e["message"], &message)
+			return outcome{verdict: Verified, code: codePtr, detail: "a JSON-RPC error " + clip([]byte(codeText)), data: errorData(e["data"]),
+				message: message, rawData: e["data"]}
 		}
 		return outcome{verdict: ObservedRisk, category: JSONRPCMalformed, code: codePtr,
 			detail: "the reply claims to be JSON-RPC, but its error is malformed: " + why}

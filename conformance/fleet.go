@@ -5,6 +5,7 @@ import (
 	"iter"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -22,6 +23,24 @@ type Target struct {
 	// of other targets with the same Target: one URL checked with two sets
 	// of headers, say.
 	Label string
+
+	// Argv, if set, is the stdio command to run, word for word, instead
+	// of Target split on spaces (Target is then what the report shows).
+	Argv []string
+	// Env is added to a stdio server's environment ("NAME=value").
+	Env []string
+	// Registry names the MCP Registry entry the target came from; the
+	// report carries it.
+	Registry *RegistryRef
+	// Skip, if set, is why the target is not checked: nothing is sent,
+	// and its report is UNVERIFIED with Skip's category and detail.
+	Skip *Skipped
+}
+
+// Skipped is why a fleet target is not checked.
+type Skipped struct {
+	Category Category
+	Detail   string
 }
 
 // FleetOptions configures CheckFleet.
@@ -129,18 +148,33 @@ func checkOne(ctx context.Context, t Target, opts Options, processes chan struct
 		}
 		opts.Header = h
 	}
-	if strings.HasPrefix(t.Target, "stdio:") {
+	if t.Skip != nil {
+		rep := unreachable(t.Target, t.Skip.Detail)
+		rep.Category = t.Skip.Category
+		rep.NameHeader.Detail = stoppedBefore(t.Skip.Category)
+		rep.Label, rep.Registry = t.Label, t.Registry
+		return rep
+	}
+	if strings.HasPrefix(t.Target, "stdio:") || t.Argv != nil {
 		select {
 		case processes <- struct{}{}:
 			defer func() { <-processes }()
 		case <-ctx.Done():
 		}
 	}
-	rep, err := CheckTarget(ctx, t.Target, opts)
+	opts.Env = append(slices.Clip(opts.Env), t.Env...)
+	var rep Report
+	var err error
+	if t.Argv != nil {
+		rep, err = CheckCommand(ctx, t.Argv, opts)
+		rep.Target = t.Target
+	} else {
+		rep, err = CheckTarget(ctx, t.Target, opts)
+	}
 	if err != nil {
 		rep = unreachable(t.Target, err.Error())
 	}
-	rep.Label = t.Label
+	rep.Label, rep.Registry = t.Label, t.Registry
 	return rep
 }
 

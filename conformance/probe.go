@@ -68,6 +68,10 @@ type Options struct {
 	// then fall back, as the spec's backward-compatibility section says.
 	Era string
 
+	// Env is added to the environment of a stdio server ("NAME=value"),
+	// on top of the checker's own.
+	Env []string
+
 	// pace, if set, is called before every HTTP request (fleet mode's
 	// per-host spacing).
 	pace func(ctx context.Context, url string) error
@@ -228,8 +232,12 @@ func probe(ctx context.Context, c conn, opts *Options, stdio bool) Report {
 // stop records a verdict from a reply.
 func (p *prober) stop(v Verdict, cat Category, stage string, rep *reply, detail string) {
 	p.rep.Verdict, p.rep.Category, p.rep.Stage, p.rep.Detail = v, cat, stage, detail
+	p.rep.Hints = nil
 	if rep != nil {
 		p.rep.HTTPStatus, p.rep.MediaType = rep.status, rep.media
+		if h, ok := proxyHint(*rep, p.stdio); ok {
+			p.rep.Hints = append(p.rep.Hints, h)
+		}
 		if hint := hostHint(*rep); hint != "" {
 			p.rep.Detail += "; " + hint
 		} else if v == Unverified && rep.status >= 400 {
@@ -547,6 +555,13 @@ func (p *prober) callProbe(ctx context.Context) (reply, outcome, bool) {
 	o := classifyCall(rep.media, rep.body, id)
 	p.stop(o.verdict, o.category, "tools/call", &rep, o.detail)
 	p.rep.ErrorCode, p.rep.ErrorData = o.code, o.data
+	if h, ok := toolNotNamedHint(o, p.opts.ProbeName); ok {
+		p.rep.Hints = append(p.rep.Hints, h)
+	} else if o.verdict == Verified && !namesUpstream.Match(rep.body) {
+		// A well-formed error that names the tool is the server's own
+		// answer, whatever its status: no proxy hint for a bare 5xx.
+		p.rep.Hints = nil
+	}
 	return rep, o, true
 }
 

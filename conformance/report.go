@@ -88,6 +88,25 @@ const (
 	Inconsistent Category = "inconsistent"
 )
 
+// Categories of UNVERIFIED for an entry of an MCP Registry document that
+// is not checked (see ReadRegistry): nothing is sent, and the detail says
+// why.
+const (
+	// SSETransport: an sse remote, the old HTTP+SSE transport (2024-11-05),
+	// which the checker does not speak.
+	SSETransport Category = "sse_transport"
+	// NotSupported: a package the checker does not run (a registry type
+	// other than npm, an npm package without stdio or without a version,
+	// another registry or runtime), or a remote of an unknown type.
+	NotSupported Category = "not_supported"
+	// NeedsInput: the entry requires an input the operator did not supply
+	// (an environment variable, a header, an argument, a URL variable); the
+	// detail names them. The checker never invents one.
+	NeedsInput Category = "needs_input"
+	// NoEndpoint: a server.json with neither remotes nor packages.
+	NoEndpoint Category = "no_endpoint"
+)
+
 // NameHeaderCheck is the name of the second check: whether a 2026-07-28
 // server holds a tools/call's Mcp-Name header to the tool name in its body.
 const NameHeaderCheck = "mcp_name_header"
@@ -221,6 +240,13 @@ type Report struct {
 	// NameHeader is the second check, mcp_name_header, reported on its
 	// own and never merged into the verdict above.
 	NameHeader NameHeaderReport `json:"mcpNameHeader"`
+
+	// Registry names the MCP Registry entry the target came from, when it
+	// came from one (ReadRegistry); nil otherwise.
+	Registry *RegistryRef `json:"registry,omitempty"`
+	// Hints are notes on the deciding reply for the one reading the
+	// report. They change no verdict. See Hint.
+	Hints []Hint `json:"hints,omitempty"`
 }
 
 // Lines formats both checks, one line each, as String and

@@ -49,6 +49,9 @@ func startStdio(argv []string, opts *Options) (*stdioConn, error) {
 		return nil, errors.New("empty stdio command")
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
+	if len(opts.Env) > 0 {
+		cmd.Env = append(os.Environ(), opts.Env...)
+	}
 	proc.OwnGroup(cmd)
 	c := &stdioConn{cmd: cmd, opts: opts, lines: make(chan stdioLine, 16),
 		stderrDone: make(chan struct{}), done: make(chan struct{})}

@@ -7,6 +7,7 @@
 //	toolguard-check [flags] URL
 //	toolguard-check [flags] -stdio -- COMMAND [ARG...]
 //	toolguard-check [flags] -fleet FILE     (FILE "-" reads standard input)
+//	toolguard-check [flags] -compare PREVIOUS.jsonl CURRENT.jsonl
 //
 // A fleet file holds one target per line: a URL, "stdio:" and a command
 // line, or a JSON object giving a target headers of its own:
@@ -18,6 +19,10 @@
 // line), then the summary table: on standard output, or with -json on
 // standard error. -resume FILE skips the targets already reported in FILE,
 // the JSON lines of an earlier run, and counts them in the summary.
+//
+// FILE may hold MCP Registry documents instead (server.json, /v0.1/servers
+// pages; -env gives their inputs). -compare prints what changed since an
+// earlier run, exit 3 if anything got worse. See docs/CHECKER.md.
 //
 // Each report gives two checks, each on its own: error_taxonomy (the
 // verdict; an OBSERVED_RISK is confirmed with a second made-up name, or
@@ -59,6 +64,7 @@ const (
 	exitVerified   = 0
 	exitRisk       = 1
 	exitUnverified = 2
+	exitWorse      = 3 // -compare: something got worse
 	exitUsage      = 64
 )
 
@@ -85,6 +91,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		quiet       = fs.Bool("quiet", false, "fleet: no progress on standard error")
 		resume      = fs.String("resume", "", "fleet: skip the targets already reported in `file` (JSON lines of an earlier -json run)")
 		showVersion = fs.Bool("version", false, "print the version (from the build info) and exit")
+		compare     = fs.String("compare", "", "print what changed since the earlier run in `file` (JSON lines of a -json run): after a -fleet run, or against the JSON lines file given as argument; exit 3 if anything got worse, else 0")
+		envFile     = fs.String("env-file", "", "registry documents: the inputs of `file`, NAME=VALUE a line (as -env)")
+		npx         = fs.String("npx", "npx -y", "registry documents: the `command` an npm package runs with, before identifier@version")
+		inputs      = map[string]string{}
 	)
 	opts.Header = http.Header{}
 	fs.StringVar(&opts.ProbeName, "name", conformance.DefaultProbeName, "the made-up tool `name` to call")
@@ -100,15 +110,24 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		opts.Header.Add(strings.TrimSpace(k), strings.TrimSpace(v))
 		return nil
 	})
+	fs.Func("env", "registry documents: give the input `NAME=VALUE` (repeatable): a package's environment variable, or by name a remote's header, a {variable}, an argument's valueHint or --name", func(s string) error {
+		k, v, ok := strings.Cut(s, "=")
+		if !ok || k == "" {
+			return errors.New("want NAME=VALUE")
+		}
+		inputs[k] = v
+		return nil
+	})
 	help := func() {
 		fmt.Fprint(stderr, `usage: toolguard-check [flags] URL
        toolguard-check [flags] -stdio -- COMMAND [ARG...]
        toolguard-check [flags] -fleet FILE
+       toolguard-check [flags] -compare PREVIOUS.jsonl CURRENT.jsonl
 
 Calls a made-up tool on an MCP server and classifies the answer.
 Exit status: 0 VERIFIED, 1 OBSERVED_RISK, 2 UNVERIFIED, 64 usage error
 (0 for -h); a fleet: 1 if any target is OBSERVED_RISK, else 2 if any is
-UNVERIFIED.
+UNVERIFIED; with -compare: 3 if anything got worse, else 0.
 
 `)
 		fs.SetOutput(stderr)
@@ -154,17 +173,43 @@ UNVERIFIED.
 		return usage("-spacing must not be negative")
 	}
 
+	if *envFile != "" {
+		if err := readEnvFile(*envFile, inputs); err != nil {
+			return usage(err.Error())
+		}
+	}
+	if *compare != "" && *fleetFile == "" {
+		if fs.NArg() != 1 || *stdio {
+			return usage("-compare without -fleet wants one file: the JSON lines of the later run")
+		}
+		code, err := compareFiles(*compare, fs.Arg(0), *asJSON, stdout)
+		if err != nil {
+			return usage(err.Error())
+		}
+		return code
+	}
 	if *fleetFile != "" {
 		if fs.NArg() != 0 || *stdio {
 			return usage("-fleet takes no other targets")
 		}
-		targets, err := readTargets(*fleetFile, stdin)
+		ropts := conformance.RegistryOptions{Values: inputs, Npx: strings.Fields(*npx)}
+		if len(ropts.Npx) == 0 {
+			return usage("-npx must not be empty")
+		}
+		targets, err := readTargets(*fleetFile, stdin, ropts, stderr, *quiet)
 		if err != nil {
 			return usage(err.Error())
 		}
+		var previous []conformance.Report
+		if *compare != "" {
+			if previous, err = readReports(*compare); err != nil {
+				return usage(err.Error())
+			}
+		}
 		var sum conformance.Summary
+		var resumed []conformance.Report // for -compare: the run is these and what follows
 		if *resume != "" {
-			if targets, sum, err = skipDone(*resume, targets); err != nil {
+			if targets, sum, resumed, err = skipDone(*resume, targets); err != nil {
 				return usage(err.Error())
 			}
 		}
@@ -172,7 +217,7 @@ UNVERIFIED.
 			Concurrency: *concurrency,
 			Processes:   *processes,
 			HostSpacing: *spacing,
-		}, *asJSON, *quiet, stdout, stderr)
+		}, *asJSON, *quiet, previous, resumed, *compare != "", stdout, stderr)
 	}
 
 	var rep conformance.Report
@@ -239,6 +284,9 @@ func printReport(w io.Writer, r conformance.Report) {
 	if r.Detail != "" {
 		fmt.Fprintf(tw, "detail\t%s\n", r.Detail)
 	}
+	for _, h := range r.Hints {
+		fmt.Fprintf(tw, "hint\t%s: %s\n", h.Kind, h.Text)
+	}
 	if c := r.Confirmation; c != nil {
 		second := string(c.Verdict)
 		if c.Category != "" {
@@ -272,7 +320,7 @@ func printReport(w io.Writer, r conformance.Report) {
 	}
 }
 
-func readTargets(name string, stdin io.Reader) ([]conformance.Target, error) {
+func readTargets(name string, stdin io.Reader, ropts conformance.RegistryOptions, stderr io.Writer, quiet bool) ([]conformance.Target, error) {
 	var r io.Reader = stdin
 	if name != "-" {
 		f, err := os.Open(name)
@@ -282,9 +330,20 @@ func readTargets(name string, stdin io.Reader) ([]conformance.Target, error) {
 		defer f.Close()
 		r = f
 	}
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, err
+	}
+	if conformance.LooksLikeRegistry(data) {
+		targets, repeats, err := conformance.ReadRegistry(bytes.NewReader(data), name, ropts)
+		if err == nil && repeats > 0 && !quiet {
+			fmt.Fprintf(stderr, "%s: %d registry entries repeated (the same name, version and member), checked once\n", name, repeats)
+		}
+		return targets, err
+	}
 	var targets []conformance.Target
 	lines := map[string]int{} // a target's key (see targetKey): its line
-	sc := bufio.NewScanner(r)
+	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for n := 1; sc.Scan(); n++ {
 		line := strings.TrimSpace(sc.Text())
@@ -309,7 +368,7 @@ func readTargets(name string, stdin io.Reader) ([]conformance.Target, error) {
 				tg.Header.Set(k, v)
 			}
 		}
-		key := targetKey(tg.Target, tg.Label)
+		key := targetKey(tg.Target, tg.Label, nil)
 		if first, ok := lines[key]; ok {
 			return nil, fmt.Errorf("%s:%d: the same target as line %d: give each its own \"label\" (a JSON line), or drop one", name, n, first)
 		}
@@ -326,19 +385,27 @@ func readTargets(name string, stdin io.Reader) ([]conformance.Target, error) {
 }
 
 // targetKey is what tells a fleet target and its report from the others:
-// its label, when it has one, and its target.
-func targetKey(target, label string) string { return label + "\x00" + target }
+// its label, when it has one, its target, and the registry entry it came
+// from.
+func targetKey(target, label string, reg *conformance.RegistryRef) string {
+	k := label + "\x00" + target
+	if reg != nil {
+		k += "\x00" + reg.Entry
+	}
+	return k
+}
 
 // skipDone drops the targets an earlier run reported in file (JSON lines)
-// and counts those reports.
-func skipDone(file string, targets []conformance.Target) ([]conformance.Target, conformance.Summary, error) {
+// and counts those reports, which it returns too.
+func skipDone(file string, targets []conformance.Target) ([]conformance.Target, conformance.Summary, []conformance.Report, error) {
 	var sum conformance.Summary
+	var reps []conformance.Report
 	f, err := os.Open(file)
 	if errors.Is(err, os.ErrNotExist) {
-		return targets, sum, nil // nothing done yet
+		return targets, sum, nil, nil // nothing done yet
 	}
 	if err != nil {
-		return nil, sum, err
+		return nil, sum, nil, err
 	}
 	defer f.Close()
 	done := map[string]bool{}
@@ -346,22 +413,23 @@ func skipDone(file string, targets []conformance.Target) ([]conformance.Target, 
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
 		var r conformance.Report
-		if json.Unmarshal(sc.Bytes(), &r) != nil || r.Target == "" || r.Verdict == "" || done[targetKey(r.Target, r.Label)] {
+		if json.Unmarshal(sc.Bytes(), &r) != nil || r.Target == "" || r.Verdict == "" || done[targetKey(r.Target, r.Label, r.Registry)] {
 			continue // a line cut by an interrupted run, or a repeat
 		}
-		done[targetKey(r.Target, r.Label)] = true
+		done[targetKey(r.Target, r.Label, r.Registry)] = true
 		sum.Add(r)
+		reps = append(reps, r)
 	}
 	if err := sc.Err(); err != nil {
-		return nil, sum, err
+		return nil, sum, nil, err
 	}
 	left := targets[:0]
 	for _, t := range targets {
-		if !done[targetKey(t.Target, t.Label)] {
+		if !done[targetKey(t.Target, t.Label, t.Registry)] {
 			left = append(left, t)
 		}
 	}
-	return left, sum, nil
+	return left, sum, reps, nil
 }
 
 // isTerminal reports whether w is a terminal.
@@ -374,22 +442,27 @@ func isTerminal(w io.Writer) bool {
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
-func fleet(ctx context.Context, targets []conformance.Target, previous conformance.Summary, opts conformance.Options,
-	fo conformance.FleetOptions, asJSON, quiet bool, stdout, stderr io.Writer) int {
+func fleet(ctx context.Context, targets []conformance.Target, resumed conformance.Summary, opts conformance.Options,
+	fo conformance.FleetOptions, asJSON, quiet bool, previous, reports []conformance.Report, comparing bool, stdout, stderr io.Writer) int {
 	start := time.Now()
 	total := len(targets)
-	if previous.Total > 0 && !quiet {
-		fmt.Fprintf(stderr, "%d targets already reported, %d to go\n", previous.Total, total)
+	if resumed.Total > 0 && !quiet {
+		fmt.Fprintf(stderr, "%d targets already reported, %d to go\n", resumed.Total, total)
 	}
 	tty := isTerminal(stderr)
 	step := max(1, total/20)
 	done := 0
 	out := bufio.NewWriter(stdout)
 	enc := json.NewEncoder(out)
-	all := previous // this run and what -resume counted
+	all := resumed // this run and what -resume counted
+	// reports are kept for -compare only: those -resume read, then this
+	// run's.
 	fo.Report = func(r conformance.Report) {
 		done++
 		all.Add(r)
+		if comparing {
+			reports = append(reports, r)
+		}
 		if asJSON {
 			enc.Encode(r)
 		} else {
@@ -406,6 +479,9 @@ func fleet(ctx context.Context, targets []conformance.Target, previous conforman
 				// The second check on a line of its own, as Checkup
 				// reports every check.
 				fmt.Fprintf(out, "%-14s %-22s %s\n", conformance.NameHeaderCheck, st, target)
+			}
+			for _, h := range r.Hints { // notes, not verdicts
+				fmt.Fprintf(out, "%-14s %-22s %s\n", "hint", h.Kind, target)
 			}
 		}
 		out.Flush() // a line per target as it finishes: the run can be read, cut, resumed
@@ -433,6 +509,23 @@ func fleet(ctx context.Context, targets []conformance.Target, previous conforman
 	} else {
 		fmt.Fprintln(stdout)
 		writeTable(stdout, all)
+	}
+	if comparing {
+		// The run's reports are on standard output; with -json, the
+		// changes go to standard error as a table (compare two files for
+		// them in JSON).
+		c := conformance.Compare(previous, reports)
+		w := stdout
+		if asJSON {
+			w = stderr
+		} else {
+			fmt.Fprintln(stdout)
+		}
+		writeChanges(w, c)
+		if c.Worse() {
+			return exitWorse
+		}
+		return exitVerified
 	}
 	switch {
 	case all.ByVerdict[conformance.ObservedRisk] > 0:

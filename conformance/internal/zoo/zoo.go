@@ -571,3 +571,7 @@ func (c Case) Check(rep conformance.Report) error {
 	}
 	return nil
 }
+
+// StdioServer is a stdio server (a shell script) that answers tools/call
+// with call, its id set to the request's.
+func StdioServer(call string) []string { return stdioServer(call) }

@@ -1,0 +1,70 @@
+package conformance
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Over the recorded answers of real npm servers to a made-up name
+// (testdata/notfound), a VERIFIED answer carries tool_not_named exactly
+// when its message and data do not name the tool asked: puppeteer's
+// "Could not find Chrome" does, the SDKs' "Tool X not found" does not.
+func TestToolNotNamedHintOnRealAnswers(t *testing.T) {
+	f, err := os.Open(filepath.Join("..", "testdata", "notfound", "corpus.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var verified, hinted int
+	var puppeteer bool
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		var e struct {
+			Package, Kind, Tool, Answer string
+		}
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			t.Fatal(err)
+		}
+		if e.Kind != "unknown" {
+			continue
+		}
+		var msg struct {
+			ID int64 `json:"id"`
+		}
+		json.Unmarshal([]byte(e.Answer), &msg)
+		o := classifyMessage([]byte(e.Answer), msg.ID)
+		h, ok := toolNotNamedHint(o, e.Tool)
+		if o.verdict != Verified {
+			if ok {
+				t.Errorf("%s: a hint on a %s answer", e.Package, o.verdict)
+			}
+			continue
+		}
+		verified++
+		named := strings.Contains(strings.ToLower(o.message+string(o.rawData)), strings.ToLower(e.Tool))
+		if ok == named {
+			t.Errorf("%s %s: hint %v, but the message %q names the tool: %v", e.Package, e.Tool, ok, o.message, named)
+		}
+		if ok {
+			hinted++
+			if h.Kind != HintToolNotNamed || !strings.Contains(h.Text, e.Tool) {
+				t.Errorf("%s: hint %+v", e.Package, h)
+			}
+		}
+		if e.Package == "@modelcontextprotocol/server-puppeteer" {
+			puppeteer = true
+			if !ok || !strings.Contains(h.Text, "error -32603") || !strings.Contains(h.Text, "Could not find Chrome") {
+				t.Errorf("puppeteer: hint %v %+v", ok, h)
+			}
+		}
+	}
+	if !puppeteer || verified == 0 {
+		t.Fatalf("corpus: puppeteer %v, %d VERIFIED answers", puppeteer, verified)
+	}
+	t.Logf("%d VERIFIED answers of the corpus, %d with tool_not_named", verified, hinted)
+}
