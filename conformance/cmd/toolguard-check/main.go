@@ -9,33 +9,15 @@
 //	toolguard-check [flags] -fleet FILE     (FILE "-" reads standard input)
 //	toolguard-check [flags] -compare PREVIOUS.jsonl CURRENT.jsonl
 //
-// A fleet file holds one target per line: a URL, "stdio:" and a command
-// line, or a JSON object giving a target headers of its own:
+// A fleet file holds one target a line (a URL, "stdio:" and a command line,
+// or a JSON object with headers of its own), or MCP Registry documents
+// (server.json, /v0.1/servers pages; -env gives their inputs). -compare
+// prints what changed since an earlier run, exit 3 if anything got worse.
 //
-//	{"target": "https://a.example/mcp", "header": {"Authorization": "Bearer ..."}}
-//
-// Blank lines and lines starting with # are skipped. Fleet mode prints each
-// report as its target finishes (a line of text, or with -json a JSON
-// line), then the summary table: on standard output, or with -json on
-// standard error. -resume FILE skips the targets already reported in FILE,
-// the JSON lines of an earlier run, and counts them in the summary.
-//
-// FILE may hold MCP Registry documents instead (server.json, /v0.1/servers
-// pages; -env gives their inputs). -compare prints what changed since an
-// earlier run, exit 3 if anything got worse. See docs/CHECKER.md.
-//
-// Each report gives two checks, each on its own: error_taxonomy (the
-// verdict; an OBSERVED_RISK is confirmed with a second made-up name, or
-// is UNVERIFIED inconsistent) and, for 2026-07-28 servers, mcp_name_header
-// (strict, lenient, undetermined, or not_applicable).
-//
-// Exit status: 0 VERIFIED, 1 OBSERVED_RISK, 2 UNVERIFIED, 64 usage error,
-// from error_taxonomy alone. A usage error prints the one line that is
-// wrong and "run with -h for help"; -h prints the usage, -version the
-// version from the build info.
-// A stdio command that does not start is UNVERIFIED unreachable, as in
-// fleet mode. In fleet mode: 1 if any target is OBSERVED_RISK, else 2 if
-// any is UNVERIFIED, else 0.
+// Exit status: 0 VERIFIED, 1 OBSERVED_RISK, 2 UNVERIFIED, 64 usage error;
+// in fleet mode 1 if any target is OBSERVED_RISK, else 2 if any is
+// UNVERIFIED, else 0. -h prints the usage, -version the version.
+// docs/CHECKER.md has the checks, the fleet format and the reports.
 package main
 
 import (
