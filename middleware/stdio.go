@@ -75,22 +75,17 @@ type Stdio struct {
 	rejections atomic.Int64
 	tracked    atomic.Int64 // len(calls)+len(lists), read without the lock
 
-	mu    sync.Mutex
-	calls map[string]stdioCall // id key → a tools/call awaiting its answer
-	lists map[string]stdioList // id key → a tools/list awaiting its answer
+	mu      sync.Mutex
+	waiting map[string]stdioRequest // id key → a request awaiting its answer
 }
 
-// stdioCall is a tools/call the guard saw go to the server.
-type stdioCall struct {
-	id   []byte // as sent
-	name string
-	key  string // the caller: "" in the 2025 era, the _meta after
-}
-
-// stdioList is a tools/list the guard saw go to the server.
-type stdioList struct {
-	id     []byte
-	key    string
+// stdioRequest is a tools/call or a tools/list the guard saw go to the
+// server.
+type stdioRequest struct {
+	id     []byte // as sent
+	key    string // the caller: "" in the 2025 era, the _meta after
+	list   bool   // a tools/list, asked with cursor; else a tools/call of name
+	name   string
 	cursor string
 }
 
@@ -126,7 +121,7 @@ func NewStdio(in io.Reader, out io.Writer, opts StdioOptions) (*Stdio, error) {
 	if err != nil {
 		return nil, errors.New("toolguard: StdioOptions" + err.Error()[len("toolguard: Options"):])
 	}
-	s := &Stdio{opts: opts, guard: g, calls: map[string]stdioCall{}, lists: map[string]stdioList{}}
+	s := &Stdio{opts: opts, guard: g, waiting: map[string]stdioRequest{}}
 	s.rd = stdioReader{s: s, in: in}
 	s.wr = stdioWriter{s: s, out: out}
 	return s, nil
@@ -233,7 +228,7 @@ func (s *Stdio) clientLine(line []byte) {
 	id := bytes.Clone(m.id.raw(line))
 	switch {
 	case strEquals(line, m.method, "tools/call") && m.paramsObject && m.name.kind == kString:
-		s.record(id, stdioCall{id: id, name: string(decoded(nil, line, m.name)), key: stdioKey(line, m)}, nil)
+		s.record(stdioRequest{id: id, key: stdioKey(line, m), name: string(decoded(nil, line, m.name))})
 	case strEquals(line, m.method, "tools/list"):
 		var req struct {
 			Params struct {
@@ -243,8 +238,7 @@ func (s *Stdio) clientLine(line []byte) {
 		if json.Unmarshal(line, &req) != nil {
 			return
 		}
-		l := stdioList{id: id, key: stdioKey(line, m), cursor: req.Params.Cursor}
-		s.record(id, stdioCall{}, &l)
+		s.record(stdioRequest{id: id, key: stdioKey(line, m), list: true, cursor: req.Params.Cursor})
 	}
 }
 
@@ -262,54 +256,40 @@ func stdioKey(line []byte, m message) string {
 	return string(callerMeta(m.meta.raw(line)))
 }
 
-// record remembers a request until its answer (a call, or a list when l
-// is set), forgetting another when too many wait.
-func (s *Stdio) record(id []byte, c stdioCall, l *stdioList) {
-	key := idKey(id)
+// record remembers a request until its answer, forgetting another when
+// too many wait. A new request with an id in use replaces the old one.
+func (s *Stdio) record(req stdioRequest) {
+	key := idKey(req.id)
 	if key == "" {
 		return
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	// A new request with an id in use replaces the old one, of either kind.
-	delete(s.calls, key)
-	delete(s.lists, key)
-	if len(s.calls)+len(s.lists) >= maxTracked {
-		forgetOne(s.calls)
-		forgetOne(s.lists)
+	delete(s.waiting, key)
+	if len(s.waiting) >= maxTracked {
+		for k := range s.waiting {
+			delete(s.waiting, k) // any one
+			break
+		}
 	}
-	if l != nil {
-		s.lists[key] = *l
-	} else {
-		s.calls[key] = c
-	}
-	s.tracked.Store(int64(len(s.calls) + len(s.lists)))
-}
-
-// forgetOne deletes one entry of m, any.
-func forgetOne[V any](m map[string]V) {
-	for k := range m {
-		delete(m, k)
-		return
-	}
+	s.waiting[key] = req
+	s.tracked.Store(int64(len(s.waiting)))
 }
 
 // answered returns and forgets the request a server answer with this id
 // answers, if the guard tracks it.
-func (s *Stdio) answered(id []byte) (c stdioCall, l stdioList, isCall, isList bool) {
+func (s *Stdio) answered(id []byte) (req stdioRequest, ok bool) {
 	key := idKey(id)
 	if key == "" {
-		return
+		return req, false
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if c, isCall = s.calls[key]; isCall {
-		delete(s.calls, key)
-	} else if l, isList = s.lists[key]; isList {
-		delete(s.lists, key)
+	if req, ok = s.waiting[key]; ok {
+		delete(s.waiting, key)
+		s.tracked.Store(int64(len(s.waiting)))
 	}
-	s.tracked.Store(int64(len(s.calls) + len(s.lists)))
-	return
+	return req, ok
 }
 
 // idKey is the key of a JSON-RPC id: "s" and the decoded string, or "i" and
@@ -472,14 +452,14 @@ func (s *Stdio) serverLine(line []byte) []byte {
 	if id == nil {
 		return nil
 	}
-	c, l, isCall, isList := s.answered(id)
+	c, ok := s.answered(id)
 	switch {
-	case isList:
-		if p, err := decodeListReply(line, false, l.id); err == nil {
-			s.guard.seen.page(l.key, "", l.cursor, p)
-		}
+	case !ok:
 		return nil
-	case !isCall:
+	case c.list:
+		if p, err := decodeListReply(line, false, c.id); err == nil {
+			s.guard.seen.page(c.key, "", c.cursor, p)
+		}
 		return nil
 	}
 	seen := s.guard.seen.get(c.key)
