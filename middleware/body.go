@@ -7,77 +7,40 @@ import (
 	"sync"
 )
 
-// Buffers are reused across requests, in two pools so that a small body
-// neither takes nor keeps a large buffer: one of buffers up to smallPooled
-// bytes, one of buffers up to maxPooled (a body of the default limit, with
-// room for the allocator's rounding). Larger ones are left to the garbage
-// collector. A pooled buffer stays in memory until one or two collections
-// after its last use: after a burst of N concurrent bodies of 4 MiB, up to
-// N×4 MiB for that long.
-const (
-	smallPooled = 64 << 10
-	maxPooled   = DefaultMaxBodyBytes + 64<<10
-)
+// Buffers of up to maxPooled bytes are reused across requests; a larger one
+// (a body over 64 KiB) is left to the garbage collector, so that a small
+// body never takes or keeps a large buffer.
+const maxPooled = 64 << 10
 
 type buffer struct{ b []byte }
 
-var (
-	smallBuffers = sync.Pool{New: func() any { return &buffer{b: make([]byte, 0, 2048)} }}
-	largeBuffers sync.Pool
-)
+var buffers = sync.Pool{New: func() any { return &buffer{b: make([]byte, 0, 2048)} }}
 
-// getBuffer returns a buffer for a body of about hint bytes (0: unknown).
-func getBuffer(hint int64) *buffer {
-	if hint > smallPooled {
-		if b, ok := largeBuffers.Get().(*buffer); ok {
-			return b
-		}
-		return &buffer{}
-	}
-	return smallBuffers.Get().(*buffer)
-}
+func getBuffer() *buffer { return buffers.Get().(*buffer) }
 
 func putBuffer(b *buffer) {
-	switch c := cap(b.b); {
-	case c <= smallPooled:
+	if cap(b.b) <= maxPooled {
 		b.b = b.b[:0]
-		smallBuffers.Put(b)
-	case c <= maxPooled:
-		b.b = b.b[:0]
-		largeBuffers.Put(b)
+		buffers.Put(b)
 	}
 }
 
-// readBody reads at most limit+1 bytes of body into a pooled buffer.
-// eof reports that the whole body was read; err is a read error other than
-// io.EOF, to be handed on to the next handler.
+// readBody reads at most limit+1 bytes of body (of about hint bytes; 0:
+// unknown) into a pooled buffer. eof reports that the whole body was read;
+// err is a read error other than io.EOF, to be handed on to the next
+// handler.
 func readBody(body io.Reader, limit, hint int64) (buf *buffer, eof bool, err error) {
-	buf = getBuffer(hint)
+	buf = getBuffer()
 	b := buf.b[:0]
 	if hint > 0 && hint <= limit {
 		b = slices.Grow(b, int(hint)+1) // +1: room to see EOF without growing
 	}
-	for {
+	for int64(len(b)) <= limit {
 		if len(b) == cap(b) {
-			if int64(len(b)) > limit {
-				break
-			}
-			if cap(b) <= smallPooled && 2*cap(b) > smallPooled {
-				// A body of unknown length outgrows the small buffers: on
-				// in a large one, if the pool has one.
-				if large, ok := largeBuffers.Get().(*buffer); ok {
-					large.b = append(large.b[:0], b...)
-					buf.b = b
-					putBuffer(buf)
-					buf, b = large, large.b
-				}
-			}
-			if len(b) == cap(b) {
-				b = slices.Grow(b, int(min(int64(cap(b)), limit+1-int64(len(b)))))
-			}
+			b = slices.Grow(b, int(min(int64(max(cap(b), 512)), limit+1-int64(len(b)))))
 		}
 		room := b[len(b):cap(b)]
-		if over := int64(len(b)+len(room)) - (limit + 1); over > 0 {
+		if over := int64(cap(b)) - (limit + 1); over > 0 {
 			room = room[:int64(len(room))-over]
 		}
 		n, rerr := body.Read(room)
@@ -88,9 +51,6 @@ func readBody(body io.Reader, limit, hint int64) (buf *buffer, eof bool, err err
 		}
 		if rerr != nil {
 			err = rerr
-			break
-		}
-		if int64(len(b)) > limit {
 			break
 		}
 	}

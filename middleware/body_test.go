@@ -176,16 +176,16 @@ func readAll(r io.ReadCloser) ([]byte, error) { return io.ReadAll(r) }
 // change.
 func TestBodyBufferReleasedEarly(t *testing.T) {
 	body := []byte(knownCall)
-	large := append([]byte(knownCall), bytes.Repeat([]byte(" "), smallPooled+10)...)
-	huge := append([]byte(knownCall), bytes.Repeat([]byte(" "), maxPooled+10)...)
+	large := append([]byte(knownCall), bytes.Repeat([]byte(" "), maxPooled+10)...)
+	huge := append([]byte(knownCall), bytes.Repeat([]byte(" "), 4*maxPooled+10)...)
 	tests := []struct {
 		name string
 		body []byte
 		use  func(r io.ReadCloser) ([]byte, error)
 	}{
 		{"read all", body, readAll},
-		{"read all, larger than the small pool keeps", large, readAll},
-		{"read all, larger than any pool keeps", huge, readAll},
+		{"read all, larger than the pool keeps", large, readAll},
+		{"read all, far larger", huge, readAll},
 		{"one byte at a time", body, func(r io.ReadCloser) ([]byte, error) { return io.ReadAll(iotest.OneByteReader(r)) }},
 		{"exact length then stop", body, func(r io.ReadCloser) ([]byte, error) {
 			p := make([]byte, len(body))
@@ -204,7 +204,7 @@ func TestBodyBufferReleasedEarly(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			g := mustGuard(t, Options{MaxBodyBytes: 2 * maxPooled})
+			g := mustGuard(t, Options{MaxBodyBytes: 8 * maxPooled})
 			r := httptest.NewRequest("POST", "/mcp", bytes.NewReader(tt.body))
 			r.Header.Set("Content-Type", "application/json")
 			called := false
@@ -256,16 +256,13 @@ func TestBodyReadAfterCloseLikeOriginal(t *testing.T) {
 	resp.Body.Close()
 }
 
-// A buffer grown for a large body goes back to the pool of large buffers:
-// a small body never takes it.
-func TestSmallBodyNeverTakesALargeBuffer(t *testing.T) {
+// A buffer grown for a large body is never pooled: a small body never
+// takes it, and the pool never keeps it.
+func TestALargeBufferIsNeverPooled(t *testing.T) {
 	for range 100 {
-		putBuffer(&buffer{b: make([]byte, 0, 2*smallPooled)})
-		if b := getBuffer(300); cap(b.b) > smallPooled {
-			t.Fatalf("a 300-byte body got a buffer of %d bytes", cap(b.b))
-		}
-		if b := getBuffer(0); cap(b.b) > smallPooled {
-			t.Fatalf("a body of unknown length got a buffer of %d bytes", cap(b.b))
+		putBuffer(&buffer{b: make([]byte, 0, 2*maxPooled)})
+		if b := getBuffer(); cap(b.b) > maxPooled {
+			t.Fatalf("a body got a pooled buffer of %d bytes", cap(b.b))
 		}
 	}
 }
@@ -300,7 +297,7 @@ func TestBodyReadByAProxyAfterTheHandlerReturned(t *testing.T) {
 	}
 
 	// A read after end: the unread bytes of the buffer are gone.
-	buf := getBuffer(0)
+	buf := getBuffer()
 	buf.b = append(buf.b, "abcdef"...)
 	rb := &replayBody{buf: buf, data: buf.b, eof: true, rest: http.NoBody}
 	p := make([]byte, 2)
