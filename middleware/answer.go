@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/toolguard/toolguard/internal/mcpwire"
 )
 
 // JSON-RPC error codes the middleware writes.
@@ -82,11 +84,11 @@ func (j *Rejection) event(ev []byte) []byte {
 	msg := j.message()
 	b := make([]byte, 0, len(ev)+len(msg)+64)
 	wroteData := false
-	eventLines(ev, func(line []byte) {
+	mcpwire.EventLines(ev, func(line []byte) {
 		if len(line) == 0 {
 			return
 		}
-		if _, ok := dataField(line); ok {
+		if _, ok := mcpwire.DataField(line); ok {
 			if !wroteData {
 				b = append(b, "data: "...)
 				b = append(b, msg...)

@@ -249,7 +249,7 @@ func (cw *changeWriter) read(p []byte) {
 		if blank := bytes.TrimRight(line, "\r\n"); len(blank) == 0 {
 			// An event ends (a blank line).
 			if !cw.skip {
-				if data, ok := eventData(cw.event); ok && isListChanged(data) {
+				if data, ok := mcpwire.EventData(cw.event); ok && isListChanged(data) {
 					cw.s.g.seen.dropSession(cw.s.session)
 				}
 			}

@@ -2,7 +2,6 @@ package toolguard
 
 import (
 	"bufio"
-	"bytes"
 	"errors"
 	"maps"
 	"net"
@@ -208,13 +207,13 @@ func (ww *watchWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 // answer replaced; at the end (final) the rest goes out as it is.
 func (ww *watchWriter) events(final bool) error {
 	for !ww.done {
-		n := eventEnd(ww.buf, final)
+		n := mcpwire.EventEnd(ww.buf, final)
 		if n < 0 {
 			break
 		}
 		ev := ww.buf[:n]
 		out := ev
-		if data, ok := eventData(ev); ok && len(data) <= ww.limit {
+		if data, ok := mcpwire.EventData(ev); ok && len(data) <= ww.limit {
 			if ww.c.notFound(data) {
 				ww.done = true
 				out = ww.c.g.translate(ww.c, ww.status, true).event(ev)
@@ -313,12 +312,12 @@ func (ww *watchWriter) finish() {
 // replaced, with the new length; or as the server wrote it.
 func (ww *watchWriter) finishEvents() {
 	for i := 0; i < len(ww.buf); {
-		n := eventEnd(ww.buf[i:], true)
+		n := mcpwire.EventEnd(ww.buf[i:], true)
 		if n < 0 {
 			break
 		}
 		ev := ww.buf[i : i+n]
-		if data, ok := eventData(ev); ok && ww.c.notFound(data) {
+		if data, ok := mcpwire.EventData(ev); ok && ww.c.notFound(data) {
 			out := append(append(append([]byte(nil), ww.buf[:i]...),
 				ww.c.g.translate(ww.c, ww.status, true).event(ev)...), ww.buf[i+n:]...)
 			ww.asSent()
@@ -376,83 +375,4 @@ func (c *watched) list() *seenList {
 		c.seen, c.looked = c.g.seen.get(callerKey(c.r, c.meta)), true
 	}
 	return c.seen
-}
-
-// eventEnd returns the length of the first complete event in b (up to and
-// including the blank line that ends it), or -1. A CR at the very end may
-// be the start of a CRLF, so it ends a line only when final.
-func eventEnd(b []byte, final bool) int {
-	i := 0
-	lineStart := true
-	for i < len(b) {
-		c := b[i]
-		if c != '\r' && c != '\n' {
-			lineStart = false
-			j := bytes.IndexAny(b[i:], "\r\n")
-			if j < 0 {
-				return -1
-			}
-			i += j
-			continue
-		}
-		// a line ends at i
-		n := 1
-		if c == '\r' {
-			if i+1 == len(b) && !final {
-				return -1
-			}
-			if i+1 < len(b) && b[i+1] == '\n' {
-				n = 2
-			}
-		}
-		i += n
-		if lineStart {
-			return i // an empty line ends the event
-		}
-		lineStart = true
-	}
-	return -1
-}
-
-// eventData returns the data of an event: its data lines joined by LF.
-func eventData(ev []byte) ([]byte, bool) {
-	var data []byte
-	found := false
-	eventLines(ev, func(line []byte) {
-		if v, ok := dataField(line); ok {
-			if found {
-				data = append(data, '\n')
-			}
-			data = append(data, v...)
-			found = true
-		}
-	})
-	return data, found
-}
-
-// eventLines calls f with each line of ev, without its end (LF, CR or
-// CRLF).
-func eventLines(ev []byte, f func(line []byte)) {
-	for len(ev) > 0 {
-		j := bytes.IndexAny(ev, "\r\n")
-		if j < 0 {
-			f(ev)
-			return
-		}
-		f(ev[:j])
-		if ev[j] == '\r' && j+1 < len(ev) && ev[j+1] == '\n' {
-			j++
-		}
-		ev = ev[j+1:]
-	}
-}
-
-// dataField returns the value of a data line ("data" or "data:" and an
-// optional space), and whether line is one.
-func dataField(line []byte) ([]byte, bool) {
-	v, ok := bytes.CutPrefix(line, []byte("data"))
-	if !ok || len(v) > 0 && v[0] != ':' {
-		return nil, false
-	}
-	return bytes.TrimPrefix(bytes.TrimPrefix(v, []byte(":")), []byte(" ")), true
 }

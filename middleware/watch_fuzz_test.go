@@ -6,6 +6,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/toolguard/toolguard/internal/mcpwire"
 )
 
 // FuzzWatchedStream writes an event stream, cut into three writes, as the
@@ -40,12 +42,12 @@ func FuzzWatchedStream(f *testing.F) {
 		}
 		// Otherwise one not-found event of the stream was replaced.
 		for i := 0; i < len(stream); {
-			n := eventEnd(stream[i:], true)
+			n := mcpwire.EventEnd(stream[i:], true)
 			if n < 0 {
 				break
 			}
 			ev := stream[i : i+n]
-			if data, ok := eventData(ev); ok && isNotFound(data, []byte("5"), "nope") {
+			if data, ok := mcpwire.EventData(ev); ok && isNotFound(data, []byte("5"), "nope") {
 				head, tail := stream[:i], stream[i+n:]
 				if bytes.HasPrefix(got, head) && bytes.HasSuffix(got, tail) && len(got) >= len(head)+len(tail) &&
 					bytes.Contains(got[len(head):len(got)-len(tail)], []byte(`"message":"Unknown tool: nope"`)) {
