@@ -498,3 +498,17 @@ func TestReasonWatchedMeansTranslatable(t *testing.T) {
 		t.Error("a reason out of the list is watched")
 	}
 }
+
+// A hook may change the answer's Code and Status before it is written,
+// and Write honours both: the bytes carry the new code, and nothing else
+// of the answer changes.
+func TestRejectionWriteHonoursCodeAndStatus(t *testing.T) {
+	g := mustGuard(t, Options{Tools: StaticTools("echo"), OnReject: func(_ *http.Request, rej *Rejection) {
+		rej.Code, rej.Status = -32601, http.StatusTeapot
+	}})
+	w, _ := rejection(t, g, call("1", `"ecoh"`), nil)
+	want := `{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"Unknown tool: ecoh","data":{"availableTools":["echo"],"suggestions":["echo"]}}}`
+	if w.Code != http.StatusTeapot || w.Body.String() != want {
+		t.Errorf("status %d, body %s\nwant %s", w.Code, w.Body, want)
+	}
+}
