@@ -32,7 +32,7 @@ type reporter struct {
 	upstream        string
 	logger          *cmdlog.Logger
 	logPass         bool
-	metrics         *metrics // nil without -metrics-listen
+	metrics         *metrics      // nil without -metrics-listen
 	upstreamTimeout time.Duration // the transport's ResponseHeaderTimeout
 }
 
