@@ -250,7 +250,7 @@ func handler(c *config, logger *cmdlog.Logger) (http.Handler, error) {
 			pr.SetXForwarded()
 		},
 		FlushInterval: -1, // event streams as they come
-		ErrorLog:      logger.Log(),
+		ErrorLog:      logger.Log(slog.LevelError),
 		ErrorHandler:  rp.proxyError,
 		Transport:     transport,
 	}
@@ -313,7 +313,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	}
 	streams, endStreams := context.WithCancel(context.Background())
 	defer endStreams()
-	srv := &http.Server{Handler: endsOnShutdown(streams, h), ErrorLog: logger.Log(), ReadHeaderTimeout: 30 * time.Second}
+	srv := &http.Server{Handler: endsOnShutdown(streams, h), ErrorLog: logger.Log(slog.LevelError), ReadHeaderTimeout: 30 * time.Second}
 	srv.RegisterOnShutdown(endStreams)
 	stopMetrics, err := serveMetrics(c, logger)
 	if err != nil {

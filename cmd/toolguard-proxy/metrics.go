@@ -233,7 +233,7 @@ func serveMetrics(c *config, logger *cmdlog.Logger) (stop func(), err error) {
 	if err != nil {
 		return nil, fmt.Errorf("-metrics-listen: %w", err)
 	}
-	srv := &http.Server{Handler: c.metrics.handler(), ErrorLog: logger.Log(), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: c.metrics.handler(), ErrorLog: logger.Log(slog.LevelError), ReadHeaderTimeout: 10 * time.Second}
 	logger.Event(slog.LevelInfo, "metrics", fmt.Sprintf("metrics on http://%s/metrics, health on http://%s/health", ln.Addr(), ln.Addr()), slog.String("addr", ln.Addr().String()))
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {

@@ -56,11 +56,11 @@ func (l *Logger) Printf(format string, a ...any) {
 	l.Event(slog.LevelInfo, "", fmt.Sprintf(format, a...))
 }
 
-// Log returns a *log.Logger whose lines are this logger's (at level
-// Warn in JSON), for http.Server.ErrorLog and the like.
-func (l *Logger) Log() *log.Logger {
+// Log returns a *log.Logger whose lines are this logger's (at level in
+// JSON), for http.Server.ErrorLog and code that takes a *log.Logger.
+func (l *Logger) Log(level slog.Level) *log.Logger {
 	if l.text != nil {
 		return l.text
 	}
-	return slog.NewLogLogger(l.json.Handler(), slog.LevelWarn)
+	return slog.NewLogLogger(l.json.Handler(), level)
 }

@@ -17,7 +17,7 @@ func TestTextIsTheSentence(t *testing.T) {
 		t.Fatal(err)
 	}
 	l.Event(slog.LevelWarn, "translated", `translated "x"`, slog.String("tool", "x"))
-	l.Log().Print("from net/http")
+	l.Log(slog.LevelWarn).Print("from net/http")
 	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
 	if len(lines) != 2 || !strings.HasPrefix(lines[0], "toolguard-x: ") || !strings.HasSuffix(lines[0], ` translated "x"`) || strings.Contains(lines[0], "tool=") ||
 		!strings.HasSuffix(lines[1], " from net/http") {
@@ -35,7 +35,7 @@ func TestJSONIsOneObjectALine(t *testing.T) {
 	}
 	l.Event(slog.LevelInfo, "translated", "translated \"x\"\nwith a newline", slog.String("tool", "x\ny"), slog.Int("status", 200))
 	l.Printf("listening on %s", "here")
-	l.Log().Print("from net/http")
+	l.Log(slog.LevelWarn).Print("from net/http")
 	sc := bufio.NewScanner(strings.NewReader(b.String()))
 	var got []map[string]any
 	for sc.Scan() {
