@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	runtimemetrics "runtime/metrics"
 	"sync/atomic"
 	"time"
 
@@ -173,6 +174,29 @@ func (m *metrics) write(w *stats.Writer) {
 	m.latency.Write(w, "toolguard_upstream_response_seconds", "How long the upstream took to begin its answer (its status line; an event stream begins at once).")
 	w.Head("toolguard_upstream_last_answer_timestamp_seconds", "gauge", "When the upstream last answered (Unix time); 0 before its first answer.")
 	w.Float("toolguard_upstream_last_answer_timestamp_seconds", float64(m.lastAnswer.Load())/1e9)
+	writeRuntime(w)
+}
+
+// runtimeSamples are the Go runtime's figures /metrics shows, named as
+// the Prometheus Go client names them.
+var runtimeSamples = []struct{ name, key, typ, help string }{
+	{"go_goroutines", "/sched/goroutines:goroutines", "gauge", "Goroutines that currently exist."},
+	{"go_gc_heap_live_bytes", "/gc/heap/live:bytes", "gauge", "Heap memory occupied by live objects, as of the last garbage collection."},
+	{"go_memory_classes_total_bytes", "/memory/classes/total:bytes", "gauge", "All memory mapped by the Go runtime."},
+}
+
+func writeRuntime(w *stats.Writer) {
+	s := make([]runtimemetrics.Sample, len(runtimeSamples))
+	for i, r := range runtimeSamples {
+		s[i].Name = r.key
+	}
+	runtimemetrics.Read(s)
+	for i, r := range runtimeSamples {
+		if s[i].Value.Kind() == runtimemetrics.KindUint64 {
+			w.Head(r.name, r.typ, r.help)
+			w.Uint(r.name, s[i].Value.Uint64())
+		}
+	}
 }
 
 // health is what /health answers.

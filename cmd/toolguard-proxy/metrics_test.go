@@ -3,9 +3,12 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"io"
+	"log"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -239,4 +242,84 @@ func TestJSONLogLinesHaveTheirFields(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestDistinctUnknownNamesKeepSeriesAndHeapBounded: 5,000 calls of
+// distinct unknown names, 1 KiB each, through the proxy: the series
+// count grows by the ranking's 20 names and no more, and the live heap
+// after them is what it was before, within 1 MiB (the names alone would
+// be 5 MiB). interop's TestProxyMetricsStayBoundedUnderDistinctUnknownNames
+// calls 100,000 through the command.
+func TestDistinctUnknownNamesKeepSeriesAndHeapBounded(t *testing.T) {
+	const calls = 5_000
+	// Every call is one the upstream does not have: the TypeScript SDK
+	// v1's answer.
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var m struct {
+			Params struct {
+				Name string `json:"name"`
+			} `json:"params"`
+		}
+		json.NewDecoder(r.Body).Decode(&m)
+		text, _ := json.Marshal("MCP error -32602: Tool " + m.Params.Name + " not found")
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":`+string(text)+`}],"isError":true}}`)
+	}))
+	defer up.Close()
+	c, err := parse([]string{"-upstream", up.URL + "/mcp", "-metrics-listen", "127.0.0.1:0", "-quiet"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := handler(c, cmdlog.Text(log.New(io.Discard, "", 0)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	msrv := httptest.NewServer(c.metrics.handler())
+	defer msrv.Close()
+	padding := strings.Repeat("x", 1000)
+	call := func(name string) {
+		body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + name + `"}}`
+		req := httptest.NewRequest("POST", "/mcp", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		if !strings.Contains(w.Body.String(), `"code":-32602`) {
+			t.Fatalf("%d %s", w.Code, w.Body)
+		}
+	}
+	call("warm_up")
+	before := len(scrape(t, msrv.URL))
+	heapBefore := liveHeap()
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < calls; i += 4 {
+				call(fmt.Sprintf("made_up_%06d_%s", i, padding))
+			}
+		}()
+	}
+	wg.Wait()
+	got := scrape(t, msrv.URL)
+	heapAfter := liveHeap()
+	t.Logf("%d distinct unknown names of %d bytes: %d series before, %d after; live heap %d KiB before, %d KiB after",
+		calls, len(padding)+15, before, len(got), heapBefore>>10, heapAfter>>10)
+	if len(got) != before+19 {
+		t.Errorf("%d series after, %d before: want the ranking's 19 more names and nothing else", len(got), before)
+	}
+	if got["toolguard_unknown_tool_calls_total"] != fmt.Sprint(calls+1) {
+		t.Errorf("total %s", got["toolguard_unknown_tool_calls_total"])
+	}
+	if heapAfter > heapBefore+1<<20 {
+		t.Errorf("live heap grew from %d KiB to %d KiB", heapBefore>>10, heapAfter>>10)
+	}
+}
+
+// liveHeap is the heap in use after a collection.
+func liveHeap() uint64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
 }

@@ -39,7 +39,8 @@ type reporter struct {
 // exchange is what is learnt of one caller's request on its way.
 type exchange struct {
 	mu       sync.Mutex
-	pass     *toolguard.Pass
+	pass     *toolguard.Pass // &passed once the guard passed the request
+	passed   toolguard.Pass
 	answered *toolguard.Rejection // the guard's answer, if it wrote one
 	failed   *failure             // the caller's request did not reach the upstream
 	done     bool                 // the line is written
@@ -91,7 +92,8 @@ func (rp *reporter) onPass(r *http.Request, p toolguard.Pass) {
 	}
 	if x, ok := r.Context().Value(exchangeKey{}).(*exchange); ok {
 		x.mu.Lock()
-		x.pass = &p
+		x.passed = p
+		x.pass = &x.passed // no allocation of its own
 		x.mu.Unlock()
 	}
 }
