@@ -1,12 +1,17 @@
 package interop
 
 import (
+	"bufio"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"os/exec"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/mark3labs/mcp-go/server"
 
@@ -53,5 +58,78 @@ func BenchmarkProxyPaired(b *testing.B) {
 			callGuarded()
 			fixture.Paired(b, "guard/alone", "guard/alone-cpu", callAlone, callGuarded)
 		})
+	}
+}
+
+// BenchmarkProxyCommandMetricsPaired: two toolguard-proxy processes in
+// front of one stateless mcp-go server with 1,000 tools, one with
+// -metrics-listen and one without, paired ten calls by ten (a known
+// call; fixture.PairedMedian): metrics/none is what the counting costs a
+// caller, end to end. cmd/toolguard-proxy's BenchmarkMetricsPaired
+// measures the handler alone, in one process.
+//
+//	go test -run '^$' -bench ProxyCommandMetricsPaired -benchtime 3000x -count 6 .
+func BenchmarkProxyCommandMetricsPaired(b *testing.B) {
+	names := make([]string, 1000)
+	for i := range names {
+		names[i] = fmt.Sprintf("tool_%04d", i)
+	}
+	upstream := httptest.NewServer(server.NewStreamableHTTPServer(newMCPGo(names...), server.WithStateLess(true)))
+	defer upstream.Close()
+	none := startProxyB(b, "-upstream", upstream.URL+"/mcp", "-quiet")
+	counted := startProxyB(b, "-upstream", upstream.URL+"/mcp", "-quiet", "-metrics-listen", "127.0.0.1:0")
+	hdr := http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json, text/event-stream"}, "Mcp-Protocol-Version": {"2025-11-25"}}
+	body := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"tool_0003","arguments":{"text":"hi"}}}`
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2}}
+	defer client.CloseIdleConnections()
+	call := func(url string) func() {
+		return func() {
+			req, _ := http.NewRequest("POST", url, strings.NewReader(body))
+			req.Header = hdr.Clone()
+			resp, err := client.Do(req)
+			if err != nil {
+				b.Fatal(err)
+			}
+			_, err = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if err != nil || resp.StatusCode != http.StatusOK {
+				b.Fatalf("%s: %d %v", url, resp.StatusCode, err)
+			}
+		}
+	}
+	callNone, callCounted := call(none), call(counted)
+	callNone()
+	callCounted()
+	fixture.PairedMedian(b, 10, "metrics/none", callNone, callCounted)
+}
+
+// startProxyB starts toolguard-proxy for a benchmark and returns its URL;
+// it is killed when b ends.
+func startProxyB(b *testing.B, args ...string) string {
+	b.Helper()
+	cmd := exec.Command(command(b, "toolguard-proxy"), append([]string{"-listen", "127.0.0.1:0"}, args...)...)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	ready := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			if m := listening.FindStringSubmatch(sc.Text()); m != nil {
+				ready <- m[1]
+			}
+		}
+	}()
+	select {
+	case url := <-ready:
+		return url
+	case <-time.After(30 * time.Second):
+		b.Fatal("toolguard-proxy did not start")
+		return ""
 	}
 }

@@ -263,21 +263,21 @@ type bodyRead struct {
 func (g *Guard) check(r *http.Request) (bodyRead, *Rejection) {
 	if reason := g.inspectable(r); reason != 0 {
 		if g.reporting() {
-			g.pass(r, reason, "", nil)
+			g.pass(r, reason, "", "", nil)
 		}
 		return bodyRead{obs: g.session(r)}, nil
 	}
 	buf, eof, readErr := readBody(r.Body, g.opts.MaxBodyBytes, r.ContentLength)
 	if !eof || int64(len(buf.b)) > g.opts.MaxBodyBytes {
 		if g.reporting() {
-			g.pass(r, ReasonTooLarge, "", nil)
+			g.pass(r, ReasonTooLarge, "", "", nil)
 		}
 		return bodyRead{buf: buf, eof: eof, err: readErr}, nil
 	}
 	d := g.decide(r, buf.b)
 	if d.rej == nil {
 		if g.reporting() {
-			g.pass(r, d.reason, d.tool, d.err)
+			g.pass(r, d.reason, d.method, d.tool, d.err)
 		}
 		return bodyRead{buf, eof, readErr, d.obs}, nil
 	}
@@ -315,6 +315,7 @@ func (g *Guard) inspectable(r *http.Request) Reason {
 type decision struct {
 	rej    *Rejection
 	reason Reason
+	method string // for Pass.Method: set only when someone listens
 	tool   string
 	err    error
 	obs    observer
@@ -337,7 +338,7 @@ type decision struct {
 func (g *Guard) decide(r *http.Request, body []byte) decision {
 	m := readMessage(body)
 	if reason := notACall(body, m); reason != 0 {
-		return decision{reason: reason, obs: g.observe(r, body, m)}
+		return decision{reason: reason, method: g.method(body, m), obs: g.observe(r, body, m)}
 	}
 	var scratch [128]byte
 	nameBytes := decoded(scratch[:0], body, m.name)

@@ -182,3 +182,25 @@ func TestCallerMetaDropsProgressToken(t *testing.T) {
 		}
 	}
 }
+
+// Pass.Method names the JSON-RPC method of a body the guard read, so that
+// a caller's hook can count tools/list apart from other requests; it is
+// empty where the body was not read as one JSON object.
+func TestPassNamesTheMethod(t *testing.T) {
+	for _, tt := range []struct{ method, body, want string }{
+		{"POST", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, "tools/list"},
+		{"POST", `{"jsonrpc":"2.0","id":1,"method":"tools\/list"}`, "tools/list"},
+		{"POST", `{"jsonrpc":"2.0","method":"notifications/initialized"}`, "notifications/initialized"},
+		{"POST", knownCall, "tools/call"},
+		{"POST", `{"jsonrpc":"2.0","id":1,"method":7}`, ""},
+		{"POST", "[" + call("1", `"nope"`) + "]", ""},
+		{"GET", call("1", `"nope"`), ""},
+	} {
+		var got []Pass
+		g := mustGuard(t, Options{OnPass: func(r *http.Request, p Pass) { got = append(got, p) }})
+		g.Handler(&recorder{}).ServeHTTP(httptest.NewRecorder(), newRequest(tt.method, tt.body, nil))
+		if len(got) != 1 || got[0].Method != tt.want {
+			t.Errorf("%s %s: reported %+v, want method %q", tt.method, tt.body, got, tt.want)
+		}
+	}
+}

@@ -81,6 +81,10 @@ func (r Reason) toolsCall() bool { return r >= ReasonKnown }
 type Pass struct {
 	// Reason is why the request passed (see the Reason constants).
 	Reason Reason
+	// Method is the JSON-RPC method of a body read as one JSON object
+	// with a string method ("tools/call" for the reasons from
+	// ReasonKnown on); empty when the body was not read or has none.
+	Method string
 	// Tool is the tool name the call asked for; empty for reasons given
 	// before the body was read as a tools/call.
 	Tool string
@@ -90,9 +94,12 @@ type Pass struct {
 
 // pass reports a pass-through to Options.OnPass and Options.Logger. It
 // costs nothing when neither is set.
-func (g *Guard) pass(r *http.Request, reason Reason, tool string, err error) {
+func (g *Guard) pass(r *http.Request, reason Reason, method, tool string, err error) {
 	if g.opts.OnPass != nil {
-		g.opts.OnPass(r, Pass{Reason: reason, Tool: tool, Err: err})
+		if reason.toolsCall() {
+			method = "tools/call"
+		}
+		g.opts.OnPass(r, Pass{Reason: reason, Method: method, Tool: tool, Err: err})
 	}
 	if l := g.opts.Logger; l != nil {
 		level := slog.LevelDebug
@@ -112,6 +119,18 @@ func (g *Guard) pass(r *http.Request, reason Reason, tool string, err error) {
 		}
 		l.LogAttrs(ctx, level, "toolguard: passed through", attrs...)
 	}
+}
+
+// method is Pass.Method for a body that is not a tools/call the guard
+// reads: decoded only when OnPass listens ("tools/list" without a copy).
+func (g *Guard) method(body []byte, m message) string {
+	if g.opts.OnPass == nil || !m.strict || m.method.kind != kString {
+		return ""
+	}
+	if strEquals(body, m.method, "tools/list") {
+		return "tools/list"
+	}
+	return string(decoded(nil, body, m.method))
 }
 
 // reporting reports whether anyone listens to pass-throughs.

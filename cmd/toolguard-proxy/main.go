@@ -46,7 +46,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -57,6 +57,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/toolguard/toolguard/internal/cmdlog"
 	toolguard "github.com/toolguard/toolguard/middleware"
 )
 
@@ -78,6 +79,9 @@ type config struct {
 	logPass                      bool
 	upstreamTimeout              time.Duration
 	guard                        toolguard.Options
+	metricsListen, logFormat     string
+	healthWindow                 time.Duration
+	metrics                      *metrics // with -metrics-listen
 }
 
 func parse(args []string, stderr io.Writer) (*config, error) {
@@ -99,6 +103,7 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 	fs.BoolVar(&c.guard.BareMessage, "bare-message", false, "the message is \"Unknown tool: X\" alone, the spec's example (by default it also names the nearest names and says to call tools/list)")
 	fs.BoolVar(&c.guard.AnswerHeaderMismatch, "answer-header-mismatch", false, "answer a 2026-07-28 Mcp-Method/Mcp-Name mismatch with 400 and -32020 instead of passing it on")
 	fs.DurationVar(&c.guard.ListTTL, "list-ttl", toolguard.DefaultListTTL, "how long the upstream's answer to a caller's own tools/list is kept for data.availableTools; 0 keeps none")
+	observeFlags(fs, c)
 	fs.Usage = func() {
 		fmt.Fprint(stderr, "usage: toolguard-proxy -upstream URL [-listen ADDRESS] [flags]\n\n"+
 			"Exit status: 0 after a graceful shutdown (or -h), 1 on a server error, 64 on a usage error.\n\nflags:\n")
@@ -134,6 +139,9 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 		return nil, fmt.Errorf("-upstream %q has a fragment (#), which is never sent", c.upstream)
 	}
 	c.upstreamURL = u
+	if c.metricsListen != "" {
+		c.metrics = newMetrics(time.Now, c.healthWindow)
+	}
 	if err := checkFlags(c); err != nil {
 		return nil, err
 	}
@@ -221,12 +229,16 @@ func servedPath(p string) (string, error) {
 }
 
 // handler returns the guarded reverse proxy.
-func handler(c *config, logger *log.Logger) (http.Handler, error) {
+func handler(c *config, logger *cmdlog.Logger) (http.Handler, error) {
 	u := c.upstreamURL
 	query := newUpstreamQuery(u.RawQuery)
-	rp := &reporter{upstream: logged(u), logger: logger, upstreamTimeout: c.upstreamTimeout}
-	transport := http.DefaultTransport.(*http.Transport).Clone()
-	transport.ResponseHeaderTimeout = c.upstreamTimeout
+	rp := &reporter{upstream: logged(u), logger: logger, logPass: c.logPass, metrics: c.metrics, upstreamTimeout: c.upstreamTimeout}
+	base := http.DefaultTransport.(*http.Transport).Clone()
+	base.ResponseHeaderTimeout = c.upstreamTimeout
+	var transport http.RoundTripper = base
+	if c.metrics != nil {
+		transport = metricsTransport{base, c.metrics}
+	}
 	proxy := &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.SetURL(u)
@@ -238,26 +250,18 @@ func handler(c *config, logger *log.Logger) (http.Handler, error) {
 			pr.SetXForwarded()
 		},
 		FlushInterval: -1, // event streams as they come
-		ErrorLog:      logger,
+		ErrorLog:      logger.Log(slog.LevelError),
 		ErrorHandler:  rp.proxyError,
 		Transport:     transport,
 	}
 	opts := c.guard // no tool set: the upstream decides every call
 	opts.OnReject = func(r *http.Request, rej *toolguard.Rejection) {
-		rp.onReject(r) // a translated answer is not a pass-through
-		if c.quiet {
-			return
-		}
-		switch {
-		case rej.Code == toolguard.CodeHeaderMismatch:
-			logger.Printf("rejected a call of %q from %s (HTTP %d, -32020: its Mcp-Method or Mcp-Name header does not match the body; the upstream was not asked)", rej.Name, r.RemoteAddr, rej.Status)
-		case rej.ListErr != nil:
-			logger.Printf("translated the upstream's not-found answer for tool %q to %s (HTTP %d) without data.availableTools: %v", rej.Name, r.RemoteAddr, rej.Status, listErrText(rej.ListErr, c))
-		default:
-			logger.Printf("translated the upstream's not-found answer for tool %q to %s (HTTP %d)", rej.Name, r.RemoteAddr, rej.Status)
+		rp.onReject(r, rej) // a translated answer is not a pass-through
+		if !c.quiet {
+			rp.logAnswer(r, rej, c)
 		}
 	}
-	if c.logPass {
+	if c.logPass || c.metrics != nil {
 		opts.OnPass = rp.onPass
 	}
 	guard, err := toolguard.New(opts)
@@ -292,7 +296,11 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "toolguard-proxy:", err)
 		return exitUsage
 	}
-	logger := log.New(stderr, "toolguard-proxy: ", log.LstdFlags)
+	logger, err := cmdlog.New(stderr, c.logFormat, "toolguard-proxy")
+	if err != nil {
+		fmt.Fprintln(stderr, "toolguard-proxy:", err)
+		return exitUsage
+	}
 	h, err := handler(c, logger)
 	if err != nil {
 		fmt.Fprintln(stderr, "toolguard-proxy:", err)
@@ -305,18 +313,26 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	}
 	streams, endStreams := context.WithCancel(context.Background())
 	defer endStreams()
-	srv := &http.Server{Handler: endsOnShutdown(streams, h), ErrorLog: logger, ReadHeaderTimeout: 30 * time.Second}
+	srv := &http.Server{Handler: endsOnShutdown(streams, h), ErrorLog: logger.Log(slog.LevelError), ReadHeaderTimeout: 30 * time.Second}
 	srv.RegisterOnShutdown(endStreams)
-	logger.Printf("listening on http://%s%s -> %s", ln.Addr(), c.path, logged(c.upstreamURL))
+	stopMetrics, err := serveMetrics(c, logger)
+	if err != nil {
+		ln.Close()
+		fmt.Fprintln(stderr, "toolguard-proxy:", err)
+		return 1
+	}
+	defer stopMetrics()
+	logger.Event(slog.LevelInfo, "listening", fmt.Sprintf("listening on http://%s%s -> %s", ln.Addr(), c.path, logged(c.upstreamURL)),
+		slog.String("addr", ln.Addr().String()), slog.String("path", c.path), slog.String("upstream", logged(c.upstreamURL)))
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	select {
 	case err := <-served:
-		logger.Print(err)
+		logger.Event(slog.LevelError, "", err.Error())
 		return 1
 	case <-ctx.Done():
 	}
-	logger.Print("shutting down")
+	logger.Printf("shutting down")
 	sctx, cancel := context.WithTimeout(context.Background(), c.shutdown)
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil {

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolguard/toolguard/internal/cmdlog"
 	"github.com/toolguard/toolguard/internal/fixture"
 )
 
@@ -84,7 +85,7 @@ func TestHandler(t *testing.T) {
 			t.Fatal(err)
 		}
 		var logged bytes.Buffer
-		h, err := handler(c, log.New(&logged, "", 0))
+		h, err := handler(c, cmdlog.Text(log.New(&logged, "", 0)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -217,7 +218,7 @@ func TestPaths(t *testing.T) {
 			up.Close()
 			continue
 		}
-		h, err := handler(c, log.New(io.Discard, "", 0))
+		h, err := handler(c, cmdlog.Text(log.New(io.Discard, "", 0)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -271,7 +272,7 @@ func TestServersStatusIsKept(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		h, err := handler(c, log.New(io.Discard, "", 0))
+		h, err := handler(c, cmdlog.Text(log.New(io.Discard, "", 0)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -353,7 +354,7 @@ func TestZeroMeansZero(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		h, err := handler(c, log.New(io.Discard, "", 0))
+		h, err := handler(c, cmdlog.Text(log.New(io.Discard, "", 0)))
 		if err != nil {
 			t.Fatal(err)
 		}

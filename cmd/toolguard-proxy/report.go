@@ -6,7 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log"
+	"log/slog"
 	"net"
 	"net/http"
 	"strings"
@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/toolguard/toolguard/internal/cmdlog"
 	toolguard "github.com/toolguard/toolguard/middleware"
 )
 
@@ -29,22 +30,27 @@ import (
 // reach the upstream.
 type reporter struct {
 	upstream        string
-	logger          *log.Logger
+	logger          *cmdlog.Logger
+	logPass         bool
+	metrics         *metrics      // nil without -metrics-listen
 	upstreamTimeout time.Duration // the transport's ResponseHeaderTimeout
 }
 
 // exchange is what is learnt of one caller's request on its way.
 type exchange struct {
-	mu     sync.Mutex
-	pass   *toolguard.Pass
-	failed *failure // the caller's request did not reach the upstream
-	done   bool     // the line is written
+	mu       sync.Mutex
+	pass     *toolguard.Pass // &passed once the guard passed the request
+	passed   toolguard.Pass
+	answered *toolguard.Rejection // the guard's answer, if it wrote one
+	failed   *failure             // the caller's request did not reach the upstream
+	done     bool                 // the line is written
 }
 
 // failure is an upstream that could not be reached or did not answer.
 type failure struct {
 	status int
 	cause  string
+	short  string // the cause in a word, for the metrics and the log's fields
 	err    error
 }
 
@@ -81,9 +87,13 @@ func (rp *reporter) wrap(h http.Handler) http.Handler {
 
 // onPass records the guard's pass-through for the line.
 func (rp *reporter) onPass(r *http.Request, p toolguard.Pass) {
+	if rp.metrics != nil {
+		rp.metrics.passedFor(p.Reason)
+	}
 	if x, ok := r.Context().Value(exchangeKey{}).(*exchange); ok {
 		x.mu.Lock()
-		x.pass = &p
+		x.passed = p
+		x.pass = &x.passed // no allocation of its own
 		x.mu.Unlock()
 	}
 }
@@ -93,16 +103,19 @@ func (rp *reporter) onPass(r *http.Request, p toolguard.Pass) {
 func (x *exchange) watched() bool {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	return x.pass != nil && x.pass.Reason.Watched()
+	return x.answered == nil && x.pass != nil && x.pass.Reason.Watched()
 }
 
-// onReject forgets the pass-through recorded for r: the guard answered it
-// (its server's not-found answer translated).
-func (rp *reporter) onReject(r *http.Request) {
+// onReject notes that the guard answered r (its server's not-found answer
+// translated, or -32020): it is not a pass-through.
+func (rp *reporter) onReject(r *http.Request, rej *toolguard.Rejection) {
 	if x, ok := r.Context().Value(exchangeKey{}).(*exchange); ok {
 		x.mu.Lock()
-		x.pass = nil
+		x.answered = rej
 		x.mu.Unlock()
+	}
+	if rp.metrics != nil {
+		rp.metrics.answers.Count(rej)
 	}
 }
 
@@ -110,13 +123,32 @@ func (rp *reporter) onReject(r *http.Request) {
 func (rp *reporter) report(r *http.Request, x *exchange, status int) {
 	x.mu.Lock()
 	x.done = true
-	pass, failed := x.pass, x.failed
+	pass, answered, failed := x.pass, x.answered, x.failed
 	x.mu.Unlock()
+	if rp.metrics != nil {
+		rp.metrics.request(pass, answered, failed)
+	}
+	if !rp.logPass || answered != nil {
+		pass = nil // its line is the answer's
+	}
 	var parts []string
+	var attrs []slog.Attr
 	if failed != nil {
 		parts = append(parts, fmt.Sprintf("upstream %s %s (%v): answered %d to %s %s from %s", rp.upstream, failed.cause, failed.err, failed.status, r.Method, r.URL.Path, r.RemoteAddr))
+		attrs = append(attrs, slog.String("upstream", rp.upstream), slog.String("cause", failed.short), slog.String("err", failed.err.Error()), slog.Int("status", failed.status))
 	}
-	if pass != nil { // recorded only with -log-pass
+	if pass != nil { // with -log-pass
+		if failed == nil {
+			attrs = append(attrs, slog.Int("status", status))
+		}
+		attrs = append(attrs, slog.String("reason", pass.Reason.String()))
+		if pass.Tool != "" {
+			attrs = append(attrs, slog.String("tool", pass.Tool))
+		}
+		if pass.Err != nil {
+			attrs = append(attrs, slog.String("list_err", pass.Err.Error()))
+		}
+		attrs = append(attrs, slog.String("host", r.Host))
 		s := "passed through"
 		if failed == nil {
 			s += fmt.Sprintf(" %s %s from %s", r.Method, r.URL.Path, r.RemoteAddr)
@@ -133,8 +165,28 @@ func (rp *reporter) report(r *http.Request, x *exchange, status int) {
 		}
 		parts = append(parts, s+fmt.Sprintf(" host=%q", r.Host))
 	}
-	if len(parts) > 0 {
-		rp.logger.Print(strings.Join(parts, "; "))
+	if len(parts) == 0 {
+		return
+	}
+	attrs = append(attrs, slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.String("remote", r.RemoteAddr))
+	event, level := "passed", slog.LevelInfo
+	if failed != nil {
+		event, level = "upstream-failed", slog.LevelWarn
+	}
+	rp.logger.Event(level, event, strings.Join(parts, "; "), attrs...)
+}
+
+// logAnswer writes the line of an answer the guard wrote (without -quiet).
+func (rp *reporter) logAnswer(r *http.Request, rej *toolguard.Rejection, c *config) {
+	attrs := []slog.Attr{slog.String("tool", rej.Name), slog.String("remote", r.RemoteAddr), slog.Int("status", rej.Status), slog.Int("code", rej.Code)}
+	switch {
+	case rej.Code == toolguard.CodeHeaderMismatch:
+		rp.logger.Event(slog.LevelInfo, "rejected", fmt.Sprintf("rejected a call of %q from %s (HTTP %d, -32020: its Mcp-Method or Mcp-Name header does not match the body; the upstream was not asked)", rej.Name, r.RemoteAddr, rej.Status), attrs...)
+	case rej.ListErr != nil:
+		text := listErrText(rej.ListErr, c)
+		rp.logger.Event(slog.LevelInfo, "translated", fmt.Sprintf("translated the upstream's not-found answer for tool %q to %s (HTTP %d) without data.availableTools: %v", rej.Name, r.RemoteAddr, rej.Status, text), append(attrs, slog.Bool("list", false), slog.String("list_err", text))...)
+	default:
+		rp.logger.Event(slog.LevelInfo, "translated", fmt.Sprintf("translated the upstream's not-found answer for tool %q to %s (HTTP %d)", rej.Name, r.RemoteAddr, rej.Status), append(attrs, slog.Bool("list", true))...)
 	}
 }
 
@@ -144,6 +196,9 @@ func (rp *reporter) report(r *http.Request, x *exchange, status int) {
 // names both.
 func (rp *reporter) proxyError(w http.ResponseWriter, r *http.Request, err error) {
 	f := rp.classify(r, err)
+	if rp.metrics != nil {
+		rp.metrics.failed(f)
+	}
 	if x, ok := r.Context().Value(exchangeKey{}).(*exchange); ok {
 		x.mu.Lock()
 		if !x.done {
@@ -171,25 +226,25 @@ func (rp *reporter) classify(r *http.Request, err error) *failure {
 	)
 	switch {
 	case errors.Is(err, context.Canceled) && r.Context().Err() != nil:
-		f.cause = "had not answered when the caller went away"
+		f.cause, f.short = "had not answered when the caller went away", "caller-gone"
 	case errors.Is(r.Context().Err(), context.DeadlineExceeded): // the caller's deadline
 		f.status = http.StatusGatewayTimeout
-		f.cause = "did not answer in time"
+		f.cause, f.short = "did not answer in time", "caller-deadline"
 	case errors.As(err, &dnsErr):
-		f.cause = fmt.Sprintf("cannot be reached: its host name %q does not resolve", dnsErr.Name)
+		f.cause, f.short = fmt.Sprintf("cannot be reached: its host name %q does not resolve", dnsErr.Name), "unresolved"
 	case errors.Is(err, syscall.ECONNREFUSED):
-		f.cause = "cannot be reached: connection refused"
+		f.cause, f.short = "cannot be reached: connection refused", "refused"
 	case errors.As(err, &opErr) && opErr.Op == "dial":
-		f.cause = "cannot be reached: " + opErr.Err.Error()
+		f.cause, f.short = "cannot be reached: "+opErr.Err.Error(), "unreachable"
 	case errors.As(err, &netErr) && netErr.Timeout(), errors.Is(err, context.DeadlineExceeded):
 		f.status = http.StatusGatewayTimeout
-		f.cause = fmt.Sprintf("did not answer within %v (-upstream-timeout)", rp.upstreamTimeout)
+		f.cause, f.short = fmt.Sprintf("did not answer within %v (-upstream-timeout)", rp.upstreamTimeout), "timeout"
 	case errors.As(err, &certErr), errors.As(err, &recErr):
-		f.cause = "failed the TLS handshake"
+		f.cause, f.short = "failed the TLS handshake", "tls"
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, syscall.ECONNRESET):
-		f.cause = "closed the connection without answering"
+		f.cause, f.short = "closed the connection without answering", "closed"
 	default:
-		f.cause = "could not be asked"
+		f.cause, f.short = "could not be asked", "other"
 	}
 	return f
 }

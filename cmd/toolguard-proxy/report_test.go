@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolguard/toolguard/internal/cmdlog"
 	"github.com/toolguard/toolguard/internal/fixture"
 )
 
@@ -21,7 +22,7 @@ func front(t *testing.T, upstream string, args ...string) (string, *fixture.Sync
 		t.Fatal(err)
 	}
 	logged := &fixture.SyncBuffer{}
-	h, err := handler(c, log.New(logged, "", 0))
+	h, err := handler(c, cmdlog.Text(log.New(logged, "", 0)))
 	if err != nil {
 		t.Fatal(err)
 	}

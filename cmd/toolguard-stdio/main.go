@@ -84,6 +84,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"log/slog"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -140,11 +141,11 @@ flags:
 `
 
 func run(args []string, stdin io.Reader, stdout io.WriteCloser, stderr io.Writer) int {
-	opts, grace, argv, code := parse(args, stderr)
+	opts, grace, argv, obs, code := parse(args, stderr)
 	if argv == nil {
 		return code
 	}
-	logger := log.New(stderr, "toolguard-stdio: ", log.LstdFlags)
+	logger := obs.log.Log(slog.LevelWarn)
 
 	out := &clientOut{w: stdout, broke: make(chan struct{})}
 	guard, err := toolguard.NewStdio(stdin, out, opts)
@@ -191,6 +192,7 @@ func run(args []string, stdin io.Reader, stdout io.WriteCloser, stderr io.Writer
 		return exitNotFound
 	}
 	outW.Close()
+	defer obs.writeStats() // once the session has ended
 
 	// Client to server. When the client's input ends, the lines the guard
 	// still holds are forwarded, then the server's input is closed: that
@@ -369,7 +371,7 @@ func (c *clientOut) error() error {
 
 // parse reads the flags and the server's command line. argv is nil when
 // run must return code at once (-h, or a usage error, already reported).
-func parse(args []string, stderr io.Writer) (opts toolguard.StdioOptions, grace time.Duration, argv []string, code int) {
+func parse(args []string, stderr io.Writer) (opts toolguard.StdioOptions, grace time.Duration, argv []string, obs *observe, code int) {
 	fs := flag.NewFlagSet("toolguard-stdio", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.IntVar(&opts.ToolListLimit, "tool-list-limit", toolguard.DefaultToolListLimit, "cap on the names listed in data.availableTools; more than 0 (-hide-tool-list leaves the list out)")
@@ -379,43 +381,35 @@ func parse(args []string, stderr io.Writer) (opts toolguard.StdioOptions, grace 
 	fs.IntVar(&opts.MaxLineBytes, "max-line-bytes", toolguard.DefaultMaxBodyBytes, "longer client lines pass through unread and untracked (their answers are not translated); more than 0")
 	logAnswers := fs.Bool("log", false, "write one line to standard error per translated not-found answer, saying why when it went out without data.availableTools, and per client line that may be a tools/call the guard left untracked (too long, outside the strict subset, or leaving a JSON value open)")
 	fs.DurationVar(&grace, "grace", defaultGrace, "once the client is gone (it signalled, or stopped reading), how long the server has to exit before its process group gets SIGTERM, and then SIGKILL as long after that (500ms at most once the client stopped reading); also what the server's leftovers get once it exited. The end of the client's input starts no clock; more than 0")
+	obs = observeFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprint(stderr, usageText)
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return opts, 0, nil, 0
+			return opts, 0, nil, nil, 0
 		}
-		return opts, 0, nil, exitUsage
+		return opts, 0, nil, nil, exitUsage
 	}
 	if err := checkFlags(&opts); err != nil {
 		fmt.Fprintln(stderr, "toolguard-stdio:", err)
-		return opts, 0, nil, exitUsage
+		return opts, 0, nil, nil, exitUsage
 	}
 	if grace <= 0 {
 		fmt.Fprintf(stderr, "toolguard-stdio: -grace must be more than 0, not %v\n", grace)
-		return opts, 0, nil, exitUsage
+		return opts, 0, nil, nil, exitUsage
 	}
 	if fs.NArg() == 0 {
 		fmt.Fprintln(stderr, "toolguard-stdio: no server command")
 		fs.Usage()
-		return opts, 0, nil, exitUsage
+		return opts, 0, nil, nil, exitUsage
 	}
-	if *logAnswers {
-		logger := log.New(stderr, "toolguard-stdio: ", log.LstdFlags)
-		opts.OnTranslate = func(rej *toolguard.Rejection) {
-			if rej.ListErr != nil {
-				logger.Printf("translated the server's not-found answer for tool %q without data.availableTools: %v", rej.Name, rej.ListErr)
-				return
-			}
-			logger.Printf("translated the server's not-found answer for tool %q", rej.Name)
-		}
-		opts.OnUntracked = func(reason string) {
-			logger.Printf("untracked: %s", reason)
-		}
+	if err := obs.hooks(&opts, stderr, *logAnswers); err != nil {
+		fmt.Fprintln(stderr, "toolguard-stdio:", err)
+		return opts, 0, nil, nil, exitUsage
 	}
-	return opts, grace, fs.Args(), 0
+	return opts, grace, fs.Args(), obs, 0
 }
 
 // checkFlags checks the flags' values, naming the flag.
