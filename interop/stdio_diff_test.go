@@ -108,7 +108,7 @@ func runStdio(t testing.TB, sdk string, guarded, modern bool, lines []string) st
 	var wrote *writeTap
 	if guarded {
 		var mu sync.Mutex
-		g, err := toolguard.NewStdio(inR, outW, toolguard.StdioOptions{OnReject: func(rej *toolguard.Rejection) {
+		g, err := toolguard.NewStdio(inR, outW, toolguard.StdioOptions{OnTranslate: func(rej *toolguard.Rejection) {
 			mu.Lock()
 			run.rejected = append(run.rejected, rej.Name)
 			mu.Unlock()
@@ -261,7 +261,7 @@ func runStdio(t testing.TB, sdk string, guarded, modern bool, lines []string) st
 // faithful checks a guarded session against what the server itself wrote
 // in it, whatever the server alone would have done: the client read every
 // line the server wrote, byte for byte, except the server's own not-found
-// answers the guard replaced, each by one answer of the guard's (OnReject
+// answers the guard replaced, each by one answer of the guard's (OnTranslate
 // was told of each), and nothing else.
 func faithful(t testing.TB, sdk string, lines []string, run stdioRun) bool {
 	t.Helper()
@@ -413,7 +413,7 @@ func compareRuns(t testing.TB, sdk string, lines []string, alone, guarded stdioR
 		tl.Passed++
 		if len(guarded.rejected) > 0 {
 			tl.ChangedAnswer++
-			t.Errorf("%s: OnReject told %q, but the client read what it reads alone\nlines %q", sdk, guarded.rejected, lines)
+			t.Errorf("%s: OnTranslate told %q, but the client read what it reads alone\nlines %q", sdk, guarded.rejected, lines)
 		}
 		return
 	}
@@ -454,7 +454,7 @@ func compareRuns(t testing.TB, sdk string, lines []string, alone, guarded stdioR
 		t.Errorf("%s: guarded the client read more: %q\nlines %q", sdk, rest, lines)
 	}
 	if len(guarded.rejected) != len(replaced) {
-		t.Errorf("%s: OnReject told %q for %d replaced answers", sdk, guarded.rejected, len(replaced))
+		t.Errorf("%s: OnTranslate told %q for %d replaced answers", sdk, guarded.rejected, len(replaced))
 	}
 }
 
