@@ -385,6 +385,8 @@ func marshal(v any) (string, error) {
 	return strings.TrimSuffix(buf.String(), "\n"), nil
 }
 
+// record starts the server, initializes it, lists its tools and makes the
+// calls of the corpus; the Status says how far it got and why it stopped.
 func record(root string, s Server) ([]Entry, Status) {
 	st := Status{Package: s.Package, Version: s.Version}
 	c, err := start(root, s)
@@ -395,37 +397,60 @@ func record(root string, s Server) ([]Entry, Status) {
 	defer c.stop()
 	defer func() { st.Notes = append(st.Notes, c.notes...) }()
 
-	fail := func(step string, err error) ([]Entry, Status) {
-		st.Reason = fmt.Sprintf("%s: %v", step, err)
-		if t := c.stderr.tail(); t != "" {
-			st.Reason += "; stderr: " + t
-		}
-		return nil, st
+	if err := c.initialize(); err != nil {
+		return nil, c.failed(st, err)
 	}
+	st.Started = true
+	// The raw lists stay in the scratch directory, for writing probes.
+	listed, err := c.listTools(filepath.Join(root, "work", safeName(s.spec()), "tools-list.jsonl"))
+	if err != nil {
+		return nil, c.failed(st, err)
+	}
+	st.Tools = len(listed)
+	entries := c.callAll(root, s, listed)
+	st.Entries = len(entries)
+	return entries, st
+}
+
+// failed is st with the reason it stopped: err, and the server's last lines
+// on stderr.
+func (c *conn) failed(st Status, err error) Status {
+	st.Reason = err.Error()
+	if t := c.stderr.tail(); t != "" {
+		st.Reason += "; stderr: " + t
+	}
+	return st
+}
+
+// initialize opens the session; the error names the step that failed.
+func (c *conn) initialize() error {
 	_, ans, err := c.send("initialize", map[string]any{
 		"protocolVersion": protocolVersion,
 		"capabilities":    map[string]any{},
 		"clientInfo":      map[string]any{"name": "toolguard-recordcorpus", "version": "0.1.0"},
 	}, startTimeout)
 	if err != nil {
-		return fail("initialize", err)
+		return fmt.Errorf("initialize: %w", err)
 	}
 	if e := errorOf(ans); e != "" {
-		return fail("initialize", errors.New(e))
+		return fmt.Errorf("initialize: %w", errors.New(e))
 	}
 	if err := c.notify("notifications/initialized"); err != nil {
-		return fail("notifications/initialized", err)
+		return fmt.Errorf("notifications/initialized: %w", err)
 	}
-	st.Started = true
+	return nil
+}
 
-	var listed []string
-	var cursor string
-	// The raw lists stay in the scratch directory, for writing probes.
-	lists, err := os.Create(filepath.Join(root, "work", safeName(s.spec()), "tools-list.jsonl"))
+// listTools pages through tools/list (at most 10 pages), writing each raw
+// answer as a line of rawPath, and returns the listed names, never nil.
+func (c *conn) listTools(rawPath string) ([]string, error) {
+	raw, err := os.Create(rawPath)
 	if err != nil {
-		return fail("tools/list", err)
+		return nil, fmt.Errorf("tools/list: %w", err)
 	}
-	defer lists.Close()
+	defer raw.Close()
+	listed := []string{}
+	var cursor string
 	for page := 0; page < 10; page++ {
 		var params any
 		if cursor != "" {
@@ -433,57 +458,51 @@ func record(root string, s Server) ([]Entry, Status) {
 		}
 		_, ans, err := c.send("tools/list", params, startTimeout)
 		if err != nil {
-			return fail("tools/list", err)
+			return nil, fmt.Errorf("tools/list: %w", err)
 		}
-		lists.Write(append(ans, '\n'))
-		var lr struct {
-			Result *struct {
-				Tools []struct {
-					Name string `json:"name"`
-				} `json:"tools"`
-				NextCursor string `json:"nextCursor"`
-			} `json:"result"`
+		raw.Write(append(ans, '\n'))
+		var names []string
+		if names, cursor, err = parseToolsPage(ans); err != nil {
+			return nil, fmt.Errorf("tools/list: %w", err)
 		}
-		if err := json.Unmarshal(ans, &lr); err != nil || lr.Result == nil {
-			return fail("tools/list", fmt.Errorf("not a list: %.300s", ans))
-		}
-		for _, t := range lr.Result.Tools {
-			listed = append(listed, t.Name)
-		}
-		if cursor = lr.Result.NextCursor; cursor == "" {
+		listed = append(listed, names...)
+		if cursor == "" {
 			break
 		}
 	}
-	st.Tools = len(listed)
-	if listed == nil {
-		listed = []string{}
-	}
+	return listed, nil
+}
 
+// parseToolsPage reads the names and the next cursor of a tools/list answer.
+func parseToolsPage(ans []byte) (names []string, next string, err error) {
+	var lr struct {
+		Result *struct {
+			Tools []struct {
+				Name string `json:"name"`
+			} `json:"tools"`
+			NextCursor string `json:"nextCursor"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(ans, &lr); err != nil || lr.Result == nil {
+		return nil, "", fmt.Errorf("not a list: %.300s", ans)
+	}
+	for _, t := range lr.Result.Tools {
+		names = append(names, t.Name)
+	}
+	return names, lr.Result.NextCursor, nil
+}
+
+// callAll makes the corpus's calls: the made-up names and a near-miss of a
+// listed one ("unknown"), then the package's probes of listed tools
+// ("known-failing"). A call whose answer is not kept leaves a note instead.
+func (c *conn) callAll(root string, s Server, listed []string) []Entry {
 	var entries []Entry
-	call := func(kind, tool string, args any) {
-		params := map[string]any{"name": tool}
-		if args != nil {
-			params["arguments"] = args
-		} else {
-			params["arguments"] = map[string]any{}
+	call := func(kind, tool string, args map[string]any) {
+		if req, ans, ok := c.callTool(kind, tool, args); ok {
+			entries = append(entries, Entry{Package: s.Package, Version: s.Version, Kind: kind,
+				Tool: tool, Listed: listed, Request: req, Answer: string(ans)})
 		}
-		req, ans, err := c.send("tools/call", params, callTimeout)
-		if err != nil {
-			c.note("tools/call %s: %v", tool, err)
-			return
-		}
-		if !utf8.Valid(ans) {
-			c.note("tools/call %s: answer is not UTF-8, left out", tool)
-			return
-		}
-		if kind == "known-failing" && len(ans) > maxKnownAnswer {
-			c.note("tools/call %s: answer of %d bytes, longer than 4 KiB, left out", tool, len(ans))
-			return
-		}
-		entries = append(entries, Entry{Package: s.Package, Version: s.Version, Kind: kind,
-			Tool: tool, Listed: listed, Request: req, Answer: string(ans)})
 	}
-
 	call("unknown", unknownNames[0], nil)
 	if typo := nearMiss(listed); typo != "" {
 		call("unknown", typo, nil)
@@ -496,8 +515,28 @@ func record(root string, s Server) ([]Entry, Status) {
 		}
 		call("known-failing", p.Tool, expand(p.Args, root))
 	}
-	st.Entries = len(entries)
-	return entries, st
+	return entries
+}
+
+// callTool calls tool with args (nil: none) and returns the exact request
+// and answer lines; ok is false, with a note, for an answer that is not
+// kept: none, not UTF-8, or a known-failing one over maxKnownAnswer.
+func (c *conn) callTool(kind, tool string, args map[string]any) (req string, ans []byte, ok bool) {
+	if args == nil {
+		args = map[string]any{}
+	}
+	req, ans, err := c.send("tools/call", map[string]any{"name": tool, "arguments": args}, callTimeout)
+	switch {
+	case err != nil:
+		c.note("tools/call %s: %v", tool, err)
+	case !utf8.Valid(ans):
+		c.note("tools/call %s: answer is not UTF-8, left out", tool)
+	case kind == "known-failing" && len(ans) > maxKnownAnswer:
+		c.note("tools/call %s: answer of %d bytes, longer than 4 KiB, left out", tool, len(ans))
+	default:
+		return req, ans, true
+	}
+	return "", nil, false
 }
 
 func contains(list []string, s string) bool {

@@ -66,63 +66,15 @@ func shape(e Entry) (kind, words string, names bool) {
 	return kind, words, names
 }
 
+// printTable prints the markdown table of the corpus's unknown-tool answer
+// shapes, one row a package, then, if statusPath can be read, the table of
+// the servers that were not recorded and why.
 func printTable(corpus, statusPath string) error {
-	f, err := os.Open(corpus)
+	rows, order, err := readShapes(corpus)
 	if err != nil {
 		return err
 	}
-	defer f.Close()
-	type row struct {
-		version, kind, words string
-		names, same          bool
-		n                    int
-	}
-	rows := map[string]*row{}
-	var order []string
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 16<<20)
-	for sc.Scan() {
-		var e Entry
-		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
-			return err
-		}
-		if e.Kind != "unknown" {
-			continue
-		}
-		kind, words, names := shape(e)
-		r := rows[e.Package]
-		if r == nil {
-			r = &row{version: e.Version, kind: kind, words: words, names: names, same: true}
-			rows[e.Package] = r
-			order = append(order, e.Package)
-		} else if kind != r.kind || words != r.words {
-			r.same = false
-		} else if !names {
-			r.names = false
-		}
-		r.n++
-	}
-	if err := sc.Err(); err != nil {
-		return err
-	}
-	fmt.Println("| package | version | unknown-tool answer | words (called name as X) | names the tool |")
-	fmt.Println("|---|---|---|---|---|")
-	for _, p := range order {
-		r := rows[p]
-		w := strings.ReplaceAll(r.words, "|", `\|`)
-		w = strings.ReplaceAll(w, "\n", "⏎")
-		if len(w) > 160 {
-			w = w[:160] + "…"
-		}
-		if !r.same {
-			w += " (the three names differ; see the corpus)"
-		}
-		names := "yes"
-		if !r.names {
-			names = "no"
-		}
-		fmt.Printf("| `%s` | %s | %s | `%s` | %s |\n", p, r.version, r.kind, w, names)
-	}
+	printShapes(rows, order)
 	if statusPath == "" {
 		return nil
 	}
@@ -134,6 +86,79 @@ func printTable(corpus, statusPath string) error {
 	if err := json.Unmarshal(b, &sts); err != nil {
 		return err
 	}
+	printUnrecorded(sts)
+	return nil
+}
+
+// A shapeRow is the shape of a package's unknown-tool answers: that of the
+// first, whether all n had it, and whether all named the tool.
+type shapeRow struct {
+	version, kind, words string
+	names, same          bool
+	n                    int
+}
+
+// add counts one more unknown-tool answer of the package.
+func (r *shapeRow) add(kind, words string, names bool) {
+	if kind != r.kind || words != r.words {
+		r.same = false
+	} else if !names {
+		r.names = false
+	}
+	r.n++
+}
+
+// readShapes reads the corpus's unknown-tool entries into a row a package,
+// in the order the packages first appear.
+func readShapes(corpus string) (map[string]*shapeRow, []string, error) {
+	f, err := os.Open(corpus)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	rows := map[string]*shapeRow{}
+	var order []string
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	for sc.Scan() {
+		var e Entry
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			return nil, nil, err
+		}
+		if e.Kind != "unknown" {
+			continue
+		}
+		kind, words, names := shape(e)
+		if r := rows[e.Package]; r != nil {
+			r.add(kind, words, names)
+			continue
+		}
+		rows[e.Package] = &shapeRow{version: e.Version, kind: kind, words: words, names: names, same: true, n: 1}
+		order = append(order, e.Package)
+	}
+	return rows, order, sc.Err()
+}
+
+func printShapes(rows map[string]*shapeRow, order []string) {
+	fmt.Println("| package | version | unknown-tool answer | words (called name as X) | names the tool |")
+	fmt.Println("|---|---|---|---|---|")
+	for _, p := range order {
+		r := rows[p]
+		w := strings.ReplaceAll(r.words, "|", `\|`)
+		w = clip(strings.ReplaceAll(w, "\n", "⏎"), 160)
+		if !r.same {
+			w += " (the three names differ; see the corpus)"
+		}
+		names := "yes"
+		if !r.names {
+			names = "no"
+		}
+		fmt.Printf("| `%s` | %s | %s | `%s` | %s |\n", p, r.version, r.kind, w, names)
+	}
+}
+
+// printUnrecorded prints the servers that did not start or gave no entry.
+func printUnrecorded(sts []Status) {
 	fmt.Println()
 	fmt.Println("| package | version | why not recorded |")
 	fmt.Println("|---|---|---|")
@@ -141,11 +166,15 @@ func printTable(corpus, statusPath string) error {
 		if s.Started && s.Entries > 0 {
 			continue
 		}
-		reason := strings.ReplaceAll(s.Reason, "|", `\|`)
-		if len(reason) > 300 {
-			reason = reason[:300] + "…"
-		}
+		reason := clip(strings.ReplaceAll(s.Reason, "|", `\|`), 300)
 		fmt.Printf("| `%s` | %s | %s |\n", s.Package, s.Version, reason)
 	}
-	return nil
+}
+
+// clip cuts s to its first n bytes, marking the cut with an ellipsis.
+func clip(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
 }

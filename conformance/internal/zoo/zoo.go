@@ -72,6 +72,9 @@ func WriteSSE(w http.ResponseWriter, events ...string) {
 	}
 }
 
+// ServeHTTP answers one JSON-RPC message in the manner f is configured
+// for: the era's header checks first, then the overrides, then a
+// well-behaved server's answer.
 func (f *Fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodDelete {
 		w.WriteHeader(200)
@@ -82,48 +85,82 @@ func (f *Fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		WriteJSON(w, 400, `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error"}}`)
 		return
 	}
+	f.remember(&m, r.Header.Get("Authorization"))
+	id := string(m.ID)
+	if r.Header.Get("Mcp-Protocol-Version") == "2026-07-28" && !f.Sessionless {
+		f.refuseModern(w, m.Method, id)
+		return
+	}
+	if f.Sessionless && f.refuseHeaders(w, r, &m, id) {
+		return
+	}
+	if h, ok := f.override(&m); ok {
+		h(w, id)
+		return
+	}
+	f.answer(w, &m, id)
+}
+
+// remember records the message's method, a tools/call's name and the
+// Authorization header, for Seen.
+func (f *Fake) remember(m *rpc, auth string) {
 	f.mu.Lock()
+	defer f.mu.Unlock()
 	f.methods = append(f.methods, m.Method)
 	if m.Method == "tools/call" {
 		f.names = append(f.names, m.Params.Name)
 	}
-	if a := r.Header.Get("Authorization"); a != "" {
-		f.authSeen = append(f.authSeen, a)
+	if auth != "" {
+		f.authSeen = append(f.authSeen, auth)
 	}
-	f.mu.Unlock()
-	id := string(m.ID)
+}
 
-	modernReq := r.Header.Get("Mcp-Protocol-Version") == "2026-07-28"
-	if modernReq && !f.Sessionless {
-		if h, ok := f.On[m.Method]; ok {
-			h(w, id)
-			return
-		}
-		w.WriteHeader(400) // a 2025-era server: an empty 400
+// refuseModern answers a 2026-07-28 request the way a 2025-era server
+// does: an empty 400, unless On overrides the method.
+func (f *Fake) refuseModern(w http.ResponseWriter, method, id string) {
+	if h, ok := f.On[method]; ok {
+		h(w, id)
 		return
 	}
-	if f.Sessionless {
-		if !modernReq || m.Params.Meta.Version != "2026-07-28" || r.Header.Get("Mcp-Method") != m.Method {
-			WriteJSON(w, 400, `{"jsonrpc":"2.0","id":`+id+`,"error":{"code":-32020,"message":"header mismatch"}}`)
-			return
-		}
-		if m.Method == "tools/call" && r.Header.Get("Mcp-Name") != m.Params.Name && !f.LenientName {
-			if f.OnMismatch != nil {
-				f.OnMismatch(w, id)
-				return
-			}
-			WriteJSON(w, 400, `{"jsonrpc":"2.0","id":`+id+`,"error":{"code":-32020,"message":"header mismatch"}}`)
-			return
-		}
+	w.WriteHeader(400)
+}
+
+// refuseHeaders answers, and reports true for, a message to a sessionless
+// server whose 2026-07-28 headers or _meta do not match its body: -32020,
+// or OnMismatch for a tools/call's Mcp-Name (not checked with LenientName).
+func (f *Fake) refuseHeaders(w http.ResponseWriter, r *http.Request, m *rpc, id string) bool {
+	if r.Header.Get("Mcp-Protocol-Version") != "2026-07-28" || m.Params.Meta.Version != "2026-07-28" || r.Header.Get("Mcp-Method") != m.Method {
+		writeHeaderMismatch(w, id)
+		return true
 	}
+	if m.Method != "tools/call" || f.LenientName || r.Header.Get("Mcp-Name") == m.Params.Name {
+		return false
+	}
+	if f.OnMismatch != nil {
+		f.OnMismatch(w, id)
+	} else {
+		writeHeaderMismatch(w, id)
+	}
+	return true
+}
+
+func writeHeaderMismatch(w http.ResponseWriter, id string) {
+	WriteJSON(w, 400, `{"jsonrpc":"2.0","id":`+id+`,"error":{"code":-32020,"message":"header mismatch"}}`)
+}
+
+// override is the handler the test set for the message: OnName's for a
+// tools/call of that name, else On's for the method.
+func (f *Fake) override(m *rpc) (func(http.ResponseWriter, string), bool) {
 	if h, ok := f.OnName[m.Params.Name]; ok && m.Method == "tools/call" {
-		h(w, id)
-		return
+		return h, true
 	}
-	if h, ok := f.On[m.Method]; ok {
-		h(w, id)
-		return
-	}
+	h, ok := f.On[m.Method]
+	return h, ok
+}
+
+// answer is a well-behaved server's answer to the message; a tools/call
+// reaching it is of a tool the server does not have (-32602).
+func (f *Fake) answer(w http.ResponseWriter, m *rpc, id string) {
 	switch m.Method {
 	case "server/discover":
 		if !f.Sessionless {

@@ -93,58 +93,70 @@ func RealClients(t *testing.T, url, tool string, args map[string]any, want strin
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	v := visit{url: url, tool: tool, args: args, want: want}
+	t.Run("go-sdk client", func(t *testing.T) { v.goSDK(ctx, t) })
+	t.Run("TypeScript SDK client", v.typeScriptSDK)
+	t.Run("inspector-cli", v.inspector)
+}
 
-	t.Run("go-sdk client", func(t *testing.T) {
-		cs, err := gosdk.NewClient(&gosdk.Implementation{Name: "exampletest", Version: "1"}, nil).
-			Connect(ctx, &gosdk.StreamableClientTransport{Endpoint: url}, &gosdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer cs.Close()
-		list, err := cs.ListTools(ctx, nil)
-		if err != nil || !hasTool(list, tool) {
-			t.Fatalf("list: %v %+v", err, list)
-		}
-		res, err := cs.CallTool(ctx, &gosdk.CallToolParams{Name: tool, Arguments: args})
-		if err != nil || res.IsError || !strings.Contains(res.Content[0].(*gosdk.TextContent).Text, want) {
-			t.Fatalf("call: %v %+v", err, res)
-		}
-		_, err = cs.CallTool(ctx, &gosdk.CallToolParams{Name: tool + "_typo", Arguments: map[string]any{}})
-		var werr *jsonrpc.Error
-		if !errors.As(err, &werr) || werr.Code != -32602 || !strings.Contains(string(werr.Data), `"availableTools":[`) {
-			t.Fatalf("unknown tool: %v", err)
-		}
-	})
+// A visit is what RealClients asks of each client: list url's tools, call
+// tool with args expecting want in the text, and call tool+"_typo".
+type visit struct {
+	url, tool string
+	args      map[string]any
+	want      string
+}
 
-	t.Run("TypeScript SDK client", func(t *testing.T) {
-		res := fixture.TSClient(t, url, tool, args)
-		if !slices.Contains(res.Tools, tool) || res.Call.IsError || len(res.Call.Content) == 0 || !strings.Contains(res.Call.Content[0].Text, want) {
-			t.Fatalf("list or call: %+v", res)
-		}
-		if res.Unknown.Code != -32602 || !strings.Contains(string(res.Unknown.Data), `"availableTools":[`) {
-			t.Fatalf("unknown tool: %+v", res.Unknown)
-		}
-	})
+func (v visit) goSDK(ctx context.Context, t *testing.T) {
+	cs, err := gosdk.NewClient(&gosdk.Implementation{Name: "exampletest", Version: "1"}, nil).
+		Connect(ctx, &gosdk.StreamableClientTransport{Endpoint: v.url}, &gosdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	list, err := cs.ListTools(ctx, nil)
+	if err != nil || !hasTool(list, v.tool) {
+		t.Fatalf("list: %v %+v", err, list)
+	}
+	res, err := cs.CallTool(ctx, &gosdk.CallToolParams{Name: v.tool, Arguments: v.args})
+	if err != nil || res.IsError || !strings.Contains(res.Content[0].(*gosdk.TextContent).Text, v.want) {
+		t.Fatalf("call: %v %+v", err, res)
+	}
+	_, err = cs.CallTool(ctx, &gosdk.CallToolParams{Name: v.tool + "_typo", Arguments: map[string]any{}})
+	var werr *jsonrpc.Error
+	if !errors.As(err, &werr) || werr.Code != -32602 || !strings.Contains(string(werr.Data), `"availableTools":[`) {
+		t.Fatalf("unknown tool: %v", err)
+	}
+}
 
-	t.Run("inspector-cli", func(t *testing.T) {
-		out, code := fixture.Inspector(t, url, "--method", "tools/list")
-		if code != 0 || !strings.Contains(out, `"name": "`+tool+`"`) {
-			t.Fatalf("tools/list: exit %d\n%s", code, out)
-		}
-		callArgs := []string{"--method", "tools/call", "--tool-name", tool}
-		for k, v := range args {
-			callArgs = append(callArgs, "--tool-arg", fmt.Sprintf("%s=%v", k, v))
-		}
-		out, code = fixture.Inspector(t, url, callArgs...)
-		if code != 0 || !strings.Contains(out, want) {
-			t.Fatalf("tools/call: exit %d\n%s", code, out)
-		}
-		// A -32602 makes the inspector exit non-zero; an isError result would not.
-		out, code = fixture.Inspector(t, url, "--method", "tools/call", "--tool-name", tool+"_typo")
-		if code == 0 || !strings.Contains(out, "MCP error -32602: Unknown tool: "+tool+"_typo") {
-			t.Fatalf("unknown tool: exit %d\n%s", code, out)
-		}
-	})
+func (v visit) typeScriptSDK(t *testing.T) {
+	res := fixture.TSClient(t, v.url, v.tool, v.args)
+	if !slices.Contains(res.Tools, v.tool) || res.Call.IsError || len(res.Call.Content) == 0 || !strings.Contains(res.Call.Content[0].Text, v.want) {
+		t.Fatalf("list or call: %+v", res)
+	}
+	if res.Unknown.Code != -32602 || !strings.Contains(string(res.Unknown.Data), `"availableTools":[`) {
+		t.Fatalf("unknown tool: %+v", res.Unknown)
+	}
+}
+
+func (v visit) inspector(t *testing.T) {
+	out, code := fixture.Inspector(t, v.url, "--method", "tools/list")
+	if code != 0 || !strings.Contains(out, `"name": "`+v.tool+`"`) {
+		t.Fatalf("tools/list: exit %d\n%s", code, out)
+	}
+	callArgs := []string{"--method", "tools/call", "--tool-name", v.tool}
+	for k, a := range v.args {
+		callArgs = append(callArgs, "--tool-arg", fmt.Sprintf("%s=%v", k, a))
+	}
+	out, code = fixture.Inspector(t, v.url, callArgs...)
+	if code != 0 || !strings.Contains(out, v.want) {
+		t.Fatalf("tools/call: exit %d\n%s", code, out)
+	}
+	// A -32602 makes the inspector exit non-zero; an isError result would not.
+	out, code = fixture.Inspector(t, v.url, "--method", "tools/call", "--tool-name", v.tool+"_typo")
+	if code == 0 || !strings.Contains(out, "MCP error -32602: Unknown tool: "+v.tool+"_typo") {
+		t.Fatalf("unknown tool: exit %d\n%s", code, out)
+	}
 }
 
 func hasTool(list *gosdk.ListToolsResult, name string) bool {
