@@ -76,9 +76,10 @@
 //	64             usage error
 //	127            the command cannot be started
 //
-// In a JSON MCP client configuration:
+// In a JSON MCP client configuration (the absolute path: clients do not
+// use the shell's PATH; docs/CLIENTS.md has each client's file):
 //
-//	"command": "toolguard-stdio",
+//	"command": "/home/you/go/bin/toolguard-stdio",
 //	"args": ["--", "npx", "-y", "@modelcontextprotocol/server-everything"]
 package main
 
