@@ -9,8 +9,8 @@
 #
 # It prints a line as each module starts and ends (with the time it took
 # and the time so far), and the total at the end. It takes about 7-9
-# minutes on a 2-core machine with warm caches; a first run also
-# downloads the npm packages and Go modules.
+# minutes on an otherwise idle 2-core machine with warm caches; a first
+# run also downloads the npm packages and Go modules.
 #
 # Fuzz budgets are counts of inputs, not durations: with a duration, Go 1.26's
 # fuzz coordinator can fail a run that found nothing with "context deadline
