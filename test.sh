@@ -7,6 +7,11 @@
 #   ./test.sh                 everything
 #   FUZZTIME=200000x ./test.sh   longer fuzz runs (default 5000 inputs each)
 #
+# It prints a line as each module starts and ends (with the time it took
+# and the time so far), and the total at the end. It takes about 7-9
+# minutes on an otherwise idle 2-core machine with warm caches; a first
+# run also downloads the npm packages and Go modules.
+#
 # Fuzz budgets are counts of inputs, not durations: with a duration, Go 1.26's
 # fuzz coordinator can fail a run that found nothing with "context deadline
 # exceeded" when the machine is busy (go.dev/issue/75804, fixed in Go 1.27).
@@ -111,34 +116,54 @@ test_module() {
 	done
 }
 
+# elapsed prints the time since $1 (a value of $SECONDS): 42s, 3m07s.
+elapsed() {
+	local s=$((SECONDS - $1))
+	if [ "$s" -ge 60 ]; then
+		printf '%dm%02ds' $((s / 60)) $((s % 60))
+	else
+		printf '%ds' "$s"
+	fi
+}
+
 passed=0
 failed=0
 summary=""
+count=$(printf '%s\n' $modules | wc -l | tr -d ' ')
+i=0
 for dir in $modules; do
-	echo "== $dir"
+	i=$((i + 1))
+	echo "== $dir ($i of $count) started"
+	begun=$SECONDS
 	if (cd "$dir" && test_module); then
 		passed=$((passed + 1))
 		summary+="ok    $dir"$'\n'
+		echo "== $dir ok ($(elapsed "$begun"), $(elapsed 0) so far)"
 	else
 		failed=$((failed + 1))
 		summary+="FAIL  $dir"$'\n'
+		echo "== $dir FAILED ($(elapsed "$begun"), $(elapsed 0) so far)"
 	fi
 done
 
 # Installability: the modules at their release version, from a local
 # file-based module proxy, into a fresh consumer outside the repository.
 if [ "${TOOLGUARD_NO_INSTALL_CHECK:-}" != 1 ]; then
-	echo "== install check"
+	echo "== install check started"
+	begun=$SECONDS
 	if scripts/check-install.sh; then
 		passed=$((passed + 1))
 		summary+="ok    install check (scripts/check-install.sh)"$'\n'
+		echo "== install check ok ($(elapsed "$begun"))"
 	else
 		failed=$((failed + 1))
 		summary+="FAIL  install check (scripts/check-install.sh)"$'\n'
+		echo "== install check FAILED ($(elapsed "$begun"))"
 	fi
 fi
 
 echo
 printf '%s' "$summary"
+echo "total $(elapsed 0)"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -5,7 +5,12 @@
 # (no replace, no go.work) go-gets the root module and every adapter from it,
 # builds each copyable example program against them, and go-installs the
 # commands at that version; then the commands are installed from the
-# working tree as from a clone, with the README's one line.
+# working tree as from a clone, with the README's one line. First, the
+# README's recipe for a module of one's own built against a clone (its
+# marked code blocks, run as written, the clone being this working tree):
+# a copy of examples/echo-mcpgo in a new module outside the repository is
+# built with replace lines and with a go.work, run, and asked over
+# loopback.
 #
 #   scripts/check-install.sh            (test.sh runs it)
 #   VERSION=v0.2.0 scripts/check-install.sh
@@ -14,7 +19,64 @@ cd "$(dirname "$0")/.."
 root=$(pwd)
 version=${VERSION:-v0.1.0}
 work=$(mktemp -d)
-trap 'chmod -R u+w "$work" 2>/dev/null; rm -rf "$work"' EXIT
+apppid=
+trap '[ -n "$apppid" ] && kill "$apppid" 2>/dev/null; chmod -R u+w "$work" 2>/dev/null; rm -rf "$work"' EXIT
+
+# recipe NAME: the lines of the README's code block marked
+# <!-- recipe:NAME -->, the clone's path being this working tree.
+recipe() {
+	awk -v m="<!-- recipe:$1 -->" '$0 == m { f = 1; next } f && /^```/ { if (c) exit; c = 1; next } f && c { print }' "$root/README.md" |
+		sed "s|^CLONE=.*|CLONE='$root'|"
+}
+for name in replace run work; do
+	[ -n "$(recipe $name)" ] || { echo "check-install: README.md has no code block marked recipe:$name" >&2; exit 1; }
+done
+
+# serve_and_ask DIR: runs DIR/myapp as the README's recipe:run block does
+# (on a free port), asks it the block's initialize, then calls a tool it
+# does not have in that session, and stops it.
+serve_and_ask() {
+	local dir=$1 run start ask url answer session i
+	run=$(recipe run)
+	start=$(printf '%s\n' "$run" | head -1 | sed -e 's/#.*//' -e 's/127\.0\.0\.1:8080/127.0.0.1:0/')
+	ask=$(printf '%s\n' "$run" | tail -n +2)
+	(cd "$dir" && exec $start) >"$dir/serve.log" 2>&1 &
+	apppid=$!
+	for i in $(seq 1 300); do # until it says where it listens, or exits
+		url=$(sed -n 's|^listening on \(http://[^ ]*\)$|\1|p' "$dir/serve.log")
+		[ -n "$url" ] && break
+		kill -0 "$apppid" 2>/dev/null || { cat "$dir/serve.log" >&2; echo "check-install: the recipe's myapp exited" >&2; exit 1; }
+		sleep 0.1
+	done
+	[ -n "$url" ] || { echo "check-install: the recipe's myapp did not say where it listens" >&2; exit 1; }
+	answer=$(cd "$dir" && eval "${ask//http:\/\/127.0.0.1:8080\/mcp/$url} -D headers --max-time 30" || true)
+	case $answer in
+	*'"serverInfo":{"name":"notes","version":"1.0.0"}'*) ;;
+	*) echo "check-install: the recipe's initialize was answered: $answer" >&2; exit 1 ;;
+	esac
+	session=$(sed -n 's/^Mcp-Session-Id: *\([^[:space:]]*\).*/\1/ip' "$dir/headers")
+	answer=$(curl -s --max-time 30 -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' -H "Mcp-Session-Id: $session" \
+		-d '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"add_nte","arguments":{}}}' "$url" || true)
+	case $answer in
+	*'"error":{"code":-32602,"message":"Unknown tool: add_nte'*) ;;
+	*) echo "check-install: the recipe's myapp answered an unknown tool with: $answer" >&2; exit 1 ;;
+	esac
+	kill "$apppid"
+	wait "$apppid" 2>/dev/null || true
+	apppid=
+}
+
+mkdir -p "$work/recipe-replace" "$work/recipe-work"
+(cd "$work/recipe-replace" && env -u GOWORK bash -euo pipefail -c "$(recipe replace)") >"$work/recipe.log" 2>&1 ||
+	{ cat "$work/recipe.log" >&2; echo "check-install: the README's recipe (replace lines) failed" >&2; exit 1; }
+serve_and_ask "$work/recipe-replace/myapp"
+# The go.work way: the replace block's lines but go mod edit and tidy,
+# then the recipe:work block.
+(cd "$work/recipe-work" && env -u GOWORK bash -euo pipefail -c "$(recipe replace | sed -n '/^CLONE=/p; /^mkdir /p; /^cp /p; /^go mod init /p')
+$(recipe work)") >"$work/recipe.log" 2>&1 ||
+	{ cat "$work/recipe.log" >&2; echo "check-install: the README's recipe (go.work) failed" >&2; exit 1; }
+serve_and_ask "$work/recipe-work/myapp"
+echo "check-install: a copy of examples/echo-mcpgo in a new module builds against the clone by the README's recipe (replace lines, and go.work), runs and answers"
 
 adapters=$(cd adapters && ls -d */ | sed 's|/$||')
 (cd scripts/modproxy && go run . -version "$version" -out "$work/proxy" "$root" $(printf "$root/adapters/%s " $adapters)) >/dev/null

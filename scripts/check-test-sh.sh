@@ -69,6 +69,13 @@ expect() { # expect <want-status: 0|nonzero> <description> <test.sh path> [env..
 
 expect 0 "all steps pass" ./test.sh
 grep -qx "$nmod passed, 0 failed" <<<"$LAST_OUT" || { echo "check-test-sh: FAIL: no '$nmod passed, 0 failed' line" >&2; fails=$((fails + 1)); }
+# A line as each module starts and one as it ends, with its time, and the
+# total.
+for mod in $(find . -name go.mod -not -path '*/node_modules/*' -not -path './testdata/*' -not -path '*/.git/*' | sed 's|/go.mod$||'); do
+	grep -q "^== $mod ([0-9]* of $nmod) started\$" <<<"$LAST_OUT" && grep -q "^== $mod ok ([0-9ms]*, [0-9ms]* so far)\$" <<<"$LAST_OUT" ||
+		{ echo "check-test-sh: FAIL: no start and end lines for $mod" >&2; fails=$((fails + 1)); }
+done
+grep -q '^total [0-9][0-9ms]*$' <<<"$LAST_OUT" || { echo "check-test-sh: FAIL: no total line" >&2; fails=$((fails + 1)); }
 
 # A failing go test in each module in turn; vet, gofmt and fuzz in a few.
 for mod in $(find . -name go.mod -not -path '*/node_modules/*' -not -path './testdata/*' -not -path '*/.git/*' | sed 's|/go.mod$||' | sort); do

@@ -23,8 +23,9 @@
 // standard error, and shuts down gracefully on SIGINT or SIGTERM:
 // in-flight calls get -shutdown-timeout to finish, and clients' standing
 // GET event streams are ended at once (clients open them again). Exit
-// status: 0 after a graceful shutdown or -h, 1 on a server error, 64 on a
-// usage error.
+// status: 0 after a graceful shutdown, -h or -version, 1 on a server
+// error, 64 on a usage error (one line saying what is wrong, and "run
+// with -h for help").
 //
 // An upstream that cannot be reached (connection refused, a host name that
 // does not resolve, a failed TLS handshake) gets the caller 502, and one
@@ -43,7 +44,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -57,15 +57,16 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/toolguard/toolguard/internal/cli"
 	"github.com/toolguard/toolguard/internal/cmdlog"
 	toolguard "github.com/toolguard/toolguard/middleware"
 )
 
-const exitUsage = 64
+const exitUsage = cli.ExitUsage
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], os.Stderr)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
 }
@@ -84,10 +85,19 @@ type config struct {
 	metrics                      *metrics // with -metrics-listen
 }
 
-func parse(args []string, stderr io.Writer) (*config, error) {
-	fs := flag.NewFlagSet("toolguard-proxy", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	c := &config{}
+// usageHead is what -h prints before the flags.
+const usageHead = `usage: toolguard-proxy -upstream URL [-listen ADDRESS] [flags]
+
+Exit status: 0 after a graceful shutdown (or -h, -version), 1 on a server
+error, 64 on a usage error.
+
+flags:
+`
+
+// newCommand is the command line, its flags writing into c.
+func newCommand(c *config) *cli.Command {
+	cmd := cli.New("toolguard-proxy", usageHead)
+	fs := cmd.Flags
 	fs.StringVar(&c.upstream, "upstream", "", "the upstream MCP endpoint, e.g. http://127.0.0.1:3000/mcp (required)")
 	fs.StringVar(&c.listen, "listen", "127.0.0.1:8080", "listen `address`")
 	fs.StringVar(&c.path, "path", "", "the one `path` served, matched exactly, percent-encoded as in a URL (default: the upstream URL's path, or /)")
@@ -104,27 +114,23 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 	fs.BoolVar(&c.guard.AnswerHeaderMismatch, "answer-header-mismatch", false, "answer a 2026-07-28 Mcp-Method/Mcp-Name mismatch with 400 and -32020 instead of passing it on")
 	fs.DurationVar(&c.guard.ListTTL, "list-ttl", toolguard.DefaultListTTL, "how long the upstream's answer to a caller's own tools/list is kept for data.availableTools; 0 keeps none")
 	observeFlags(fs, c)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, "usage: toolguard-proxy -upstream URL [-listen ADDRESS] [flags]\n\n"+
-			"Exit status: 0 after a graceful shutdown (or -h), 1 on a server error, 64 on a usage error.\n\nflags:\n")
-		fs.PrintDefaults()
+	return cmd
+}
+
+// parse reads the command line and writes nothing. Its error is
+// flag.ErrHelp after -h, cli.ErrVersion after -version, or the usage
+// error, to be reported by the command's Exit.
+func parse(args []string) (*config, error) {
+	c := &config{}
+	cmd := newCommand(c)
+	if err := cmd.Parse(args); err != nil {
+		return nil, err
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil, err
-		}
-		return nil, errReported // flag printed the error and the usage
-	}
-	usage := func(format string, a ...any) (*config, error) {
-		fmt.Fprintf(stderr, "toolguard-proxy: "+format+"\n", a...)
-		fs.Usage()
-		return nil, errReported
-	}
-	if fs.NArg() > 0 {
-		return usage("unexpected argument %q", fs.Arg(0))
+	if cmd.Flags.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected argument %q (flags come before it)", cmd.Flags.Arg(0))
 	}
 	if c.upstream == "" {
-		return usage("-upstream is required: the URL of the MCP server to guard")
+		return nil, errors.New("-upstream is required: the URL of the MCP server to guard")
 	}
 	u, err := url.Parse(c.upstream)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -165,9 +171,6 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 	}
 	return c, nil
 }
-
-// errReported is a usage error already written to standard error.
-var errReported = errors.New("usage error")
 
 // checkFlags checks the numeric flags, naming the flag, and makes 0 mean
 // what it says where the library would read it as "the default".
@@ -285,16 +288,11 @@ func onePath(path string, h http.Handler) http.Handler {
 	})
 }
 
-func run(ctx context.Context, args []string, stderr io.Writer) int {
-	c, err := parse(args, stderr)
-	switch {
-	case errors.Is(err, flag.ErrHelp):
-		return 0
-	case errors.Is(err, errReported):
-		return exitUsage
-	case err != nil:
-		fmt.Fprintln(stderr, "toolguard-proxy:", err)
-		return exitUsage
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	c, err := parse(args)
+	if err != nil {
+		// -h, -version, or the one line of a usage error
+		return newCommand(&config{}).Exit(err, stdout, stderr)
 	}
 	logger, err := cmdlog.New(stderr, c.logFormat, "toolguard-proxy")
 	if err != nil {
@@ -303,8 +301,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	}
 	h, err := handler(c, logger)
 	if err != nil {
-		fmt.Fprintln(stderr, "toolguard-proxy:", err)
-		return exitUsage
+		return newCommand(&config{}).Usage(stderr, err.Error())
 	}
 	ln, err := net.Listen("tcp", c.listen)
 	if err != nil {

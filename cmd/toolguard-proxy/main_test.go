@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"io"
 	"log"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -29,15 +31,15 @@ func TestParse(t *testing.T) {
 		{"-nope"},
 		{"-upstream", "http://127.0.0.1:3000/mcp", "-list-ttl", "-1s"},
 	} {
-		if _, err := parse(args, io.Discard); err == nil {
+		if _, err := parse(args); err == nil {
 			t.Errorf("%q: no error", args)
 		}
 	}
-	c, err := parse([]string{"-upstream", "http://127.0.0.1:3000/mcp"}, io.Discard)
+	c, err := parse([]string{"-upstream", "http://127.0.0.1:3000/mcp"})
 	if err != nil || c.path != "/mcp" || c.host != "keep" || c.listen != "127.0.0.1:8080" || c.guard.ListTTL != 10*time.Minute {
 		t.Errorf("defaults: %+v, %v", c, err)
 	}
-	c, _ = parse([]string{"-upstream", "http://127.0.0.1:3000"}, io.Discard)
+	c, _ = parse([]string{"-upstream", "http://127.0.0.1:3000"})
 	if c.path != "/" {
 		t.Errorf("path %q for an upstream without one", c.path)
 	}
@@ -80,7 +82,7 @@ func TestHandler(t *testing.T) {
 	for _, host := range []string{"keep", "upstream"} {
 		var hosts []string
 		up := httptest.NewServer(fakeUpstream(&hosts))
-		c, err := parse([]string{"-upstream", up.URL + "/mcp", "-host", host}, io.Discard)
+		c, err := parse([]string{"-upstream", up.URL + "/mcp", "-host", host})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -121,7 +123,9 @@ func TestGracefulShutdown(t *testing.T) {
 	defer up.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan int)
-	go func() { done <- run(ctx, []string{"-upstream", up.URL + "/mcp", "-listen", "127.0.0.1:0"}, io.Discard) }()
+	go func() {
+		done <- run(ctx, []string{"-upstream", up.URL + "/mcp", "-listen", "127.0.0.1:0"}, io.Discard, io.Discard)
+	}()
 	time.Sleep(100 * time.Millisecond)
 	cancel()
 	select {
@@ -149,7 +153,7 @@ func TestShutdownEndsStandingStreams(t *testing.T) {
 	defer cancel()
 	done := make(chan int)
 	go func() {
-		done <- run(ctx, []string{"-upstream", up.URL + "/mcp", "-listen", "127.0.0.1:0", "-shutdown-timeout", "30s"}, &logged)
+		done <- run(ctx, []string{"-upstream", up.URL + "/mcp", "-listen", "127.0.0.1:0", "-shutdown-timeout", "30s"}, io.Discard, &logged)
 	}()
 	var addr string
 	for deadline := time.Now().Add(10 * time.Second); addr == ""; time.Sleep(10 * time.Millisecond) {
@@ -187,7 +191,7 @@ func TestShutdownEndsStandingStreams(t *testing.T) {
 func TestPaths(t *testing.T) {
 	for _, p := range []string{"mcp", "GET /mcp", "/a?b", "/a#b", "/a b", "/a%zz", "/a\x00"} {
 		var stderr bytes.Buffer
-		if code := run(context.Background(), []string{"-upstream", "http://127.0.0.1:1/mcp", "-path", p}, &stderr); code != exitUsage || !strings.Contains(stderr.String(), "-path") {
+		if code := run(context.Background(), []string{"-upstream", "http://127.0.0.1:1/mcp", "-path", p}, io.Discard, &stderr); code != exitUsage || !strings.Contains(stderr.String(), "-path") {
 			t.Errorf("-path %q: exit %d, want %d naming -path: %s", p, code, exitUsage, stderr.String())
 		}
 	}
@@ -212,7 +216,7 @@ func TestPaths(t *testing.T) {
 		if tc.path != "" {
 			args = append(args, "-path", tc.path)
 		}
-		c, err := parse(args, io.Discard)
+		c, err := parse(args)
 		if err != nil {
 			t.Errorf("%q: %v", args, err)
 			up.Close()
@@ -268,7 +272,7 @@ func TestServersStatusIsKept(t *testing.T) {
 			w.WriteHeader(status)
 			io.WriteString(w, `{"jsonrpc":"2.0","id":`+string(m.ID)+`,"error":{"code":-32602,"message":"Tool ech0 not found"}}`)
 		}))
-		c, err := parse([]string{"-upstream", up.URL + "/mcp"}, io.Discard)
+		c, err := parse([]string{"-upstream", up.URL + "/mcp"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -292,13 +296,16 @@ func TestServersStatusIsKept(t *testing.T) {
 	}
 }
 
-// TestUsageMessages: -h exits 0; a usage error exits 64, says what is
-// wrong once, naming the flag the user typed, never a Go struct field.
-func TestUsageMessages(t *testing.T) {
+// A usage error exits 64 and prints two lines: what is wrong, naming the
+// flag the user typed (never a Go struct field), and where help is; -h
+// prints the whole usage and exits 0.
+func TestUsageErrorIsOneLine(t *testing.T) {
 	up := "http://127.0.0.1:1/mcp"
 	for _, args := range [][]string{{"-h"}, {"-help"}} {
-		var stderr bytes.Buffer
-		if code := run(context.Background(), args, &stderr); code != 0 || !strings.Contains(stderr.String(), "usage:") {
+		var stdout, stderr bytes.Buffer
+		if code := run(context.Background(), args, &stdout, &stderr); code != 0 || stdout.Len() != 0 ||
+			!strings.HasPrefix(stderr.String(), "usage: toolguard-proxy") || !strings.Contains(stderr.String(), "-upstream-timeout duration") ||
+			!strings.Contains(stderr.String(), "-version") || strings.Contains(stderr.String(), "run with -h") {
 			t.Errorf("%q: exit %d, %q; want 0 and the usage", args, code, stderr.String())
 		}
 	}
@@ -307,6 +314,10 @@ func TestUsageMessages(t *testing.T) {
 		want string // in the message, exactly once
 	}{
 		{nil, "-upstream is required"},
+		{[]string{"-upstream", up, "extra"}, `unexpected argument "extra"`},
+		{[]string{"-upstream-timeout", "soon"}, `invalid value "soon" for flag -upstream-timeout`},
+		{[]string{"-upstream", up, "-host", "sometimes"}, `-host must be keep or upstream, not "sometimes"`},
+		{[]string{"-upstream", up, "-path", "mcp"}, `-path "mcp" is not a URL path`},
 		{[]string{"-nope"}, "flag provided but not defined: -nope"},
 		{[]string{"-upstream", up, "-max-wait", "x"}, "flag provided but not defined: -max-wait"},
 		{[]string{"-upstream", up, "-list-ttl", "-1s"}, "-list-ttl must not be negative"},
@@ -321,22 +332,36 @@ func TestUsageMessages(t *testing.T) {
 		{[]string{"-upstream", "http://user:pw@127.0.0.1:1/mcp"}, "-upstream must not carry credentials"},
 		{[]string{"-upstream", "http://127.0.0.1:1/mcp#top"}, "has a fragment"},
 	} {
-		var stderr bytes.Buffer
-		code := run(context.Background(), tc.args, &stderr)
-		if code != exitUsage || strings.Count(stderr.String(), tc.want) != 1 || strings.Contains(stderr.String(), "Options") {
-			t.Errorf("%q: exit %d, %q; want %d and %q once", tc.args, code, stderr.String(), exitUsage, tc.want)
+		var stdout, stderr bytes.Buffer
+		code := run(context.Background(), tc.args, &stdout, &stderr)
+		lines := strings.Split(strings.TrimSuffix(stderr.String(), "\n"), "\n")
+		if code != exitUsage || stdout.Len() != 0 || len(lines) != 2 || !strings.HasPrefix(lines[0], "toolguard-proxy: ") ||
+			!strings.Contains(lines[0], tc.want) || lines[1] != "run with -h for help" || strings.Contains(stderr.String(), "Options") {
+			t.Errorf("%q: exit %d, stderr %q; want %d and two lines: %q, then the hint", tc.args, code, stderr.String(), exitUsage, tc.want)
 		}
 	}
-	var stderr bytes.Buffer
-	run(context.Background(), nil, &stderr)
-	if !strings.Contains(stderr.String(), "usage: toolguard-proxy") {
-		t.Errorf("no arguments: no usage in %q", stderr.String())
+}
+
+// -version prints one line from the build info on standard output, and
+// neither listens nor checks the other flags' values.
+func TestVersion(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close() // the address is taken: listening on it would fail
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), []string{"-version", "-upstream", "ftp://not-checked", "-listen", ln.Addr().String()}, &stdout, &stderr)
+	out := stdout.String()
+	if code != 0 || stderr.Len() != 0 || strings.Count(out, "\n") != 1 || !strings.HasPrefix(out, "toolguard-proxy ") ||
+		!strings.HasSuffix(out, " "+runtime.Version()+"\n") {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, out, stderr.String())
 	}
 }
 
 // TestZeroMeansZero: an explicit 0 means none, not the library's default.
 func TestZeroMeansZero(t *testing.T) {
-	c, err := parse([]string{"-upstream", "http://127.0.0.1:1/mcp", "-list-ttl", "0", "-shutdown-timeout", "0"}, io.Discard)
+	c, err := parse([]string{"-upstream", "http://127.0.0.1:1/mcp", "-list-ttl", "0", "-shutdown-timeout", "0"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -350,7 +375,7 @@ func TestZeroMeansZero(t *testing.T) {
 		flags    []string
 		withList bool
 	}{{[]string{"-tool-list-limit", "100"}, true}, {[]string{"-tool-list-limit", "1"}, true}, {[]string{"-hide-tool-list"}, false}} {
-		c, err := parse(append([]string{"-upstream", up.URL + "/mcp"}, tc.flags...), io.Discard)
+		c, err := parse(append([]string{"-upstream", up.URL + "/mcp"}, tc.flags...))
 		if err != nil {
 			t.Fatal(err)
 		}

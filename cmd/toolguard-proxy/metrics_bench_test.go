@@ -28,7 +28,7 @@ func BenchmarkMetricsPaired(b *testing.B) {
 	}))
 	defer up.Close()
 	proxy := func(args ...string) http.Handler {
-		c, err := parse(append([]string{"-upstream", up.URL + "/mcp", "-quiet"}, args...), io.Discard)
+		c, err := parse(append([]string{"-upstream", up.URL + "/mcp", "-quiet"}, args...))
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -41,7 +41,7 @@ func (c *clock) advance(d time.Duration) {
 // clock and the log, written in format.
 func observed(t *testing.T, upstream, format string, args ...string) (url, metricsURL string, clk *clock, logged *fixture.SyncBuffer) {
 	t.Helper()
-	c, err := parse(append([]string{"-upstream", upstream, "-metrics-listen", "127.0.0.1:0", "-log-format", format}, args...), io.Discard)
+	c, err := parse(append([]string{"-upstream", upstream, "-metrics-listen", "127.0.0.1:0", "-log-format", format}, args...))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -266,7 +266,7 @@ func TestDistinctUnknownNamesKeepSeriesAndHeapBounded(t *testing.T) {
 		io.WriteString(w, `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":`+string(text)+`}],"isError":true}}`)
 	}))
 	defer up.Close()
-	c, err := parse([]string{"-upstream", up.URL + "/mcp", "-metrics-listen", "127.0.0.1:0", "-quiet"}, io.Discard)
+	c, err := parse([]string{"-upstream", up.URL + "/mcp", "-metrics-listen", "127.0.0.1:0", "-quiet"})
 	if err != nil {
 		t.Fatal(err)
 	}

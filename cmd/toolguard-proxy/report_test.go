@@ -17,7 +17,7 @@ import (
 // URL and log.
 func front(t *testing.T, upstream string, args ...string) (string, *fixture.SyncBuffer) {
 	t.Helper()
-	c, err := parse(append([]string{"-upstream", upstream}, args...), io.Discard)
+	c, err := parse(append([]string{"-upstream", upstream}, args...))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -62,6 +62,10 @@
 // TypeScript SDK client waits 2s) should be given a shorter -grace, for
 // servers that outlive SIGTERM.
 //
+// A server that cannot be started, or that ends by itself before the
+// client has sent anything (a missing API key, a wrong path), gets one
+// line on standard error saying so, after whatever it wrote there itself.
+//
 // Exit status:
 //
 //	the server's   when it exits, by itself or by a signal (128+N for
@@ -72,15 +76,14 @@
 //	64             usage error
 //	127            the command cannot be started
 //
-// In a JSON MCP client configuration:
+// In a JSON MCP client configuration (the absolute path: clients do not
+// use the shell's PATH; docs/CLIENTS.md has each client's file):
 //
-//	"command": "toolguard-stdio",
+//	"command": "/home/you/go/bin/toolguard-stdio",
 //	"args": ["--", "npx", "-y", "@modelcontextprotocol/server-everything"]
 package main
 
 import (
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log"
@@ -89,9 +92,11 @@ import (
 	"os/exec"
 	"os/signal"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
+	"github.com/toolguard/toolguard/internal/cli"
 	"github.com/toolguard/toolguard/internal/proc"
 	toolguard "github.com/toolguard/toolguard/middleware"
 )
@@ -106,7 +111,7 @@ const defaultGrace = 5 * time.Second
 
 const (
 	exitClientGone = 74 // EX_IOERR: the client stopped reading
-	exitUsage      = 64
+	exitUsage      = cli.ExitUsage
 	exitNotFound   = 127
 )
 
@@ -133,7 +138,7 @@ Exit status:
   the server's  when it exits (128+N when signal N ended it: 143 for
                 SIGTERM, 137 for SIGKILL)
   74            the client stopped reading (a write to standard output failed)
-  0             -h
+  0             -h, -version
   64            usage error
   127           the command cannot be started
 
@@ -141,14 +146,15 @@ flags:
 `
 
 func run(args []string, stdin io.Reader, stdout io.WriteCloser, stderr io.Writer) int {
-	opts, grace, argv, obs, code := parse(args, stderr)
+	opts, grace, argv, obs, code := parse(args, stdout, stderr)
 	if argv == nil {
 		return code
 	}
 	logger := obs.log.Log(slog.LevelWarn)
 
 	out := &clientOut{w: stdout, broke: make(chan struct{})}
-	guard, err := toolguard.NewStdio(stdin, out, opts)
+	in := &clientIn{r: stdin}
+	guard, err := toolguard.NewStdio(in, out, opts)
 	if err != nil {
 		fmt.Fprintln(stderr, "toolguard-stdio:", err)
 		return exitUsage
@@ -188,7 +194,7 @@ func run(args []string, stdin io.Reader, stdout io.WriteCloser, stderr io.Writer
 	if err := cmd.Start(); err != nil {
 		outR.Close()
 		outW.Close()
-		fmt.Fprintln(stderr, "toolguard-stdio:", err)
+		fmt.Fprintln(stderr, "toolguard-stdio: cannot start the server:", err)
 		return exitNotFound
 	}
 	outW.Close()
@@ -286,6 +292,12 @@ func run(args []string, stdin io.Reader, stdout io.WriteCloser, stderr io.Writer
 	}
 	if stop != nil {
 		stop.Stop()
+	} else if !in.sent.Load() && cmd.ProcessState != nil {
+		// The server ended by itself before the client sent a byte:
+		// whatever it wrote to standard error is above, and this says
+		// that it is the server that is gone. The command's name alone,
+		// for its arguments may hold secrets.
+		fmt.Fprintf(stderr, "toolguard-stdio: the server (%s) %s before the client sent anything\n", argv[0], ended(cmd.ProcessState))
 	}
 	endLeftovers(cmd.Process, wait, drained, logger)
 	select {
@@ -336,6 +348,21 @@ func endLeftovers(p *os.Process, grace time.Duration, drained <-chan struct{}, l
 	}
 }
 
+// clientIn is the client's standard input; sent is set once a read has
+// returned a byte.
+type clientIn struct {
+	r    io.Reader
+	sent atomic.Bool
+}
+
+func (c *clientIn) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	if n > 0 && !c.sent.Load() {
+		c.sent.Store(true)
+	}
+	return n, err
+}
+
 // clientOut is the client's standard output. After a write fails (the
 // client closed its end: EPIPE), broke is closed and later writes are
 // discarded, so the server's output is still read until it exits.
@@ -370,10 +397,11 @@ func (c *clientOut) error() error {
 }
 
 // parse reads the flags and the server's command line. argv is nil when
-// run must return code at once (-h, or a usage error, already reported).
-func parse(args []string, stderr io.Writer) (opts toolguard.StdioOptions, grace time.Duration, argv []string, obs *observe, code int) {
-	fs := flag.NewFlagSet("toolguard-stdio", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+// run must return code at once (-h, -version, or a usage error, already
+// written).
+func parse(args []string, stdout, stderr io.Writer) (opts toolguard.StdioOptions, grace time.Duration, argv []string, obs *observe, code int) {
+	cmd := cli.New("toolguard-stdio", usageText)
+	fs := cmd.Flags
 	fs.IntVar(&opts.ToolListLimit, "tool-list-limit", toolguard.DefaultToolListLimit, "cap on the names listed in data.availableTools; more than 0 (-hide-tool-list leaves the list out)")
 	fs.BoolVar(&opts.HideToolList, "hide-tool-list", false, "leave data.availableTools out of translated answers")
 	fs.BoolVar(&opts.HideSuggestions, "hide-suggestions", false, "leave data.suggestions out of translated answers")
@@ -382,32 +410,20 @@ func parse(args []string, stderr io.Writer) (opts toolguard.StdioOptions, grace 
 	logAnswers := fs.Bool("log", false, "write one line to standard error per translated not-found answer, saying why when it went out without data.availableTools, and per client line that may be a tools/call the guard left untracked (too long, outside the strict subset, or leaving a JSON value open)")
 	fs.DurationVar(&grace, "grace", defaultGrace, "once the client is gone (it signalled, or stopped reading), how long the server has to exit before its process group gets SIGTERM, and then SIGKILL as long after that (500ms at most once the client stopped reading); also what the server's leftovers get once it exited. The end of the client's input starts no clock; more than 0")
 	obs = observeFlags(fs)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, usageText)
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return opts, 0, nil, nil, 0
-		}
-		return opts, 0, nil, nil, exitUsage
+	if err := cmd.Parse(args); err != nil {
+		return opts, 0, nil, nil, cmd.Exit(err, stdout, stderr)
 	}
 	if err := checkFlags(&opts); err != nil {
-		fmt.Fprintln(stderr, "toolguard-stdio:", err)
-		return opts, 0, nil, nil, exitUsage
+		return opts, 0, nil, nil, cmd.Usage(stderr, err.Error())
 	}
 	if grace <= 0 {
-		fmt.Fprintf(stderr, "toolguard-stdio: -grace must be more than 0, not %v\n", grace)
-		return opts, 0, nil, nil, exitUsage
+		return opts, 0, nil, nil, cmd.Usage(stderr, fmt.Sprintf("-grace must be more than 0, not %v", grace))
 	}
 	if fs.NArg() == 0 {
-		fmt.Fprintln(stderr, "toolguard-stdio: no server command")
-		fs.Usage()
-		return opts, 0, nil, nil, exitUsage
+		return opts, 0, nil, nil, cmd.Usage(stderr, "no server command: toolguard-stdio [flags] [--] COMMAND [ARG...]")
 	}
 	if err := obs.hooks(&opts, stderr, *logAnswers); err != nil {
-		fmt.Fprintln(stderr, "toolguard-stdio:", err)
-		return opts, 0, nil, nil, exitUsage
+		return opts, 0, nil, nil, cmd.Usage(stderr, err.Error())
 	}
 	return opts, grace, fs.Args(), obs, 0
 }
@@ -438,6 +454,15 @@ func sigName(sig os.Signal) string {
 		return "SIGKILL"
 	}
 	return sig.String()
+}
+
+// ended says how the server's process ended, with the status
+// toolguard-stdio exits with.
+func ended(ps *os.ProcessState) string {
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return fmt.Sprintf("was ended by %s (exit status %d)", sigName(ws.Signal()), 128+int(ws.Signal()))
+	}
+	return fmt.Sprintf("exited with status %d", ps.ExitCode())
 }
 
 // exitStatus is the server's exit status, as a shell reports it.

@@ -26,19 +26,18 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/toolguard/toolguard/conformance"
+	"github.com/toolguard/toolguard/internal/cli"
 )
 
 // Exit statuses.
@@ -47,7 +46,7 @@ const (
 	exitRisk       = 1
 	exitUnverified = 2
 	exitWorse      = 3 // -compare: something got worse
-	exitUsage      = 64
+	exitUsage      = cli.ExitUsage
 )
 
 func main() {
@@ -58,10 +57,18 @@ func main() {
 }
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("toolguard-check", flag.ContinueOnError)
-	// The flag package's own messages are written by run: a usage error
-	// is its one line and a hint, the usage only for -h.
-	fs.SetOutput(io.Discard)
+	cmd := cli.New("toolguard-check", `usage: toolguard-check [flags] URL
+       toolguard-check [flags] -stdio -- COMMAND [ARG...]
+       toolguard-check [flags] -fleet FILE
+       toolguard-check [flags] -compare PREVIOUS.jsonl CURRENT.jsonl
+
+Calls a made-up tool on an MCP server and classifies the answer.
+Exit status: 0 VERIFIED, 1 OBSERVED_RISK, 2 UNVERIFIED, 64 usage error
+(0 for -h); a fleet: 1 if any target is OBSERVED_RISK, else 2 if any is
+UNVERIFIED; with -compare: 3 if anything got worse, else 0.
+
+`)
+	fs := cmd.Flags
 	var (
 		opts        conformance.Options
 		asJSON      = fs.Bool("json", false, "print JSON instead of a table")
@@ -72,7 +79,6 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		spacing     = fs.Duration("spacing", 250*time.Millisecond, "fleet: least time between two requests to one host (host:port)")
 		quiet       = fs.Bool("quiet", false, "fleet: no progress on standard error")
 		resume      = fs.String("resume", "", "fleet: skip the targets already reported in `file` (JSON lines of an earlier -json run)")
-		showVersion = fs.Bool("version", false, "print the version (from the build info) and exit")
 		compare     = fs.String("compare", "", "print what changed since the earlier run in `file` (JSON lines of a -json run): after a -fleet run, or against the JSON lines file given as argument; exit 3 if anything got worse, else 0")
 		envFile     = fs.String("env-file", "", "registry documents: the inputs of `file`, NAME=VALUE a line (as -env)")
 		npx         = fs.String("npx", "npx -y", "registry documents: the `command` an npm package runs with, before identifier@version")
@@ -100,40 +106,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		inputs[k] = v
 		return nil
 	})
-	help := func() {
-		fmt.Fprint(stderr, `usage: toolguard-check [flags] URL
-       toolguard-check [flags] -stdio -- COMMAND [ARG...]
-       toolguard-check [flags] -fleet FILE
-       toolguard-check [flags] -compare PREVIOUS.jsonl CURRENT.jsonl
-
-Calls a made-up tool on an MCP server and classifies the answer.
-Exit status: 0 VERIFIED, 1 OBSERVED_RISK, 2 UNVERIFIED, 64 usage error
-(0 for -h); a fleet: 1 if any target is OBSERVED_RISK, else 2 if any is
-UNVERIFIED; with -compare: 3 if anything got worse, else 0.
-
-`)
-		fs.SetOutput(stderr)
-		fs.PrintDefaults()
-		fs.SetOutput(io.Discard)
-	}
-	fs.Usage = func() {}
-	// usage reports a usage error: the one line that is wrong, and where
-	// help is.
-	usage := func(msg string) int {
-		fmt.Fprintln(stderr, "toolguard-check:", msg)
-		fmt.Fprintln(stderr, "run with -h for help")
-		return exitUsage
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			help()
-			return 0
-		}
-		return usage(err.Error())
-	}
-	if *showVersion {
-		fmt.Fprintln(stdout, version(debug.ReadBuildInfo()))
-		return 0
+	usage := func(msg string) int { return cmd.Usage(stderr, msg) }
+	if err := cmd.Parse(args); err != nil {
+		return cmd.Exit(err, stdout, stderr)
 	}
 	// 0 would mean the library's default: an explicit 0 is refused rather
 	// than read as a value it is not (-spacing 0 is no spacing).
@@ -564,37 +539,4 @@ func writeTable(w io.Writer, s conformance.Summary) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
-}
-
-// version formats the build info for -version: the module's version (a
-// tag, or "(devel)" for a build from a clone), the commit and whether the
-// tree was modified when the build recorded them, and the Go version.
-func version(info *debug.BuildInfo, ok bool) string {
-	if !ok || info == nil {
-		return "toolguard-check (no build info)"
-	}
-	v := info.Main.Version
-	if v == "" {
-		v = "(devel)"
-	}
-	s := "toolguard-check " + v
-	var rev, modified string
-	for _, kv := range info.Settings {
-		switch kv.Key {
-		case "vcs.revision":
-			rev = kv.Value
-		case "vcs.modified":
-			modified = kv.Value
-		}
-	}
-	if rev != "" {
-		s += " commit " + rev[:min(12, len(rev))]
-		if modified == "true" {
-			s += " (modified)"
-		}
-	}
-	if info.GoVersion != "" {
-		s += " " + info.GoVersion
-	}
-	return s
 }
