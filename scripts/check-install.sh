@@ -6,7 +6,7 @@
 # builds each copyable example program against them, and go-installs the
 # commands at that version; then the commands are installed from the
 # working tree as from a clone, with the README's one line. First, the
-# README's recipe for a module of one's own built against a clone (its
+# recipe of docs/INSTALL.md for a module of one's own built against a clone (its
 # marked code blocks, run as written, the clone being this working tree):
 # a copy of examples/echo-mcpgo in a new module outside the repository is
 # built with replace lines and with a go.work, run, and asked over
@@ -22,17 +22,17 @@ work=$(mktemp -d)
 apppid=
 trap '[ -n "$apppid" ] && kill "$apppid" 2>/dev/null; chmod -R u+w "$work" 2>/dev/null; rm -rf "$work"' EXIT
 
-# recipe NAME: the lines of the README's code block marked
+# recipe NAME: the lines of docs/INSTALL.md's code block marked
 # <!-- recipe:NAME -->, the clone's path being this working tree.
 recipe() {
-	awk -v m="<!-- recipe:$1 -->" '$0 == m { f = 1; next } f && /^```/ { if (c) exit; c = 1; next } f && c { print }' "$root/README.md" |
+	awk -v m="<!-- recipe:$1 -->" '$0 == m { f = 1; next } f && /^```/ { if (c) exit; c = 1; next } f && c { print }' "$root/docs/INSTALL.md" |
 		sed "s|^CLONE=.*|CLONE='$root'|"
 }
 for name in replace run work; do
-	[ -n "$(recipe $name)" ] || { echo "check-install: README.md has no code block marked recipe:$name" >&2; exit 1; }
+	[ -n "$(recipe $name)" ] || { echo "check-install: docs/INSTALL.md has no code block marked recipe:$name" >&2; exit 1; }
 done
 
-# serve_and_ask DIR: runs DIR/myapp as the README's recipe:run block does
+# serve_and_ask DIR: runs DIR/myapp as docs/INSTALL.md's recipe:run block does
 # (on a free port), asks it the block's initialize, then calls a tool it
 # does not have in that session, and stops it.
 serve_and_ask() {
@@ -68,15 +68,15 @@ serve_and_ask() {
 
 mkdir -p "$work/recipe-replace" "$work/recipe-work"
 (cd "$work/recipe-replace" && env -u GOWORK bash -euo pipefail -c "$(recipe replace)") >"$work/recipe.log" 2>&1 ||
-	{ cat "$work/recipe.log" >&2; echo "check-install: the README's recipe (replace lines) failed" >&2; exit 1; }
+	{ cat "$work/recipe.log" >&2; echo "check-install: the recipe of docs/INSTALL.md (replace lines) failed" >&2; exit 1; }
 serve_and_ask "$work/recipe-replace/myapp"
 # The go.work way: the replace block's lines but go mod edit and tidy,
 # then the recipe:work block.
 (cd "$work/recipe-work" && env -u GOWORK bash -euo pipefail -c "$(recipe replace | sed -n '/^CLONE=/p; /^mkdir /p; /^cp /p; /^go mod init /p')
 $(recipe work)") >"$work/recipe.log" 2>&1 ||
-	{ cat "$work/recipe.log" >&2; echo "check-install: the README's recipe (go.work) failed" >&2; exit 1; }
+	{ cat "$work/recipe.log" >&2; echo "check-install: the recipe of docs/INSTALL.md (go.work) failed" >&2; exit 1; }
 serve_and_ask "$work/recipe-work/myapp"
-echo "check-install: a copy of examples/echo-mcpgo in a new module builds against the clone by the README's recipe (replace lines, and go.work), runs and answers"
+echo "check-install: a copy of examples/echo-mcpgo in a new module builds against the clone by the recipe of docs/INSTALL.md (replace lines, and go.work), runs and answers"
 
 adapters=$(cd adapters && ls -d */ | sed 's|/$||')
 (cd scripts/modproxy && go run . -version "$version" -out "$work/proxy" "$root" $(printf "$root/adapters/%s " $adapters)) >/dev/null
