@@ -56,8 +56,18 @@ func main() {
 	os.Exit(code)
 }
 
-func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	cmd := cli.New("toolguard-check", `usage: toolguard-check [flags] URL
+// flags are the command line's values.
+type flags struct {
+	opts                       conformance.Options
+	asJSON, stdio, quiet       *bool
+	fleetFile, resume, compare *string
+	envFile, npx               *string
+	concurrency, processes     *int
+	spacing                    *time.Duration
+	inputs                     map[string]string // -env, then -env-file
+}
+
+const usageHead = `usage: toolguard-check [flags] URL
        toolguard-check [flags] -stdio -- COMMAND [ARG...]
        toolguard-check [flags] -fleet FILE
        toolguard-check [flags] -compare PREVIOUS.jsonl CURRENT.jsonl
@@ -67,35 +77,37 @@ Exit status: 0 VERIFIED, 1 OBSERVED_RISK, 2 UNVERIFIED, 64 usage error
 (0 for -h); a fleet: 1 if any target is OBSERVED_RISK, else 2 if any is
 UNVERIFIED; with -compare: 3 if anything got worse, else 0.
 
-`)
+`
+
+// newFlags declares the flags on cmd.
+func newFlags(cmd *cli.Command) *flags {
 	fs := cmd.Flags
-	var (
-		opts        conformance.Options
-		asJSON      = fs.Bool("json", false, "print JSON instead of a table")
-		stdio       = fs.Bool("stdio", false, "the arguments after -- are a command that speaks MCP over stdio")
-		fleetFile   = fs.String("fleet", "", "check every target listed in `file` (- for standard input), one a line: a URL, stdio:COMMAND, or {\"target\": ..., \"header\": {...}, \"label\": ...}")
-		concurrency = fs.Int("concurrency", 512, "fleet: targets in progress at once (a target waiting out -spacing costs next to nothing)")
-		processes   = fs.Int("processes", 8, "fleet: stdio servers running at once")
-		spacing     = fs.Duration("spacing", 250*time.Millisecond, "fleet: least time between two requests to one host (host:port)")
-		quiet       = fs.Bool("quiet", false, "fleet: no progress on standard error")
-		resume      = fs.String("resume", "", "fleet: skip the targets already reported in `file` (JSON lines of an earlier -json run)")
-		compare     = fs.String("compare", "", "print what changed since the earlier run in `file` (JSON lines of a -json run): after a -fleet run, or against the JSON lines file given as argument; exit 3 if anything got worse, else 0")
-		envFile     = fs.String("env-file", "", "registry documents: the inputs of `file`, NAME=VALUE a line (as -env)")
-		npx         = fs.String("npx", "npx -y", "registry documents: the `command` an npm package runs with, before identifier@version")
-		inputs      = map[string]string{}
-	)
-	opts.Header = http.Header{}
-	fs.StringVar(&opts.ProbeName, "name", conformance.DefaultProbeName, "the made-up tool `name` to call")
-	fs.DurationVar(&opts.Timeout, "timeout", 15*time.Second, "timeout of each request, over HTTP and stdio alike")
-	fs.IntVar(&opts.MaxPages, "max-pages", 20, "most tools/list pages to follow")
-	fs.Int64Var(&opts.MaxBodyBytes, "max-bytes", 4<<20, "longest reply read; a longer one is UNVERIFIED reply_too_large")
-	fs.StringVar(&opts.Era, "era", "", "force a protocol era: 2025-11-25 or 2026-07-28 (default: try 2026-07-28, fall back)")
+	f := &flags{
+		asJSON:      fs.Bool("json", false, "print JSON instead of a table"),
+		stdio:       fs.Bool("stdio", false, "the arguments after -- are a command that speaks MCP over stdio"),
+		fleetFile:   fs.String("fleet", "", "check every target listed in `file` (- for standard input), one a line: a URL, stdio:COMMAND, or {\"target\": ..., \"header\": {...}, \"label\": ...}"),
+		concurrency: fs.Int("concurrency", 512, "fleet: targets in progress at once (a target waiting out -spacing costs next to nothing)"),
+		processes:   fs.Int("processes", 8, "fleet: stdio servers running at once"),
+		spacing:     fs.Duration("spacing", 250*time.Millisecond, "fleet: least time between two requests to one host (host:port)"),
+		quiet:       fs.Bool("quiet", false, "fleet: no progress on standard error"),
+		resume:      fs.String("resume", "", "fleet: skip the targets already reported in `file` (JSON lines of an earlier -json run)"),
+		compare:     fs.String("compare", "", "print what changed since the earlier run in `file` (JSON lines of a -json run): after a -fleet run, or against the JSON lines file given as argument; exit 3 if anything got worse, else 0"),
+		envFile:     fs.String("env-file", "", "registry documents: the inputs of `file`, NAME=VALUE a line (as -env)"),
+		npx:         fs.String("npx", "npx -y", "registry documents: the `command` an npm package runs with, before identifier@version"),
+		inputs:      map[string]string{},
+	}
+	f.opts.Header = http.Header{}
+	fs.StringVar(&f.opts.ProbeName, "name", conformance.DefaultProbeName, "the made-up tool `name` to call")
+	fs.DurationVar(&f.opts.Timeout, "timeout", 15*time.Second, "timeout of each request, over HTTP and stdio alike")
+	fs.IntVar(&f.opts.MaxPages, "max-pages", 20, "most tools/list pages to follow")
+	fs.Int64Var(&f.opts.MaxBodyBytes, "max-bytes", 4<<20, "longest reply read; a longer one is UNVERIFIED reply_too_large")
+	fs.StringVar(&f.opts.Era, "era", "", "force a protocol era: 2025-11-25 or 2026-07-28 (default: try 2026-07-28, fall back)")
 	fs.Func("header", "send `'Name: value'` with every request (repeatable), e.g. your own Authorization", func(s string) error {
 		k, v, ok := strings.Cut(s, ":")
 		if !ok || strings.TrimSpace(k) == "" {
 			return errors.New("want 'Name: value'")
 		}
-		opts.Header.Add(strings.TrimSpace(k), strings.TrimSpace(v))
+		f.opts.Header.Add(strings.TrimSpace(k), strings.TrimSpace(v))
 		return nil
 	})
 	fs.Func("env", "registry documents: give the input `NAME=VALUE` (repeatable): a package's environment variable, or by name a remote's header, a {variable}, an argument's valueHint or --name", func(s string) error {
@@ -103,97 +115,90 @@ UNVERIFIED; with -compare: 3 if anything got worse, else 0.
 		if !ok || k == "" {
 			return errors.New("want NAME=VALUE")
 		}
-		inputs[k] = v
+		f.inputs[k] = v
 		return nil
 	})
-	usage := func(msg string) int { return cmd.Usage(stderr, msg) }
-	if err := cmd.Parse(args); err != nil {
-		return cmd.Exit(err, stdout, stderr)
-	}
-	// 0 would mean the library's default: an explicit 0 is refused rather
-	// than read as a value it is not (-spacing 0 is no spacing).
-	for _, f := range []struct {
+	return f
+}
+
+// check returns what is wrong with the flags' values, or "". 0 would mean
+// the library's default: an explicit 0 is refused rather than read as a
+// value it is not (-spacing 0 is no spacing).
+func (f *flags) check() string {
+	for _, c := range []struct {
 		name string
 		bad  bool
 	}{
-		{"-timeout", opts.Timeout <= 0}, {"-max-pages", opts.MaxPages <= 0}, {"-max-bytes", opts.MaxBodyBytes <= 0},
-		{"-concurrency", *concurrency <= 0}, {"-processes", *processes <= 0},
+		{"-timeout", f.opts.Timeout <= 0}, {"-max-pages", f.opts.MaxPages <= 0}, {"-max-bytes", f.opts.MaxBodyBytes <= 0},
+		{"-concurrency", *f.concurrency <= 0}, {"-processes", *f.processes <= 0},
 	} {
-		if f.bad {
-			return usage(f.name + " must be more than 0")
+		if c.bad {
+			return c.name + " must be more than 0"
 		}
 	}
-	if opts.ProbeName == "" {
-		return usage("-name must not be empty (the made-up tool name to call)")
+	switch {
+	case f.opts.ProbeName == "":
+		return "-name must not be empty (the made-up tool name to call)"
+	case *f.spacing < 0:
+		return "-spacing must not be negative"
+	case strings.TrimSpace(*f.npx) == "":
+		return "-npx must not be empty"
 	}
-	if *spacing < 0 {
-		return usage("-spacing must not be negative")
+	if *f.envFile != "" {
+		if err := readEnvFile(*f.envFile, f.inputs); err != nil {
+			return err.Error()
+		}
 	}
+	return ""
+}
 
-	if *envFile != "" {
-		if err := readEnvFile(*envFile, inputs); err != nil {
-			return usage(err.Error())
-		}
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	cmd := cli.New("toolguard-check", usageHead)
+	f := newFlags(cmd)
+	if err := cmd.Parse(args); err != nil {
+		return cmd.Exit(err, stdout, stderr)
 	}
-	if *compare != "" && *fleetFile == "" {
-		if fs.NArg() != 1 || *stdio {
+	usage := func(msg string) int { return cmd.Usage(stderr, msg) }
+	if msg := f.check(); msg != "" {
+		return usage(msg)
+	}
+	fs := cmd.Flags
+	switch {
+	case *f.compare != "" && *f.fleetFile == "":
+		if fs.NArg() != 1 || *f.stdio {
 			return usage("-compare without -fleet wants one file: the JSON lines of the later run")
 		}
-		code, err := compareFiles(*compare, fs.Arg(0), *asJSON, stdout)
+		code, err := compareFiles(*f.compare, fs.Arg(0), *f.asJSON, stdout)
+		if err != nil {
+			return usage(err.Error())
+		}
+		return code
+	case *f.fleetFile != "":
+		if fs.NArg() != 0 || *f.stdio {
+			return usage("-fleet takes no other targets")
+		}
+		code, err := runFleet(ctx, f, stdin, stdout, stderr)
 		if err != nil {
 			return usage(err.Error())
 		}
 		return code
 	}
-	if *fleetFile != "" {
-		if fs.NArg() != 0 || *stdio {
-			return usage("-fleet takes no other targets")
-		}
-		ropts := conformance.RegistryOptions{Values: inputs, Npx: strings.Fields(*npx)}
-		if len(ropts.Npx) == 0 {
-			return usage("-npx must not be empty")
-		}
-		targets, err := readTargets(*fleetFile, stdin, ropts, stderr, *quiet)
-		if err != nil {
-			return usage(err.Error())
-		}
-		var previous []conformance.Report
-		if *compare != "" {
-			if previous, err = readReports(*compare); err != nil {
-				return usage(err.Error())
-			}
-		}
-		var sum conformance.Summary
-		var resumed []conformance.Report // for -compare: the run is these and what follows
-		if *resume != "" {
-			if targets, sum, resumed, err = skipDone(*resume, targets); err != nil {
-				return usage(err.Error())
-			}
-		}
-		return fleet(ctx, targets, sum, opts, conformance.FleetOptions{
-			Concurrency: *concurrency,
-			Processes:   *processes,
-			HostSpacing: *spacing,
-		}, *asJSON, *quiet, previous, resumed, *compare != "", stdout, stderr)
-	}
-
 	var rep conformance.Report
 	var err error
 	switch {
-	case *stdio:
-		if fs.NArg() == 0 {
-			return usage("-stdio needs a command")
-		}
-		rep, err = conformance.CheckCommand(ctx, fs.Args(), opts)
+	case *f.stdio && fs.NArg() == 0:
+		return usage("-stdio needs a command")
+	case *f.stdio:
+		rep, err = conformance.CheckCommand(ctx, fs.Args(), f.opts)
 	case fs.NArg() == 1:
-		rep, err = conformance.CheckURL(ctx, fs.Arg(0), opts)
+		rep, err = conformance.CheckURL(ctx, fs.Arg(0), f.opts)
 	default:
 		return usage("want one URL")
 	}
 	if err != nil {
 		return usage(err.Error())
 	}
-	if *asJSON {
+	if *f.asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		enc.Encode(rep)
@@ -201,6 +206,34 @@ UNVERIFIED; with -compare: 3 if anything got worse, else 0.
 		printReport(stdout, rep)
 	}
 	return exitCode(rep.Verdict)
+}
+
+// runFleet checks the targets of -fleet; an error is a usage error (a
+// file that cannot be read).
+func runFleet(ctx context.Context, f *flags, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
+	ropts := conformance.RegistryOptions{Values: f.inputs, Npx: strings.Fields(*f.npx)}
+	targets, err := readTargets(*f.fleetFile, stdin, ropts, stderr, *f.quiet)
+	if err != nil {
+		return 0, err
+	}
+	var previous []conformance.Report
+	if *f.compare != "" {
+		if previous, err = readReports(*f.compare); err != nil {
+			return 0, err
+		}
+	}
+	var sum conformance.Summary
+	var resumed []conformance.Report // for -compare: the run is these and what follows
+	if *f.resume != "" {
+		if targets, sum, resumed, err = skipDone(*f.resume, targets); err != nil {
+			return 0, err
+		}
+	}
+	return fleet(ctx, targets, sum, f.opts, conformance.FleetOptions{
+		Concurrency: *f.concurrency,
+		Processes:   *f.processes,
+		HostSpacing: *f.spacing,
+	}, *f.asJSON, *f.quiet, previous, resumed, *f.compare != "", stdout, stderr), nil
 }
 
 func exitCode(v conformance.Verdict) int {
@@ -423,23 +456,7 @@ func fleet(ctx context.Context, targets []conformance.Target, resumed conformanc
 		if asJSON {
 			enc.Encode(r)
 		} else {
-			cat := string(r.Category)
-			if cat == "" {
-				cat = "-"
-			}
-			target := r.Target
-			if r.Label != "" {
-				target += " (" + r.Label + ")"
-			}
-			fmt.Fprintf(out, "%-14s %-22s %s\n", r.Verdict, cat, target)
-			if st := r.NameHeader.State; st != "" && st != conformance.NotApplicable {
-				// The second check on a line of its own, as Checkup
-				// reports every check.
-				fmt.Fprintf(out, "%-14s %-22s %s\n", conformance.NameHeaderCheck, st, target)
-			}
-			for _, h := range r.Hints { // notes, not verdicts
-				fmt.Fprintf(out, "%-14s %-22s %s\n", "hint", h.Kind, target)
-			}
+			writeLines(out, r)
 		}
 		out.Flush() // a line per target as it finishes: the run can be read, cut, resumed
 		if quiet {
@@ -468,27 +485,52 @@ func fleet(ctx context.Context, targets []conformance.Target, resumed conformanc
 		writeTable(stdout, all)
 	}
 	if comparing {
-		// The run's reports are on standard output; with -json, the
-		// changes go to standard error as a table (compare two files for
-		// them in JSON).
-		c := conformance.Compare(previous, reports)
-		w := stdout
-		if asJSON {
-			w = stderr
-		} else {
-			fmt.Fprintln(stdout)
-		}
-		writeChanges(w, c)
-		if c.Worse() {
-			return exitWorse
-		}
-		return exitVerified
+		return writeCompared(conformance.Compare(previous, reports), asJSON, stdout, stderr)
 	}
 	switch {
 	case all.ByVerdict[conformance.ObservedRisk] > 0:
 		return exitRisk
 	case all.ByVerdict[conformance.Unverified] > 0:
 		return exitUnverified
+	}
+	return exitVerified
+}
+
+// writeLines writes a fleet report as its lines of text: the verdict, the
+// Mcp-Name check on a line of its own (as Checkup reports every check),
+// and each hint (notes, not verdicts).
+func writeLines(out io.Writer, r conformance.Report) {
+	cat := string(r.Category)
+	if cat == "" {
+		cat = "-"
+	}
+	target := r.Target
+	if r.Label != "" {
+		target += " (" + r.Label + ")"
+	}
+	fmt.Fprintf(out, "%-14s %-22s %s\n", r.Verdict, cat, target)
+	if st := r.NameHeader.State; st != "" && st != conformance.NotApplicable {
+		fmt.Fprintf(out, "%-14s %-22s %s\n", conformance.NameHeaderCheck, st, target)
+	}
+	for _, h := range r.Hints {
+		fmt.Fprintf(out, "%-14s %-22s %s\n", "hint", h.Kind, target)
+	}
+}
+
+// writeCompared writes what changed since the earlier run and returns the
+// exit status. The run's reports are on standard output; with -json, the
+// changes go to standard error as a table (compare two files for them in
+// JSON).
+func writeCompared(c conformance.Comparison, asJSON bool, stdout, stderr io.Writer) int {
+	w := stdout
+	if asJSON {
+		w = stderr
+	} else {
+		fmt.Fprintln(stdout)
+	}
+	writeChanges(w, c)
+	if c.Worse() {
+		return exitWorse
 	}
 	return exitVerified
 }
