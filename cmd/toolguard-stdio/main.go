@@ -160,27 +160,6 @@ func run(args []string, stdin io.Reader, stdout io.WriteCloser, stderr io.Writer
 		return exitUsage
 	}
 
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Stderr = stderr
-	// When stderr is not a file, Wait copies the server's standard error
-	// until every process holding it is gone: a child the server left
-	// would hold Wait, so that copy gets grace once the server exited.
-	cmd.WaitDelay = grace
-	proc.OwnGroup(cmd)
-	serverIn, err := cmd.StdinPipe()
-	if err != nil {
-		fmt.Fprintln(stderr, "toolguard-stdio:", err)
-		return exitNotFound
-	}
-	// Our own pipe rather than StdoutPipe: Wait must not close it before
-	// everything the server wrote has been read.
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		fmt.Fprintln(stderr, "toolguard-stdio:", err)
-		return exitNotFound
-	}
-	cmd.Stdout = outW
-
 	signals := make(chan os.Signal, 4)
 	signal.Notify(signals, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
 	defer signal.Stop(signals)
@@ -191,13 +170,10 @@ func run(args []string, stdin io.Reader, stdout io.WriteCloser, stderr io.Writer
 	signal.Notify(pipeSignals, syscall.SIGPIPE)
 	defer signal.Stop(pipeSignals)
 
-	if err := cmd.Start(); err != nil {
-		outR.Close()
-		outW.Close()
-		fmt.Fprintln(stderr, "toolguard-stdio: cannot start the server:", err)
-		return exitNotFound
+	cmd, serverIn, outR, code := startServer(argv, grace, stderr)
+	if cmd == nil {
+		return code
 	}
-	outW.Close()
 	defer obs.writeStats() // once the session has ended
 
 	// Client to server. When the client's input ends, the lines the guard
@@ -266,11 +242,7 @@ func run(args []string, stdin io.Reader, stdout io.WriteCloser, stderr io.Writer
 			proc.SignalGroup(cmd.Process, sig)
 			// The client asked the server to stop: SIGTERM next, unless
 			// that is what it sent.
-			if sig == syscall.SIGTERM {
-				gone(syscall.SIGKILL, "the client's SIGTERM")
-			} else {
-				gone(syscall.SIGTERM, "the client's "+sigName(sig))
-			}
+			gone(after(sig), "the client's "+sigName(sig))
 		case <-broke:
 			broke = nil
 			logger.Printf("the client stopped reading (%v); closing the server's input", out.error())
@@ -292,26 +264,83 @@ func run(args []string, stdin io.Reader, stdout io.WriteCloser, stderr io.Writer
 	}
 	if stop != nil {
 		stop.Stop()
-	} else if !in.sent.Load() && cmd.ProcessState != nil {
-		// The server ended by itself before the client sent a byte:
-		// whatever it wrote to standard error is above, and this says
-		// that it is the server that is gone. The command's name alone,
-		// for its arguments may hold secrets.
-		fmt.Fprintf(stderr, "toolguard-stdio: the server (%s) %s before the client sent anything\n", argv[0], ended(cmd.ProcessState))
+	} else {
+		noteEarlyEnd(stderr, argv[0], in.sent.Load(), cmd.ProcessState)
 	}
 	endLeftovers(cmd.Process, wait, drained, logger)
-	select {
-	case <-drained:
-	case <-time.After(wait):
-		// A process outside the group (one that called setsid) still
-		// holds the server's output.
-		outR.Close()
-		<-drained
-	}
+	awaitDrained(drained, outR, wait)
 	if out.error() != nil {
 		return exitClientGone
 	}
 	return exitStatus(cmd.ProcessState, waitErr, stderr)
+}
+
+// after is the signal the server's group gets if it outlives the one
+// the client sent: SIGKILL after SIGTERM, SIGTERM after any other.
+func after(sig os.Signal) syscall.Signal {
+	if sig == syscall.SIGTERM {
+		return syscall.SIGKILL
+	}
+	return syscall.SIGTERM
+}
+
+// noteEarlyEnd says, in one line, that the server ended by itself before
+// the client sent a byte (ps nil: it did not end by itself): whatever it
+// wrote to standard error is above, and this says that it is the server
+// that is gone. The command's name alone, for its arguments may hold
+// secrets.
+func noteEarlyEnd(stderr io.Writer, name string, clientSent bool, ps *os.ProcessState) {
+	if !clientSent && ps != nil {
+		fmt.Fprintf(stderr, "toolguard-stdio: the server (%s) %s before the client sent anything\n", name, ended(ps))
+	}
+}
+
+// awaitDrained waits for the server's output to be copied to its end, at
+// most wait: then a process outside the group (one that called setsid)
+// still holds it, and it is closed.
+func awaitDrained(drained <-chan struct{}, outR *os.File, wait time.Duration) {
+	select {
+	case <-drained:
+	case <-time.After(wait):
+		outR.Close()
+		<-drained
+	}
+}
+
+// startServer starts the server's command in a process group of its own,
+// its standard error the wrapper's, and returns it with its input and the
+// read end of its output; on failure, it writes why and returns a nil cmd
+// and the exit status.
+func startServer(argv []string, grace time.Duration, stderr io.Writer) (cmd *exec.Cmd, serverIn io.WriteCloser, outR *os.File, code int) {
+	cmd = exec.Command(argv[0], argv[1:]...)
+	cmd.Stderr = stderr
+	// When stderr is not a file, Wait copies the server's standard error
+	// until every process holding it is gone: a child the server left
+	// would hold Wait, so that copy gets grace once the server exited.
+	cmd.WaitDelay = grace
+	proc.OwnGroup(cmd)
+	serverIn, err := cmd.StdinPipe()
+	if err != nil {
+		fmt.Fprintln(stderr, "toolguard-stdio:", err)
+		return nil, nil, nil, exitNotFound
+	}
+	// Our own pipe rather than StdoutPipe: Wait must not close it before
+	// everything the server wrote has been read.
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		fmt.Fprintln(stderr, "toolguard-stdio:", err)
+		return nil, nil, nil, exitNotFound
+	}
+	cmd.Stdout = outW
+
+	if err := cmd.Start(); err != nil {
+		outR.Close()
+		outW.Close()
+		fmt.Fprintln(stderr, "toolguard-stdio: cannot start the server:", err)
+		return nil, nil, nil, exitNotFound
+	}
+	outW.Close()
+	return cmd, serverIn, outR, 0
 }
 
 // endLeftovers ends what is left of the server's process group once the
