@@ -1,44 +1,24 @@
 // Command toolguard-proxy puts the toolguard middleware in front of any
 // Streamable HTTP MCP server, in any language: a reverse proxy that replaces
-// the upstream's own answer to a tools/call for a tool it does not have (an
-// isError result, or an error of the upstream's own shape) with JSON-RPC
-// error -32602 listing the tools the caller can call. Every call reaches the
-// upstream; every other answer is proxied untouched, event streams as they
-// come.
+// the upstream's own answer to a tools/call for a tool it does not have
+// with JSON-RPC error -32602 listing the tools the caller can call. Every
+// call reaches the upstream; every other answer is proxied untouched, event
+// streams as they come.
 //
 // Usage:
 //
 //	toolguard-proxy -upstream http://127.0.0.1:3000/mcp [-listen 127.0.0.1:8080] [flags]
 //
-// The guard never speaks to the upstream; it reads what passes. The tool
-// list in data.availableTools is the upstream's answer to the caller's own
-// tools/list, read as it passed and kept for that caller only (its
-// session, credentials, other headers and _meta) for -list-ttl, or until
-// the upstream announces a changed list in the caller's session. A call
-// before any list gets -32602 without data. Known calls never wait.
-// Put authentication in front of it, or use -hide-tool-list and
-// -hide-suggestions, so anonymous callers never see the tool list.
-//
-// It logs one line per translated not-found answer (or -32020 answer) to
-// standard error, and shuts down gracefully on SIGINT or SIGTERM:
-// in-flight calls get -shutdown-timeout to finish, and clients' standing
-// GET event streams are ended at once (clients open them again). Exit
-// status: 0 after a graceful shutdown, -h or -version, 1 on a server
-// error, 64 on a usage error (one line saying what is wrong, and "run
-// with -h for help").
-//
-// An upstream that cannot be reached (connection refused, a host name that
-// does not resolve, a failed TLS handshake) gets the caller 502, and one
-// that does not begin its answer within -upstream-timeout 504, each with a
-// short text body naming the cause, and one log line naming the upstream
-// and the cause. With -log-pass, every request the guard passes
-// through gets one log line: the reason (toolguard.Reason), the tool, the
-// tool set's error, the status the upstream answered and the Host the
-// request came with. In front of a server with a Host allow-list, that
-// shows its 403 and the Host it judged.
-//
-// It serves exactly one path, -path or the upstream URL's, taken literally
-// ({x} is not a wildcard) and compared with the request's decoded path.
+// The guard never speaks to the upstream; it reads what passes: the list in
+// data.availableTools is the upstream's answer to the caller's own
+// tools/list, kept for that caller only. Put authentication in front of it,
+// or use -hide-tool-list and -hide-suggestions. An upstream that cannot be
+// reached gets the caller 502, one that does not begin its answer within
+// -upstream-timeout 504, each with a body naming the cause. It serves one
+// path, -path or the upstream URL's. Exit status: 0 after a graceful
+// shutdown (SIGINT, SIGTERM), -h or -version; 1 on a server error; 64 on a
+// usage error. docs/COMMANDS.md has every flag, the logs and a curl
+// session; docs/OBSERVE.md the metrics and health endpoints.
 package main
 
 import (

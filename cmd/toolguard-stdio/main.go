@@ -5,79 +5,20 @@
 //
 //	toolguard-stdio [flags] [--] COMMAND [ARG...]
 //
-// It starts COMMAND, pipes the client's standard input to it and its
-// standard output back through the guard, and passes its standard error
-// through. Every client line reaches the server at once, byte for byte and
-// in order, and every line of the server reaches the client, except the
-// server's own answer to a tools/call for a tool it does not have (an
-// isError result, or an error of its SDK's shape), which is replaced by
-// JSON-RPC error -32602 listing the tools the caller can call. That list
-// is the server's answer to the client's own tools/list, read as it passed
-// on the stream; toolguard-stdio asks the server nothing itself. The -- is
-// optional (flags end at the first argument that is not one); some
-// clients' own argument parsing removes it.
+// It starts COMMAND in a process group of its own and passes every client
+// line to it at once, byte for byte, and every server line back, except the
+// server's own answer to a tools/call for a tool it does not have, which is
+// replaced by JSON-RPC error -32602 with the list the server gave the
+// client's own tools/list. It asks the server nothing itself.
 //
-// # Lifecycle
-//
-// MCP's lifecycle (2025-11-25, Shutdown, stdio) leaves the end to the
-// client:
-//
-//	For the stdio transport, the client SHOULD initiate shutdown by:
-//
-//	1. First, closing the input stream to the child process (the server)
-//	2. Waiting for the server to exit, or sending SIGTERM if the server does not exit
-//	   within a reasonable time
-//	3. Sending SIGKILL if the server does not exit within a reasonable time after SIGTERM
-//
-// toolguard-stdio leaves each step to the client:
-//
-//   - The end of the client's standard input only closes the server's
-//     (once the lines before it have been passed on). Everything the server
-//     still writes reaches the client, however long it takes, and
-//     toolguard-stdio exits with the server's status when the server exits.
-//     A client that has finished writing (a shell pipeline, a one-shot
-//     script) gets every answer.
-//   - SIGINT, SIGTERM, SIGHUP and SIGQUIT are forwarded to the server's
-//     process group, so they reach everything the server started (npx -y:
-//     npm exec, sh and node). A second SIGINT, SIGTERM or SIGQUIT while the
-//     server still runs (press Ctrl-C again) sends the group SIGKILL.
-//
-// toolguard-stdio ends the server itself only when the client is gone: it
-// signalled toolguard-stdio, or a write to its standard output failed (it
-// closed its end: EPIPE; SIGPIPE never ends toolguard-stdio). The server's
-// input is closed, and a server still running -grace later gets SIGTERM
-// (unless the client's signal was SIGTERM), and SIGKILL -grace after that,
-// its whole process group with it. Once the client stopped reading no one
-// waits for the answers, and each of those waits is 500ms at most. Once the
-// server has exited, what is left of its group is ended the same way, so no
-// process of the session outlives toolguard-stdio (unless toolguard-stdio
-// itself is killed with SIGKILL).
-//
-// -grace is 5s by default: a server that takes a few seconds to exit once
-// the client asked it to stop (flushing state, ending the processes it
-// started) keeps its own status instead of 143 or 137. The end of input
-// starts no clock at all, so a server that needs a while after it (one
-// exits 2.1s after its input closes) keeps its status whatever -grace is.
-// A client that sends SIGKILL sooner than -grace after its SIGTERM (the
-// TypeScript SDK client waits 2s) should be given a shorter -grace, for
-// servers that outlive SIGTERM.
-//
-// A server that cannot be started, or that ends by itself before the
-// client has sent anything (a missing API key, a wrong path), gets one
-// line on standard error saying so, after whatever it wrote there itself.
-//
-// Exit status:
-//
-//	the server's   when it exits, by itself or by a signal (128+N for
-//	               signal N: 143 for SIGTERM, 137 for SIGKILL)
-//	74             the client stopped reading: a write to standard output
-//	               failed (the server was ended as above)
-//	0              -h
-//	64             usage error
-//	127            the command cannot be started
-//
-// In a JSON MCP client configuration (the absolute path: clients do not
-// use the shell's PATH; docs/CLIENTS.md has each client's file):
+// The end of the client's input only closes the server's; signals go to the
+// server's group (a second one sends SIGKILL); the server is ended (SIGTERM
+// -grace later, then SIGKILL) only when the client is gone. Exit status:
+// the server's (128+N for signal N), 74 when the client stopped reading, 0
+// for -h and -version, 64 for a usage error, 127 when the command cannot be
+// started. docs/COMMANDS.md has the lifecycle, the flags and why -grace is
+// 5s; docs/CLIENTS.md each MCP client's configuration (an absolute path:
+// clients do not use the shell's PATH):
 //
 //	"command": "/home/you/go/bin/toolguard-stdio",
 //	"args": ["--", "npx", "-y", "@modelcontextprotocol/server-everything"]
