@@ -39,27 +39,38 @@ type Rejection struct {
 	// guard lists tools: ErrNoList.
 	ListErr error
 
-	id   []byte // the request's id, as sent
-	tail []byte // the error object after its code: `,"message":...}}`
+	msg      []byte // the JSON-RPC message, with the code rendered
+	rendered int    // the code in msg, which starts at codeAt
+	codeAt   int
 }
 
-// message returns the JSON-RPC message of the rejection, with its Code.
-func (j *Rejection) message() []byte {
-	b := make([]byte, 0, len(rejectionHead)+len(j.id)+len(`,"error":{"code":`)+8+len(j.tail))
-	b = append(b, rejectionHead...)
-	b = append(b, j.id...)
+// startMessage begins the message of a rejection to the request id: up
+// to its error code, whose index it returns.
+func startMessage(id []byte, size int) ([]byte, int) {
+	b := make([]byte, 0, size+len(id)+48)
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = append(b, id...)
 	b = append(b, `,"error":{"code":`...)
-	b = strconv.AppendInt(b, int64(j.Code), 10)
-	return append(b, j.tail...)
+	return b, len(b)
 }
 
-const rejectionHead = `{"jsonrpc":"2.0","id":`
+// message returns the JSON-RPC message of the rejection, with its Code
+// (rendered again only when a hook changed it).
+func (j *Rejection) message() []byte {
+	if j.Code == j.rendered {
+		return j.msg
+	}
+	end := j.codeAt + len(strconv.Itoa(j.rendered))
+	b := append(make([]byte, 0, len(j.msg)+8), j.msg[:j.codeAt]...)
+	b = strconv.AppendInt(b, int64(j.Code), 10)
+	return append(b, j.msg[end:]...)
+}
 
 // Write writes the rejection to w: status, Content-Type and the JSON-RPC
 // error, as JSON or as one SSE event (event: message). It is the only code
 // in the kit that writes a rejection; adapters call it.
 func (j *Rejection) Write(w http.ResponseWriter) error {
-	if j == nil || j.tail == nil {
+	if j == nil || j.msg == nil {
 		return errNotMade
 	}
 	payload := j.message()
@@ -137,7 +148,8 @@ const wayOut = ` Call tools/list for the available tools.`
 // and the way out ("Unknown tool: X. Did you mean Y? Call tools/list for
 // the available tools."), or only the tool with Options.BareMessage.
 func (g *Guard) unknownTool(id []byte, name string, listed []byte, near []string, status int, sse bool) *Rejection {
-	b := make([]byte, 0, 128+len(listed))
+	b, at := startMessage(id, 128+len(listed))
+	b = strconv.AppendInt(b, CodeInvalidParams, 10)
 	b = append(b, `,"message":"Unknown tool: `...)
 	b = appendEscaped(b, cut(name, maxNameInMessage))
 	if !g.opts.BareMessage {
@@ -161,7 +173,7 @@ func (g *Guard) unknownTool(id []byte, name string, listed []byte, near []string
 		b = append(b, '}')
 	}
 	b = append(b, "}}"...)
-	return &Rejection{Name: name, Code: CodeInvalidParams, Status: status, SSE: sse, id: id, tail: b}
+	return &Rejection{Name: name, Code: CodeInvalidParams, Status: status, SSE: sse, msg: b, rendered: CodeInvalidParams, codeAt: at}
 }
 
 // listed returns the data.availableTools member of an answer that shows
@@ -214,8 +226,10 @@ func sortedList(names []string) []string {
 }
 
 func newHeaderMismatch(id []byte, name, header string, sse bool) *Rejection {
-	tail := `,"message":"Header mismatch: ` + header + ` header is missing or does not match the request body"}}`
-	return &Rejection{Name: name, Code: CodeHeaderMismatch, Status: http.StatusBadRequest, SSE: sse, id: id, tail: []byte(tail)}
+	b, at := startMessage(id, 128)
+	b = strconv.AppendInt(b, CodeHeaderMismatch, 10)
+	b = append(b, `,"message":"Header mismatch: `+header+` header is missing or does not match the request body"}}`...)
+	return &Rejection{Name: name, Code: CodeHeaderMismatch, Status: http.StatusBadRequest, SSE: sse, msg: b, rendered: CodeHeaderMismatch, codeAt: at}
 }
 
 func appendStrings(b []byte, ss []string) []byte {
