@@ -3,13 +3,11 @@ package interop
 import (
 	"bufio"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
 	"os/exec"
-	"strings"
 	"testing"
 	"time"
 
@@ -82,22 +80,7 @@ func BenchmarkProxyCommandMetricsPaired(b *testing.B) {
 	body := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"tool_0003","arguments":{"text":"hi"}}}`
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2}}
 	defer client.CloseIdleConnections()
-	call := func(url string) func() {
-		return func() {
-			req, _ := http.NewRequest("POST", url, strings.NewReader(body))
-			req.Header = hdr.Clone()
-			resp, err := client.Do(req)
-			if err != nil {
-				b.Fatal(err)
-			}
-			_, err = io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			if err != nil || resp.StatusCode != http.StatusOK {
-				b.Fatalf("%s: %d %v", url, resp.StatusCode, err)
-			}
-		}
-	}
-	callNone, callCounted := call(none), call(counted)
+	callNone, callCounted := fixture.Poster(b, client, none, body, hdr), fixture.Poster(b, client, counted, body, hdr)
 	callNone()
 	callCounted()
 	fixture.PairedMedian(b, 10, "metrics/none", callNone, callCounted)
