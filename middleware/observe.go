@@ -125,8 +125,6 @@ type listWriter struct {
 	l       *listWatch
 	buf     []byte
 	tooLong bool
-	kept    bool // the page was kept (at most once)
-	stream  bool // the answer is an event stream
 }
 
 func (lw *listWriter) Write(p []byte) (int, error) {
@@ -140,11 +138,6 @@ func (lw *listWriter) Write(p []byte) (int, error) {
 			lw.buf = append(lw.buf, p...)
 		}
 	}
-	if !lw.kept && bytes.Contains(p, []byte("\n\n")) && mcpwire.IsEventStream(lw.w.Header().Get("Content-Type")) {
-		// An event ends here, and may be the reply: the list is kept
-		// before the client can read the reply and send its next call.
-		lw.keep()
-	}
 	return lw.w.Write(p)
 }
 
@@ -155,17 +148,6 @@ func (lw *listWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 
 // finish reads the answer: a page of the caller's list, kept for it.
 func (lw *listWriter) finish() {
-	if !lw.kept {
-		lw.keep()
-	}
-	if lw.stream && bytes.Contains(lw.buf, listChanged) && announcesChange(lw.buf) {
-		lw.l.g.seen.dropSession(lw.l.session)
-	}
-}
-
-// keep reads the answer so far for a page of the caller's list, and keeps
-// it for the caller once it is whole.
-func (lw *listWriter) keep() {
 	if lw.tooLong || lw.status != http.StatusOK {
 		return
 	}
@@ -179,15 +161,16 @@ func (lw *listWriter) keep() {
 	case "application/json":
 	case "text/event-stream":
 		stream = true
+		if bytes.Contains(lw.buf, listChanged) && announcesChange(lw.buf) {
+			l.g.seen.dropSession(l.session)
+		}
 	default:
 		return
 	}
-	lw.stream = stream
 	p, err := decodeListReply(lw.buf, stream, l.id)
 	if err != nil {
 		return
 	}
-	lw.kept = true
 	l.g.seen.page(callerKey(l.r, l.meta), l.session, l.cursor, p)
 }
 
