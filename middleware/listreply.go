@@ -11,23 +11,9 @@ import (
 	"github.com/toolguard/toolguard/internal/mcpwire"
 )
 
-// findSSEReply returns the data of the event stream message whose id is id.
-func findSSEReply(stream []byte, id []byte) []byte {
-	for _, data := range mcpwire.EventMessages(stream) {
-		var m struct {
-			ID     json.RawMessage `json:"id"`
-			Method json.RawMessage `json:"method"`
-		}
-		if json.Unmarshal(data, &m) == nil && m.Method == nil && sameID(m.ID, id) {
-			return data
-		}
-	}
-	return nil
-}
-
 // decodeListReply reads the reply to the tools/list with the given id (its
-// JSON bytes, as the caller sent it):
-// msg is a JSON-RPC message, or an event stream when stream is set.
+// JSON bytes, as the caller sent it) in msg: a JSON-RPC message, or an
+// event stream when stream is set, whose first reply to the id is read.
 //
 // Names only: the reply is read by the strict reader's scanner, which
 // takes the id, result.tools[].name, result.nextCursor and result.ttlMs
@@ -36,32 +22,45 @@ func findSSEReply(stream []byte, id []byte) []byte {
 // reply outside the strict subset: a key twice or spelled in another case,
 // invalid UTF-8, a number beyond float64, an error reply, a missing or
 // non-string name, a reply to another id, ...), the reply is read again by
-// encoding/json as before (decodeListReplyJSON), so the outcome is always
-// the one encoding/json gives: the fast read only answers where the two
-// agree (FuzzListReply).
+// encoding/json, so the outcome is always the one encoding/json gives: the
+// fast read only answers where the two agree (FuzzListReply).
 func decodeListReply(msg []byte, stream bool, id []byte) (mcpwire.Page, error) {
-	var p mcpwire.Page
-	var ok bool
 	if stream {
-		p, ok = readStreamListReply(msg, id)
-	} else {
-		p, ok = readJSONListReply(msg, id)
+		for _, data := range mcpwire.EventMessages(msg) {
+			if p, reply, err := readListMessage(data, id); reply {
+				return p, err
+			}
+		}
+		return mcpwire.Page{}, errors.New("no reply in the event stream")
 	}
-	if ok {
+	if p, ok := readJSONListReply(msg, id); ok {
 		return p, nil
 	}
-	return decodeListReplyJSON(msg, stream, id)
+	return mcpwire.DecodeListReply(msg, id)
 }
 
-// decodeListReplyJSON reads the reply with encoding/json: the message of
-// the stream whose id is id, then the page.
-func decodeListReplyJSON(msg []byte, stream bool, id []byte) (mcpwire.Page, error) {
-	if stream {
-		if msg = findSSEReply(msg, id); msg == nil {
-			return mcpwire.Page{}, errors.New("no reply in the event stream")
+// readListMessage reads msg, one message of an event stream: reply
+// reports whether it is the reply to the tools/list with the id (a message
+// with that id and no method), and then p is its page, or err says why it
+// has none.
+func readListMessage(msg, id []byte) (p mcpwire.Page, reply bool, err error) {
+	if r, ok := readReply(msg); ok {
+		if r.method || r.id == nil || !sameID(r.id, id) {
+			return p, false, nil
+		}
+		if r.hasResult {
+			return r.page, true, nil
 		}
 	}
-	return mcpwire.DecodeListReply(msg, id)
+	var m struct {
+		ID     json.RawMessage `json:"id"`
+		Method json.RawMessage `json:"method"`
+	}
+	if json.Unmarshal(msg, &m) != nil || m.Method != nil || !sameID(m.ID, id) {
+		return p, false, nil
+	}
+	p, err = mcpwire.DecodeListReply(msg, id)
+	return p, true, err
 }
 
 // readJSONListReply reads msg, the reply to the tools/list with the id,
@@ -72,22 +71,6 @@ func readJSONListReply(msg []byte, id []byte) (mcpwire.Page, bool) {
 		return mcpwire.Page{}, false
 	}
 	return r.page, true
-}
-
-// readStreamListReply reads the event stream msg as findSSEReply and
-// decodeListReply do: the first message whose id is id. Every message up
-// to it must read strictly, or ok is false.
-func readStreamListReply(stream []byte, id []byte) (mcpwire.Page, bool) {
-	for _, data := range mcpwire.EventMessages(stream) {
-		r, ok := readReply(data)
-		if !ok {
-			return mcpwire.Page{}, false
-		}
-		if !r.method && r.id != nil && sameID(r.id, id) {
-			return r.page, r.hasResult
-		}
-	}
-	return mcpwire.Page{}, false
 }
 
 // Keys of a tools/list reply, per level, for the scanner: a key equal to

@@ -1,6 +1,8 @@
 package toolguard
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -10,6 +12,49 @@ import (
 	"github.com/toolguard/toolguard/internal/fixture"
 	"github.com/toolguard/toolguard/internal/mcpwire"
 )
+
+// findSSEReply returns the data of the event stream message whose id is
+// id, read by encoding/json.
+func findSSEReply(stream []byte, id []byte) []byte {
+	for _, data := range mcpwire.EventMessages(stream) {
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method json.RawMessage `json:"method"`
+		}
+		if json.Unmarshal(data, &m) == nil && m.Method == nil && sameID(m.ID, id) {
+			return data
+		}
+	}
+	return nil
+}
+
+// decodeListReplyJSON reads the reply with encoding/json alone (the reader
+// before issue 14): the message of the stream whose id is id, then the
+// page.
+func decodeListReplyJSON(msg []byte, stream bool, id []byte) (mcpwire.Page, error) {
+	if stream {
+		if msg = findSSEReply(msg, id); msg == nil {
+			return mcpwire.Page{}, errors.New("no reply in the event stream")
+		}
+	}
+	return mcpwire.DecodeListReply(msg, id)
+}
+
+// readStreamListReply reads the event stream with the strict scanner
+// alone: the first message whose id is id, when every message up to it
+// reads strictly.
+func readStreamListReply(stream []byte, id []byte) (mcpwire.Page, bool) {
+	for _, data := range mcpwire.EventMessages(stream) {
+		r, ok := readReply(data)
+		if !ok {
+			return mcpwire.Page{}, false
+		}
+		if !r.method && r.id != nil && sameID(r.id, id) {
+			return r.page, r.hasResult
+		}
+	}
+	return mcpwire.Page{}, false
+}
 
 func samePage(a, b mcpwire.Page) bool {
 	return slices.Equal(a.Names, b.Names) && a.NextCursor == b.NextCursor &&

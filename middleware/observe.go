@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"net"
 	"net/http"
+	"strconv"
 
 	"github.com/toolguard/toolguard/internal/mcpwire"
 )
@@ -119,70 +120,137 @@ func (pw *passWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 func (pw *passWriter) abort() {}
 
 // listWriter passes a tools/list answer through as it is written, and
-// keeps a copy to read the caller's list from when it ends.
+// reads the caller's page in it before the bytes that complete it go on,
+// so that the page is kept before the client can read it and send its
+// next call: an event stream event by event, in order with the
+// list_changed notifications before and after it; a JSON answer when it
+// reaches its Content-Length, or else when the handler returns (a client
+// reads it whole only at its end).
 type listWriter struct {
 	passWriter
 	l       *listWatch
-	buf     []byte
-	tooLong bool
+	mode    int    // listUndecided, listJSON, listStream or listSkip
+	buf     []byte // listJSON: the answer so far; listStream: the event being written
+	length  int    // listJSON: the stated Content-Length, or -1
+	started bool   // listStream: an event was read (a leading BOM is gone)
+	replied bool   // the reply was read: no more to keep
 }
+
+// listWriter modes.
+const (
+	listUndecided = iota
+	listJSON
+	listStream
+	listSkip
+)
 
 func (lw *listWriter) Write(p []byte) (int, error) {
 	if lw.status == 0 {
 		lw.status = http.StatusOK
 	}
-	if !lw.tooLong {
+	if lw.mode == listUndecided {
+		lw.decide()
+	}
+	if lw.mode != listSkip {
 		if len(lw.buf)+len(p) > maxListReplyBytes {
-			lw.tooLong, lw.buf = true, nil
+			lw.mode, lw.buf = listSkip, nil
 		} else {
 			lw.buf = append(lw.buf, p...)
 		}
 	}
+	switch {
+	case lw.mode == listStream:
+		lw.events(false)
+	case lw.mode == listJSON && len(lw.buf) == lw.length:
+		lw.keepJSON()
+	}
 	return lw.w.Write(p)
 }
 
+// decide reads the header as it goes out with the first byte: only a
+// 200 answer, JSON or an event stream, not encoded, is read.
+func (lw *listWriter) decide() {
+	lw.mode = listSkip
+	h := lw.w.Header()
+	if lw.status != http.StatusOK || len(h["Content-Encoding"]) > 0 {
+		return
+	}
+	switch mcpwire.MediaType(h.Get("Content-Type")) {
+	case "application/json":
+		lw.mode, lw.length = listJSON, -1
+		if n, err := strconv.Atoi(h.Get("Content-Length")); err == nil {
+			lw.length = n
+		}
+	case "text/event-stream":
+		lw.mode = listStream
+	}
+}
+
+// events reads each event that has ended in buf, and drops it; at the end
+// (final) the last one ends too.
+func (lw *listWriter) events(final bool) {
+	if !lw.started {
+		if len(lw.buf) < len(bom) && bytes.HasPrefix(bom, lw.buf) && !final {
+			return // perhaps the start of a BOM
+		}
+		lw.buf = bytes.TrimPrefix(lw.buf, bom)
+		lw.started = true
+	}
+	for {
+		n := mcpwire.EventEnd(lw.buf, final)
+		if n < 0 {
+			return
+		}
+		if data, ok := mcpwire.EventMessage(lw.buf[:n]); ok {
+			lw.message(data)
+		}
+		lw.buf = lw.buf[n:]
+	}
+}
+
+// bom is the byte order mark an event stream may start with.
+var bom = []byte("\xef\xbb\xbf")
+
+// message reads one message of an event stream answer: a changed list
+// drops the session's lists; the reply's page is kept.
+func (lw *listWriter) message(data []byte) {
+	l := lw.l
+	if isListChanged(data) {
+		l.g.seen.dropSession(l.session)
+		return
+	}
+	if lw.replied {
+		return
+	}
+	p, reply, err := readListMessage(data, l.id)
+	if lw.replied = reply; reply && err == nil {
+		l.g.seen.page(callerKey(l.r, l.meta), l.session, l.cursor, p)
+	}
+}
+
+// keepJSON reads a whole JSON answer, once.
+func (lw *listWriter) keepJSON() {
+	l := lw.l
+	lw.mode = listSkip
+	if p, err := decodeListReply(lw.buf, false, l.id); err == nil {
+		l.g.seen.page(callerKey(l.r, l.meta), l.session, l.cursor, p)
+	}
+	lw.buf = nil
+}
+
 func (lw *listWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
-	lw.tooLong, lw.buf = true, nil
+	lw.mode, lw.buf = listSkip, nil
 	return lw.passWriter.Hijack()
 }
 
-// finish reads the answer: a page of the caller's list, kept for it.
+// finish reads what is left when the handler returns.
 func (lw *listWriter) finish() {
-	if lw.tooLong || lw.status != http.StatusOK {
-		return
+	switch lw.mode {
+	case listJSON:
+		lw.keepJSON()
+	case listStream:
+		lw.events(true)
 	}
-	h := lw.w.Header()
-	if len(h["Content-Encoding"]) > 0 {
-		return
-	}
-	l := lw.l
-	var stream bool
-	switch mcpwire.MediaType(h.Get("Content-Type")) {
-	case "application/json":
-	case "text/event-stream":
-		stream = true
-		if bytes.Contains(lw.buf, listChanged) && announcesChange(lw.buf) {
-			l.g.seen.dropSession(l.session)
-		}
-	default:
-		return
-	}
-	p, err := decodeListReply(lw.buf, stream, l.id)
-	if err != nil {
-		return
-	}
-	l.g.seen.page(callerKey(l.r, l.meta), l.session, l.cursor, p)
-}
-
-// announcesChange reports whether an event stream holds a
-// notifications/tools/list_changed message.
-func announcesChange(stream []byte) bool {
-	for _, data := range mcpwire.EventMessages(stream) {
-		if isListChanged(data) {
-			return true
-		}
-	}
-	return false
 }
 
 // isListChanged reports whether msg is a notifications/tools/list_changed

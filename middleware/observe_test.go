@@ -348,3 +348,58 @@ func TestOnlyAWholeListAnswerIsKept(t *testing.T) {
 		}
 	}
 }
+
+// A list is kept before the client can read its answer whole: a client
+// that reads a streamed reply event, or a JSON answer of a stated length,
+// and calls before the server's handler has returned gets the list in the
+// answer to that call.
+func TestListIsKeptBeforeTheClientCanReadIt(t *testing.T) {
+	srv := &listingServer{names: []string{"get_weather"}}
+	reply := listReply(`"l"`, "get_weather")
+	for name, write := range map[string]func(w http.ResponseWriter){
+		"an event stream": func(w http.ResponseWriter) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			io.WriteString(w, "event: message\ndata: "+reply+"\n\n")
+			w.(http.Flusher).Flush()
+		},
+		"JSON of a stated length": func(w http.ResponseWriter) {
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("Content-Length", itoa(len(reply)))
+			io.WriteString(w, reply)
+		},
+	} {
+		g := mustGuard(t, Options{Tools: unsure{}})
+		var next string
+		serve(g, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			write(w)
+			// The client has it all: its next call comes before the
+			// handler returns.
+			next = serve(g, srv, newRequest("POST", call("9", `"get_wether"`), nil)).Body.String()
+		}), newRequest("POST", listCall(`"l"`, ""), nil))
+		if want := unknownAnswer("get_wether", `"availableTools":["get_weather"],"suggestions":["get_weather"]`); next != want {
+			t.Errorf("%s: the call made as the list arrived got %s, want %s", name, next, want)
+		}
+	}
+}
+
+// In an event stream answering a list, a list_changed notification drops
+// the lists kept before it, not the one the stream gives after it.
+func TestListChangedCountsWhereItIsInTheStream(t *testing.T) {
+	changed := "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}\n\n"
+	event := "event: message\ndata: " + listReply(`"l"`, "get_weather") + "\n\n"
+	for _, tc := range []struct {
+		stream string
+		kept   bool
+	}{
+		{changed + event, true},
+		{event + changed, false},
+	} {
+		g := mustGuard(t, Options{Tools: unsure{}})
+		serve(g, answering(200, "text/event-stream", tc.stream), newRequest("POST", listCall(`"l"`, ""), nil))
+		notFound := answering(200, "application/json", errorReply("9", -32602, "Unknown tool: get_wether"))
+		w := serve(g, notFound, newRequest("POST", call("9", `"get_wether"`), nil))
+		if kept := strings.Contains(w.Body.String(), "availableTools"); kept != tc.kept {
+			t.Errorf("%q: list kept %v, want %v (%s)", tc.stream, kept, tc.kept, w.Body)
+		}
+	}
+}

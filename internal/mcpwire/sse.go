@@ -13,13 +13,22 @@ func EventMessages(body []byte) [][]byte {
 	body = bytes.TrimPrefix(body, []byte("\xef\xbb\xbf"))
 	var out [][]byte
 	for n := EventEnd(body, true); n >= 0; n = EventEnd(body, true) {
-		ev := body[:n]
-		body = body[n:]
-		if data, ok := EventData(ev); ok && len(bytes.TrimSpace(data)) > 0 && isMessage(ev) {
+		if data, ok := EventMessage(body[:n]); ok {
 			out = append(out, data)
 		}
+		body = body[n:]
 	}
 	return out
+}
+
+// EventMessage returns the data of ev, one event, when it is a message
+// event whose data is not empty or only white space (see EventMessages).
+func EventMessage(ev []byte) ([]byte, bool) {
+	data, ok := EventData(ev)
+	if !ok || len(bytes.TrimSpace(data)) == 0 || !isMessage(ev) {
+		return nil, false
+	}
+	return data, true
 }
 
 // isMessage reports whether the event's type (its last event field) is
