@@ -124,14 +124,17 @@ func (pw *passWriter) abort() {}
 // so that the page is kept before the client can read it and send its
 // next call: an event stream event by event, in order with the
 // list_changed notifications before and after it; a JSON answer when it
-// reaches its Content-Length, or else when the handler returns (a client
-// reads it whole only at its end).
+// reaches its Content-Length, or else at a write that ends an object (a
+// client may decode the answer as it comes, before its end), at most
+// maxEarlyReads times, and when the handler returns.
 type listWriter struct {
 	passWriter
 	l       *listWatch
-	mode    int    // listUndecided, listJSON, listStream or listSkip
+	mode    int    // listUndecided, listJSON, listRead, listStream or listSkip
 	buf     []byte // listJSON: the answer so far; listStream: the event being written
 	length  int    // listJSON: the stated Content-Length, or -1
+	tries   int    // listJSON: reads at a write that ends an object
+	key     string // listRead: the caller's key
 	started bool   // listStream: an event was read (a leading BOM is gone)
 	replied bool   // the reply was read: no more to keep
 }
@@ -140,9 +143,14 @@ type listWriter struct {
 const (
 	listUndecided = iota
 	listJSON
+	listRead // a JSON answer read whole before its end: more than white space after it unkeeps it
 	listStream
 	listSkip
 )
+
+// maxEarlyReads bounds the reads of a JSON answer of no stated length
+// before its end (each reads all of it so far).
+const maxEarlyReads = 4
 
 func (lw *listWriter) Write(p []byte) (int, error) {
 	if lw.status == 0 {
@@ -158,11 +166,24 @@ func (lw *listWriter) Write(p []byte) (int, error) {
 			lw.buf = append(lw.buf, p...)
 		}
 	}
-	switch {
-	case lw.mode == listStream:
+	switch lw.mode {
+	case listStream:
 		lw.events(false)
-	case lw.mode == listJSON && len(lw.buf) == lw.length:
-		lw.keepJSON()
+	case listJSON:
+		switch {
+		case len(lw.buf) == lw.length:
+			lw.keepJSON(true)
+		case lw.length < 0 && lw.tries < maxEarlyReads && bytes.HasSuffix(bytes.TrimRight(p, " \t\r\n"), []byte("}")):
+			lw.tries++
+			lw.keepJSON(false)
+		}
+	case listRead:
+		if len(bytes.TrimSpace(p)) > 0 {
+			// Not one JSON value after all: what a client reads of it
+			// depends on the client.
+			lw.mode = listSkip
+			lw.l.g.seen.forget(lw.key)
+		}
 	}
 	return lw.w.Write(p)
 }
@@ -228,14 +249,18 @@ func (lw *listWriter) message(data []byte) {
 	}
 }
 
-// keepJSON reads a whole JSON answer, once.
-func (lw *listWriter) keepJSON() {
+// keepJSON reads the JSON answer written so far, and keeps its page when
+// it is the reply; final: there is no more to come.
+func (lw *listWriter) keepJSON(final bool) {
 	l := lw.l
-	lw.mode = listSkip
-	if p, err := decodeListReply(lw.buf, false, l.id); err == nil {
-		l.g.seen.page(callerKey(l.r, l.meta), l.session, l.cursor, p)
+	p, err := decodeListReply(lw.buf, false, l.id)
+	switch {
+	case err == nil:
+		lw.mode, lw.buf, lw.key = listRead, nil, callerKey(l.r, l.meta)
+		l.g.seen.page(lw.key, l.session, l.cursor, p)
+	case final:
+		lw.mode, lw.buf = listSkip, nil
 	}
-	lw.buf = nil
 }
 
 func (lw *listWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
@@ -247,7 +272,7 @@ func (lw *listWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 func (lw *listWriter) finish() {
 	switch lw.mode {
 	case listJSON:
-		lw.keepJSON()
+		lw.keepJSON(true)
 	case listStream:
 		lw.events(true)
 	}

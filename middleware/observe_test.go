@@ -331,7 +331,8 @@ func TestListedToolsOwnErrorIsNeverTranslated(t *testing.T) {
 }
 
 // Only a whole answer to the caller's own list, with status 200, is kept:
-// an error, an answer to another id or a cut answer keeps nothing.
+// an error, an answer to another id, a cut answer or one with more after
+// the reply keeps nothing.
 func TestOnlyAWholeListAnswerIsKept(t *testing.T) {
 	for name, next := range map[string]http.Handler{
 		"an error reply":    answering(200, "application/json", errorReply(`"l"`, -32603, "boom")),
@@ -339,6 +340,11 @@ func TestOnlyAWholeListAnswerIsKept(t *testing.T) {
 		"a 500":             answering(500, "application/json", listReply(`"l"`, "get_weather")),
 		"a cut answer":      answering(200, "application/json", listReply(`"l"`, "get_weather")[:40]),
 		"a plain-text body": answering(200, "text/plain", listReply(`"l"`, "get_weather")),
+		"a reply and more after it": http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, listReply(`"l"`, "get_weather"))
+			io.WriteString(w, ` {}`)
+		}),
 	} {
 		g := mustGuard(t, Options{Tools: unsure{}})
 		serve(g, next, newRequest("POST", listCall(`"l"`, ""), nil))
@@ -366,6 +372,11 @@ func TestListIsKeptBeforeTheClientCanReadIt(t *testing.T) {
 			w.Header().Set("Content-Type", "application/json")
 			w.Header().Set("Content-Length", itoa(len(reply)))
 			io.WriteString(w, reply)
+		},
+		"JSON of no stated length, decoded as it comes": func(w http.ResponseWriter) {
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, reply[:20])
+			io.WriteString(w, reply[20:]+"\n")
 		},
 	} {
 		g := mustGuard(t, Options{Tools: unsure{}})

@@ -144,6 +144,14 @@ func (s *seenLists) dropSession(session string) {
 	}
 }
 
+// forget drops what is kept for the key: its list, and a list being read.
+func (s *seenLists) forget(key string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.dropRun(key)
+	s.dropList(key)
+}
+
 func (s *seenLists) dropList(key string) {
 	if l, ok := s.lists[key]; ok {
 		s.names -= len(l.sorted)
