@@ -423,7 +423,11 @@ func withMeta(params any) map[string]any {
 			m[k] = v
 		}
 	}
-	m["_meta"] = mcpwire.Meta(Era2026, clientName, clientVersion)
+	m["_meta"] = map[string]any{
+		mcpwire.MetaProtocolVersion:    Era2026,
+		mcpwire.MetaClientInfo:         map[string]string{"name": clientName, "version": clientVersion},
+		mcpwire.MetaClientCapabilities: map[string]any{}, // no optional capability
+	}
 	return m
 }
 

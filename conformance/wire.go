@@ -2,6 +2,8 @@ package conformance
 
 import (
 	"encoding/json"
+	"errors"
+	"mime"
 	"strings"
 
 	"github.com/toolguard/toolguard/internal/mcpwire"
@@ -33,11 +35,24 @@ func mediaTypeOf(contentType string) MediaType {
 	if strings.TrimSpace(contentType) == "" {
 		return MediaNone
 	}
-	switch m := MediaType(mcpwire.ClientMediaType(contentType)); m {
+	switch m := MediaType(clientMediaType(contentType)); m {
 	case MediaJSON, MediaEventStream, MediaHTML, MediaText:
 		return m
 	}
 	return MediaOther
+}
+
+// clientMediaType returns the lower-case media type of a Content-Type
+// value as an HTTP client reads a reply's: a malformed parameter list does
+// not hide the type before it, and a value mime.ParseMediaType refuses
+// outright is read as whatever precedes its parameters.
+func clientMediaType(ct string) string {
+	mt, _, err := mime.ParseMediaType(ct)
+	if err == nil || errors.Is(err, mime.ErrInvalidMediaParameter) {
+		return mt
+	}
+	mt, _, _ = strings.Cut(ct, ";")
+	return strings.ToLower(strings.TrimSpace(mt))
 }
 
 // streamMessages returns the data of each message event of an event stream,

@@ -1,10 +1,8 @@
 // Package mcpwire is the MCP protocol vocabulary the kit shares: header
 // names, protocol versions, the 2026-07-28 _meta keys, the Mcp-Name value
-// codec, Accept and Content-Type parsing, tools/list requests and pages,
-// and the messages of an event stream. The middleware, the tool sets and
-// the checker use it, so each detail is written once; it is public so that
-// adapter modules released on their own can rely on it. Standard library
-// only.
+// codec, Accept and Content-Type parsing, tools/list pages, and the
+// messages of an event stream. The middleware, the checker and the test
+// fixtures use it, so each detail is written once. Standard library only.
 //
 // It holds no policy: what the guard does with these facts is decided in
 // the middleware (see docs/RULES.md).
@@ -47,9 +45,6 @@ const (
 	FirstSessionless = Version20260728
 )
 
-// Versions lists every released protocol version, oldest first.
-var Versions = []string{Version20241105, Version20250326, Version20250618, Version20251125, Version20260728}
-
 // Known reports whether v is exactly a released protocol version.
 func Known(v string) bool {
 	switch v {
@@ -71,17 +66,6 @@ const (
 	MetaClientInfo         = "io.modelcontextprotocol/clientInfo"
 	MetaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
 )
-
-// Meta returns the _meta object a 2026-07-28 client sends with no optional
-// capability: the protocol version, clientInfo {name, version} and empty
-// clientCapabilities.
-func Meta(version, clientName, clientVersion string) map[string]any {
-	return map[string]any{
-		MetaProtocolVersion:    version,
-		MetaClientInfo:         map[string]string{"name": clientName, "version": clientVersion},
-		MetaClientCapabilities: map[string]any{},
-	}
-}
 
 // EncodeName encodes a value for the Mcp-Name (or an Mcp-Param-*) header:
 // as is when it is non-empty visible ASCII without surrounding spaces,
@@ -202,20 +186,6 @@ func MediaType(ct string) string {
 	return mt
 }
 
-// ClientMediaType returns the lower-case media type of a Content-Type value
-// as an HTTP client reads a reply's: a malformed parameter list does not
-// hide the type before it ("text/event-stream; charset" is an event
-// stream), and a value mime.ParseMediaType refuses outright is read as
-// whatever precedes its parameters.
-func ClientMediaType(ct string) string {
-	mt, _, err := mime.ParseMediaType(ct)
-	if err == nil || errors.Is(err, mime.ErrInvalidMediaParameter) {
-		return mt
-	}
-	mt, _, _ = strings.Cut(ct, ";")
-	return strings.ToLower(strings.TrimSpace(mt))
-}
-
 // IsJSON reports whether a Content-Type is application/json.
 func IsJSON(ct string) bool { return MediaType(ct) == "application/json" }
 
@@ -269,8 +239,7 @@ func DecodePage(result []byte) (Page, error) {
 
 // DecodeListReply reads msg, the JSON-RPC response to the tools/list with
 // the given id (its JSON bytes, as sent: a string or an integer), in one
-// pass: the page, or a *ReplyError. It is Result and DecodePage without
-// copying the result.
+// pass: the page, or a *ReplyError.
 func DecodeListReply(msg []byte, id []byte) (Page, error) {
 	var reply struct {
 		ID     json.RawMessage `json:"id"`
@@ -316,27 +285,4 @@ type ReplyError struct {
 // Error formats the code and the message.
 func (e *ReplyError) Error() string {
 	return "JSON-RPC error " + strconv.Itoa(e.Code) + ": " + e.Message
-}
-
-// Result returns the result of msg, a JSON-RPC response that must answer
-// the string id: a *ReplyError when it is an error response.
-func Result(msg []byte, id string) (json.RawMessage, error) {
-	var reply struct {
-		ID     json.RawMessage `json:"id"`
-		Result json.RawMessage `json:"result"`
-		Error  *ReplyError     `json:"error"`
-	}
-	if err := json.Unmarshal(msg, &reply); err != nil {
-		return nil, err
-	}
-	if !bytes.Equal(reply.ID, []byte(strconv.Quote(id))) {
-		return nil, errors.New("the reply answers another id")
-	}
-	if reply.Error != nil {
-		return nil, reply.Error
-	}
-	if len(reply.Result) == 0 || string(reply.Result) == "null" {
-		return nil, errors.New("the reply has no result")
-	}
-	return reply.Result, nil
 }

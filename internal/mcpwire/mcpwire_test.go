@@ -1,13 +1,17 @@
 package mcpwire
 
 import (
+	"encoding/json"
 	"errors"
 	"slices"
+	"strconv"
 	"testing"
 )
 
+var released = []string{Version20241105, Version20250326, Version20250618, Version20251125, Version20260728}
+
 func TestVersions(t *testing.T) {
-	for _, v := range Versions {
+	for _, v := range released {
 		if !Known(v) {
 			t.Errorf("%s not known", v)
 		}
@@ -17,7 +21,7 @@ func TestVersions(t *testing.T) {
 			t.Errorf("%q known or modern", v)
 		}
 	}
-	if !Sessionless(Version20260728) || Sessionless(LatestWithInitialize) || !slices.IsSorted(Versions) {
+	if !Sessionless(Version20260728) || Sessionless(LatestWithInitialize) || !slices.IsSorted(released) {
 		t.Error("era of the released versions")
 	}
 }
@@ -98,12 +102,8 @@ func TestMediaType(t *testing.T) {
 	}
 }
 
-func TestResultAndPage(t *testing.T) {
-	res, err := Result([]byte(`{"jsonrpc":"2.0","id":"x","result":{"tools":[{"name":"a","inputSchema":{}},{"name":"b"}],"nextCursor":"2","ttlMs":50}}`), "x")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := DecodePage(res)
+func TestDecodePage(t *testing.T) {
+	p, err := DecodePage([]byte(`{"tools":[{"name":"a","inputSchema":{}},{"name":"b"}],"nextCursor":"2","ttlMs":50}`))
 	if err != nil || !slices.Equal(p.Names, []string{"a", "b"}) || p.NextCursor != "2" || p.TTLMs == nil || *p.TTLMs != 50 {
 		t.Errorf("DecodePage: %+v %v", p, err)
 	}
@@ -113,12 +113,30 @@ func TestResultAndPage(t *testing.T) {
 		}
 	}
 	var re *ReplyError
-	if _, err := Result([]byte(`{"jsonrpc":"2.0","id":"x","error":{"code":-32601,"message":"no"}}`), "x"); !errors.As(err, &re) || re.Code != -32601 {
+	if _, err := DecodeListReply([]byte(`{"jsonrpc":"2.0","id":"x","error":{"code":-32601,"message":"no"}}`), []byte(`"x"`)); !errors.As(err, &re) || re.Code != -32601 {
 		t.Errorf("error reply: %v", err)
 	}
-	if _, err := Result([]byte(`{"jsonrpc":"2.0","id":"y","result":{}}`), "x"); err == nil {
-		t.Error("reply to another id accepted")
+}
+
+// twoPass reads a tools/list reply as a client would first: the result of
+// the reply to the id, then the page in it.
+func twoPass(msg []byte, id string) (Page, error) {
+	var reply struct {
+		ID     json.RawMessage `json:"id"`
+		Result json.RawMessage `json:"result"`
+		Error  *ReplyError     `json:"error"`
 	}
+	switch err := json.Unmarshal(msg, &reply); {
+	case err != nil:
+		return Page{}, err
+	case string(reply.ID) != strconv.Quote(id):
+		return Page{}, errors.New("another id")
+	case reply.Error != nil:
+		return Page{}, reply.Error
+	case len(reply.Result) == 0 || string(reply.Result) == "null":
+		return Page{}, errors.New("no result")
+	}
+	return DecodePage(reply.Result)
 }
 
 func TestDecodeListReplyAgrees(t *testing.T) {
@@ -133,11 +151,7 @@ func TestDecodeListReplyAgrees(t *testing.T) {
 		`not json`,
 	} {
 		one, err1 := DecodeListReply([]byte(msg), []byte(`"x"`))
-		var two Page
-		res, err2 := Result([]byte(msg), "x")
-		if err2 == nil {
-			two, err2 = DecodePage(res)
-		}
+		two, err2 := twoPass([]byte(msg), "x")
 		if (err1 == nil) != (err2 == nil) || !slices.Equal(one.Names, two.Names) || one.NextCursor != two.NextCursor {
 			t.Errorf("%s: one pass %+v %v, two %+v %v", msg, one, err1, two, err2)
 		}

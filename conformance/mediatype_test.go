@@ -1,8 +1,14 @@
-package mcpwire
+package conformance
 
-import "testing"
+import (
+	"testing"
 
-func TestClientMediaType(t *testing.T) {
+	"github.com/toolguard/toolguard/internal/mcpwire"
+)
+
+// A reply's media type is read as clients read it: a malformed parameter
+// does not hide the type, and case does not matter.
+func TestReplyMediaTypeIsReadAsClientsReadIt(t *testing.T) {
 	for ct, want := range map[string]string{
 		"application/json":                      "application/json",
 		"Application/JSON; charset=utf-8":       "application/json",
@@ -15,12 +21,12 @@ func TestClientMediaType(t *testing.T) {
 		"application/json, text/event-stream":   "application/json, text/event-stream",
 		"text/event-stream; charset=utf-8; a=b": "text/event-stream",
 	} {
-		if got := ClientMediaType(ct); got != want {
-			t.Errorf("ClientMediaType(%q) = %q, want %q", ct, got, want)
+		if got := clientMediaType(ct); got != want {
+			t.Errorf("clientMediaType(%q) = %q, want %q", ct, got, want)
 		}
 	}
 	// The server side (MediaType) is strict where the client side is not.
-	if got := MediaType("text/event-stream; charset"); got != "" {
+	if got := mcpwire.MediaType("text/event-stream; charset"); got != "" {
 		t.Errorf("MediaType of a malformed parameter = %q, want \"\"", got)
 	}
 }
