@@ -5,15 +5,13 @@ package toolguard
 
 import (
 	"encoding/json"
-	"errors"
 	"strconv"
 
 	"github.com/toolguard/toolguard/internal/mcpwire"
 )
 
-// decodeListReply reads the reply to the tools/list with the given id (its
-// JSON bytes, as the caller sent it) in msg: a JSON-RPC message, or an
-// event stream when stream is set, whose first reply to the id is read.
+// decodeListReply reads msg, the reply to the tools/list with the given id
+// (its JSON bytes, as the caller sent it).
 //
 // Names only: the reply is read by the strict reader's scanner, which
 // takes the id, result.tools[].name, result.nextCursor and result.ttlMs
@@ -24,15 +22,7 @@ import (
 // non-string name, a reply to another id, ...), the reply is read again by
 // encoding/json, so the outcome is always the one encoding/json gives: the
 // fast read only answers where the two agree (FuzzListReply).
-func decodeListReply(msg []byte, stream bool, id []byte) (mcpwire.Page, error) {
-	if stream {
-		for _, data := range mcpwire.EventMessages(msg) {
-			if p, reply, err := readListMessage(data, id); reply {
-				return p, err
-			}
-		}
-		return mcpwire.Page{}, errors.New("no reply in the event stream")
-	}
+func decodeListReply(msg []byte, id []byte) (mcpwire.Page, error) {
 	if p, ok := readJSONListReply(msg, id); ok {
 		return p, nil
 	}
@@ -42,7 +32,7 @@ func decodeListReply(msg []byte, stream bool, id []byte) (mcpwire.Page, error) {
 // readListMessage reads msg, one message of an event stream: reply
 // reports whether it is the reply to the tools/list with the id (a message
 // with that id and no method), and then p is its page, or err says why it
-// has none.
+// has none. Read as decodeListReply reads: strictly, else encoding/json.
 func readListMessage(msg, id []byte) (p mcpwire.Page, reply bool, err error) {
 	if r, ok := readReply(msg); ok {
 		if r.method || r.id == nil || !sameID(r.id, id) {

@@ -56,6 +56,20 @@ func readStreamListReply(stream []byte, id []byte) (mcpwire.Page, bool) {
 	return mcpwire.Page{}, false
 }
 
+// readList reads msg as the guard reads a tools/list answer: a JSON reply,
+// or an event stream whose first reply to the id counts.
+func readList(msg []byte, stream bool, id []byte) (mcpwire.Page, error) {
+	if !stream {
+		return decodeListReply(msg, id)
+	}
+	for _, data := range mcpwire.EventMessages(msg) {
+		if p, reply, err := readListMessage(data, id); reply {
+			return p, err
+		}
+	}
+	return mcpwire.Page{}, errors.New("no reply in the event stream")
+}
+
 func samePage(a, b mcpwire.Page) bool {
 	return slices.Equal(a.Names, b.Names) && a.NextCursor == b.NextCursor &&
 		(a.TTLMs == nil) == (b.TTLMs == nil) && (a.TTLMs == nil || *a.TTLMs == *b.TTLMs)
@@ -64,8 +78,9 @@ func samePage(a, b mcpwire.Page) bool {
 // checkListReply holds the names-only reader of a tools/list reply to
 // encoding/json (decodeListReplyJSON, the reader before issue 14), for msg
 // as a JSON message and as an event stream: where the fast read answers,
-// encoding/json reads the same page; and decodeListReply (the fast read,
-// else encoding/json) always gives what encoding/json gives. It returns
+// encoding/json reads the same page; and readList (the fast read, else
+// encoding/json, a message at a time in a stream) always gives what
+// encoding/json gives. It returns
 // whether the fast read answered, for each of the two.
 func checkListReply(t *testing.T, msg []byte) (fastJSON, fastStream bool) {
 	t.Helper()
@@ -83,9 +98,9 @@ func checkListReply(t *testing.T, msg []byte) (fastJSON, fastStream bool) {
 		if ok && (wantErr != nil || !samePage(fast, want)) {
 			t.Fatalf("stream=%v %q: names-only read %+v, encoding/json %+v, %v", stream, msg, fast, want, wantErr)
 		}
-		got, err := decodeListReply(msg, stream, []byte(`"x"`))
+		got, err := readList(msg, stream, []byte(`"x"`))
 		if (err == nil) != (wantErr == nil) || err == nil && !samePage(got, want) {
-			t.Fatalf("stream=%v %q: decodeListReply %+v, %v; encoding/json %+v, %v", stream, msg, got, err, want, wantErr)
+			t.Fatalf("stream=%v %q: readList %+v, %v; encoding/json %+v, %v", stream, msg, got, err, want, wantErr)
 		}
 	}
 	return fastJSON, fastStream
@@ -154,7 +169,7 @@ func TestListReply(t *testing.T) {
 	}
 	// Keys twice or in another case are left to encoding/json, which
 	// answers as before (last wins, case-insensitive).
-	p, err := decodeListReply([]byte(`{"jsonrpc":"2.0","id":"x","result":{"tools":[{"name":"a","Name":"b"}]}}`), false, []byte(`"x"`))
+	p, err := decodeListReply([]byte(`{"jsonrpc":"2.0","id":"x","result":{"tools":[{"name":"a","Name":"b"}]}}`), []byte(`"x"`))
 	if err != nil || !slices.Equal(p.Names, []string{"b"}) {
 		t.Errorf("case-folded key: %+v %v", p, err)
 	}
@@ -232,7 +247,7 @@ func BenchmarkListReplyPaired(b *testing.B) {
 					}
 				}}
 			}
-			fixture.Alternated(b, side("new", decodeListReply), side("old", decodeListReplyJSON))
+			fixture.Alternated(b, side("new", readList), side("old", decodeListReplyJSON))
 		})
 	}
 }

@@ -132,6 +132,7 @@ type listWriter struct {
 	l       *listWatch
 	mode    int    // listUndecided, listJSON, listRead, listStream or listSkip
 	buf     []byte // listJSON: the answer so far; listStream: the event being written
+	from    int    // listStream: where in buf the search for the event's end goes on
 	length  int    // listJSON: the stated Content-Length, or -1
 	tries   int    // listJSON: reads at a write that ends an object
 	key     string // listRead: the caller's key
@@ -214,19 +215,39 @@ func (lw *listWriter) events(final bool) {
 		if len(lw.buf) < len(bom) && bytes.HasPrefix(bom, lw.buf) && !final {
 			return // perhaps the start of a BOM
 		}
-		lw.buf = bytes.TrimPrefix(lw.buf, bom)
+		lw.buf, lw.from = bytes.TrimPrefix(lw.buf, bom), 0
 		lw.started = true
 	}
 	for {
-		n := mcpwire.EventEnd(lw.buf, final)
+		n := mcpwire.EventEnd(lw.buf[lw.from:], final)
 		if n < 0 {
+			lw.from = resumeAt(lw.buf)
 			return
 		}
+		n += lw.from
 		if data, ok := mcpwire.EventMessage(lw.buf[:n]); ok {
 			lw.message(data)
 		}
-		lw.buf = lw.buf[n:]
+		lw.buf, lw.from = lw.buf[n:], 0
 	}
+}
+
+// resumeAt returns where in b, an event that has not ended, the search
+// for its end can go on when more is written, so that each byte is read
+// about once: at b's last byte, which keeps a line that has begun begun;
+// past a final LF, at the next line's start; at a final CR, which may be
+// half a CRLF, from the byte before it unless that ends a line too.
+func resumeAt(b []byte) int {
+	n := len(b)
+	switch {
+	case n == 0:
+		return 0
+	case b[n-1] == '\n':
+		return n
+	case b[n-1] == '\r' && n >= 2 && b[n-2] != '\r' && b[n-2] != '\n':
+		return n - 2
+	}
+	return n - 1
 }
 
 // bom is the byte order mark an event stream may start with.
@@ -253,7 +274,7 @@ func (lw *listWriter) message(data []byte) {
 // it is the reply; final: there is no more to come.
 func (lw *listWriter) keepJSON(final bool) {
 	l := lw.l
-	p, err := decodeListReply(lw.buf, false, l.id)
+	p, err := decodeListReply(lw.buf, l.id)
 	switch {
 	case err == nil:
 		lw.mode, lw.buf, lw.key = listRead, nil, callerKey(l.r, l.meta)

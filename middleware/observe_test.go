@@ -414,3 +414,35 @@ func TestListChangedCountsWhereItIsInTheStream(t *testing.T) {
 		}
 	}
 }
+
+// A streamed list is read the same however its writes are cut, down to a
+// byte a write, whatever its lines end with (LF, CRLF or CR): events end
+// at their blank lines and nowhere else.
+func TestStreamedListIsKeptHoweverItsWritesAreCut(t *testing.T) {
+	for _, eol := range []string{"\n", "\r\n", "\r"} {
+		// An event of another type first (not a message, whatever its
+		// data), the reply on two data lines, and a comment after it: a
+		// CR that ends the reply's event is known to be no CRLF only at
+		// the byte after it.
+		reply := listReply(`"l"`, "get_weather")
+		cut := strings.Index(reply, `"result":`)
+		stream := ": ping" + eol + eol +
+			"event: note" + eol + "data: " + listReply(`"l"`, "decoy") + eol + eol +
+			"event: message" + eol + "data: " + reply[:cut] + eol + "data: " + reply[cut:] + eol + eol +
+			": ping" + eol + eol
+		for _, size := range []int{1, 2, 3, 7, len(stream)} {
+			g := mustGuard(t, Options{Tools: unsure{}})
+			var next string
+			serve(g, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "text/event-stream")
+				for i := 0; i < len(stream); i += size {
+					io.WriteString(w, stream[i:min(i+size, len(stream))])
+				}
+				next = serve(g, &listingServer{}, newRequest("POST", call("9", `"get_wether"`), nil)).Body.String()
+			}), newRequest("POST", listCall(`"l"`, ""), nil))
+			if want := unknownAnswer("get_wether", `"availableTools":["get_weather"],"suggestions":["get_weather"]`); next != want {
+				t.Errorf("%q in writes of %d: the next call got %s, want %s", eol, size, next, want)
+			}
+		}
+	}
+}

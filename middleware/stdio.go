@@ -457,7 +457,7 @@ func (s *Stdio) serverLine(line []byte) []byte {
 	case !ok:
 		return nil
 	case c.list:
-		if p, err := decodeListReply(line, false, c.id); err == nil {
+		if p, err := decodeListReply(line, c.id); err == nil {
 			s.guard.seen.page(c.key, "", c.cursor, p)
 		}
 		return nil
