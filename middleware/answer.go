@@ -148,10 +148,14 @@ const wayOut = ` Call tools/list for the available tools.`
 // and the way out ("Unknown tool: X. Did you mean Y? Call tools/list for
 // the available tools."), or only the tool with Options.BareMessage.
 func (g *Guard) unknownTool(id []byte, name string, listed []byte, near []string, status int, sse bool) *Rejection {
-	b, at := startMessage(id, 128+len(listed))
+	size := 128 + len(listed) + min(len(name), maxNameInMessage+3)
+	for _, n := range near {
+		size += 2*len(n) + 7 // in the message and in data, quoted
+	}
+	b, at := startMessage(id, size)
 	b = strconv.AppendInt(b, CodeInvalidParams, 10)
 	b = append(b, `,"message":"Unknown tool: `...)
-	b = appendEscaped(b, cut(name, maxNameInMessage))
+	b = appendCut(b, name, maxNameInMessage)
 	if !g.opts.BareMessage {
 		if len(near) > 0 {
 			b = appendDidYouMean(b, near)
@@ -279,15 +283,16 @@ func appendEscaped(b []byte, s string) []byte {
 	return b
 }
 
-// cut shortens s to at most n bytes on a rune boundary, marking the cut.
-func cut(s string, n int) string {
+// appendCut appends s, escaped as appendEscaped does, shortened to at
+// most n bytes on a rune boundary and the cut marked.
+func appendCut(b []byte, s string, n int) []byte {
 	if len(s) <= n {
-		return s
+		return appendEscaped(b, s)
 	}
 	for n > 0 && !utf8.RuneStart(s[n]) {
 		n--
 	}
-	return s[:n] + "…"
+	return append(appendEscaped(b, s[:n]), "…"...)
 }
 
 // suggest returns up to maxSuggestions names near name: first those that

@@ -44,29 +44,31 @@ func callerKey(r *http.Request, meta []byte) string {
 		}
 	}
 	slices.SortFunc(keys, func(a, b keyedValues) int { return strings.Compare(a.name, b.name) })
-	h := sha256.New()
-	write := func(parts ...string) {
-		for _, p := range parts {
-			h.Write([]byte(p))
-			h.Write([]byte{0})
-		}
+	// Each part ends with a 0 byte, which no header value, URL or
+	// accepted _meta holds; a header's name starts with a newline.
+	var buf [1024]byte
+	b := buf[:0]
+	for _, p := range [...]string{path, r.URL.RawQuery, r.Host, remote, local} {
+		b = append(append(b, p...), 0)
 	}
-	write(path, r.URL.RawQuery, r.Host, remote, local)
 	if r.TLS != nil {
-		write("tls", r.TLS.ServerName) // a server may route by SNI
+		b = append(append(append(b, "tls\x00"...), r.TLS.ServerName...), 0) // a server may route by SNI
 		if certs := r.TLS.PeerCertificates; len(certs) > 0 {
 			// A client certificate is who the caller is, to a server
 			// that authenticates with mutual TLS.
 			sum := sha256.Sum256(certs[0].Raw)
-			h.Write(sum[:])
+			b = append(b, sum[:]...)
 		}
 	}
 	for _, k := range keys {
-		write("\n" + k.name)
-		write(k.values...)
+		b = append(append(append(b, '\n'), k.name...), 0)
+		for _, v := range k.values {
+			b = append(append(b, v...), 0)
+		}
 	}
-	write("\n_meta", string(meta))
-	return string(h.Sum(nil))
+	b = append(append(append(b, "\n_meta\x00"...), meta...), 0)
+	sum := sha256.Sum256(b)
+	return string(sum[:])
 }
 
 type keyedValues struct {

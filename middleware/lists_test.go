@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // benchNames returns n sorted tool names.
@@ -180,4 +181,16 @@ func TestUnknownToolSaysWhatTheOptionsAsk(t *testing.T) {
 			}
 		}
 	}
+}
+
+// cut shortens s to at most n bytes on a rune boundary, marking the cut:
+// the name as the message shows it.
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }

@@ -2,7 +2,9 @@ package toolguard
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 )
 
@@ -62,5 +64,24 @@ func TestMessageListsSeveralNearestNames(t *testing.T) {
 	want := `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Unknown tool: read_fil. Did you mean read_file, read_filed or read_files? Call tools/list for the available tools.","data":{"availableTools":["read_file","read_filed","read_files","write_file"],"suggestions":["read_file","read_filed","read_files"]}}}`
 	if w.Body.String() != want {
 		t.Errorf("answer\n%s\nwant\n%s", w.Body, want)
+	}
+}
+
+// The answer is made in the one buffer it starts with, however many names
+// it shows (it is not grown and copied on the way).
+func TestAnswerIsMadeInOneBuffer(t *testing.T) {
+	g := mustGuard(t, Options{})
+	var names []string
+	for i := range 1000 {
+		names = append(names, fmt.Sprintf("tool_%04d", i))
+	}
+	listed := g.listed(names)
+	for _, near := range [][]string{nil, {"tool_0001"}, {"a_rather_long_tool_name_0001", "a_rather_long_tool_name_0002", "a_rather_long_tool_name_0003"}} {
+		for _, name := range []string{"x", "tool_9999", strings.Repeat("n", 200)} {
+			allocs := testing.AllocsPerRun(10, func() { g.unknownTool([]byte(`"42"`), name, listed, near, 200, false) })
+			if allocs != 2 { // the message and the Rejection
+				t.Errorf("%q with %d nearest names: %v allocations", name, len(near), allocs)
+			}
+		}
 	}
 }

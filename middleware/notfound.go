@@ -192,14 +192,14 @@ func (a answer) exactShape(name string) bool {
 	for _, s := range notFoundShapes {
 		switch {
 		case a.kind == kindIsError && s.IsError:
-			if a.texts[0] == shapeText(s.Text, name) {
+			if isShape(a.texts[0], s.Text, name) {
 				return true
 			}
 		case a.kind == kindError && !s.IsError && int64(s.Code) == a.code:
-			if s.Data == "" && a.texts[0] == shapeText(s.Text, name) {
+			if s.Data == "" && isShape(a.texts[0], s.Text, name) {
 				return true
 			}
-			if s.Data != "" && len(a.texts) > 1 && a.texts[0] == s.Text && a.texts[1] == shapeText(s.Data, name) {
+			if s.Data != "" && len(a.texts) > 1 && a.texts[0] == s.Text && isShape(a.texts[1], s.Data, name) {
 				return true
 			}
 		}
@@ -397,15 +397,25 @@ func jsonTexts(text string) []string {
 	return out
 }
 
-// shapeText puts name into a shape's text.
-func shapeText(text, name string) string {
-	if i := strings.Index(text, "%q"); i >= 0 {
-		return text[:i] + strconv.Quote(name) + text[i+2:]
+// isShape reports whether t is a shape's text with name where its %s (or,
+// Go-quoted, its %q) stands, without building the text.
+func isShape(t, text, name string) bool {
+	before, after, quoted := strings.Cut(text, "%q")
+	if !quoted {
+		var ok bool
+		if before, after, ok = strings.Cut(text, "%s"); !ok {
+			return t == text
+		}
 	}
-	if i := strings.Index(text, "%s"); i >= 0 {
-		return text[:i] + name + text[i+2:]
+	mid, ok := strings.CutPrefix(t, before)
+	if !ok {
+		return false
 	}
-	return text
+	if mid, ok = strings.CutSuffix(mid, after); !ok || !quoted {
+		return ok && mid == name
+	}
+	var buf [64]byte
+	return mid == string(strconv.AppendQuote(buf[:0], name))
 }
 
 // sameID reports whether the id of a reply is the id of the call.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -228,4 +229,36 @@ func contains(s, sub string) bool {
 func isNotFound(msg []byte, id []byte, name string) bool {
 	r, ok := readCallAnswer(msg, id, name, nil)
 	return ok && r.notFound(name, listUnseen)
+}
+
+// shapeText puts name into a shape's text: the answer its server writes.
+func shapeText(text, name string) string {
+	if i := strings.Index(text, "%q"); i >= 0 {
+		return text[:i] + strconv.Quote(name) + text[i+2:]
+	}
+	if i := strings.Index(text, "%s"); i >= 0 {
+		return text[:i] + name + text[i+2:]
+	}
+	return text
+}
+
+func TestIsShapeMatchesTheTextItsServerWrites(t *testing.T) {
+	for _, s := range notFoundShapes {
+		for _, text := range []string{s.Text, s.Data} {
+			if text == "" {
+				continue
+			}
+			for _, name := range []string{"get_weather", "", "a\"b", "é\x01", "%s"} {
+				want := shapeText(text, name)
+				if !isShape(want, text, name) {
+					t.Errorf("isShape(%q, %q, %q) = false", want, text, name)
+				}
+				for _, other := range []string{want + "x", "x" + want, want[:len(want)-1], shapeText(text, name+"x")} {
+					if other != want && isShape(other, text, name) {
+						t.Errorf("isShape(%q, %q, %q) = true", other, text, name)
+					}
+				}
+			}
+		}
+	}
 }

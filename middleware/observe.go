@@ -10,7 +10,9 @@ import (
 	"encoding/json"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
+	"sync"
 
 	"github.com/toolguard/toolguard/internal/mcpwire"
 )
@@ -130,14 +132,13 @@ func (pw *passWriter) abort() {}
 type listWriter struct {
 	passWriter
 	l       *listWatch
-	mode    int    // listUndecided, listJSON, listRead, listStream or listSkip
-	buf     []byte // listJSON: the answer so far; listStream: the event being written
-	from    int    // listStream: where in buf the search for the event's end goes on
-	length  int    // listJSON: the stated Content-Length, or -1
-	tries   int    // listJSON: reads at a write that ends an object
-	key     string // listRead: the caller's key
-	started bool   // listStream: an event was read (a leading BOM is gone)
-	replied bool   // the reply was read: no more to keep
+	mode    int         // listUndecided, listJSON, listRead, listStream or listSkip
+	buf     []byte      // listJSON: the answer so far
+	events  eventReader // listStream
+	length  int         // listJSON: the stated Content-Length, or -1
+	tries   int         // listJSON: reads at a write that ends an object
+	key     string      // listRead: the caller's key
+	replied bool        // the reply was read: no more to keep
 }
 
 // listWriter modes.
@@ -160,17 +161,15 @@ func (lw *listWriter) Write(p []byte) (int, error) {
 	if lw.mode == listUndecided {
 		lw.decide()
 	}
-	if lw.mode != listSkip {
-		if len(lw.buf)+len(p) > maxListReplyBytes {
-			lw.mode, lw.buf = listSkip, nil
-		} else {
-			lw.buf = append(lw.buf, p...)
-		}
-	}
 	switch lw.mode {
 	case listStream:
-		lw.events(false)
+		lw.events.write(p, false, maxListReplyBytes, lw.message)
 	case listJSON:
+		if len(lw.buf)+len(p) > maxListReplyBytes {
+			lw.release(listSkip)
+			break
+		}
+		lw.buf = append(lw.buf, p...)
 		switch {
 		case len(lw.buf) == lw.length:
 			lw.keepJSON(true)
@@ -200,43 +199,65 @@ func (lw *listWriter) decide() {
 	switch mcpwire.MediaType(h.Get("Content-Type")) {
 	case "application/json":
 		lw.mode, lw.length = listJSON, -1
+		if b, ok := listBuffers.Get().(*[]byte); ok {
+			lw.buf = (*b)[:0]
+		}
 		if n, err := strconv.Atoi(h.Get("Content-Length")); err == nil {
 			lw.length = n
+			lw.buf = slices.Grow(lw.buf, min(n, maxListReplyBytes))
 		}
 	case "text/event-stream":
 		lw.mode = listStream
 	}
 }
 
-// events reads each event that has ended in buf, and drops it; at the end
-// (final) the last one ends too.
-func (lw *listWriter) events(final bool) {
-	if !lw.started {
-		if len(lw.buf) < len(bom) && bytes.HasPrefix(bom, lw.buf) && !final {
+// An eventReader follows an event stream as it is written, so that each
+// event is read before the bytes that end it go on. Each byte is searched
+// about once; an event longer than the reader's limit is not held (only
+// what the search for its end needs is kept), and it is not read.
+type eventReader struct {
+	buf     []byte // the event being written
+	from    int    // where in buf the search for its end goes on
+	started bool   // a leading BOM is gone
+	long    bool   // the event grew past the limit: it is not read
+}
+
+// write adds p to the stream and calls read with the data of each message
+// event that has ended; at the end of the stream (final) so does the last.
+func (e *eventReader) write(p []byte, final bool, limit int, read func(data []byte)) {
+	e.buf = append(e.buf, p...)
+	if !e.started {
+		if len(e.buf) < len(bom) && bytes.HasPrefix(bom, e.buf) && !final {
 			return // perhaps the start of a BOM
 		}
-		lw.buf, lw.from = bytes.TrimPrefix(lw.buf, bom), 0
-		lw.started = true
+		e.buf, e.from, e.started = bytes.TrimPrefix(e.buf, bom), 0, true
 	}
 	for {
-		n := mcpwire.EventEnd(lw.buf[lw.from:], final)
+		// As final, a CR at the end that is a blank line ends the event,
+		// as a client dispatches it then: an LF after it is an empty
+		// event. (One that ends a line of the event waits for the next
+		// byte: resumeAt keeps it.)
+		n := mcpwire.EventEnd(e.buf[e.from:], true)
 		if n < 0 {
-			lw.from = resumeAt(lw.buf)
-			return
+			break
 		}
-		n += lw.from
-		if data, ok := mcpwire.EventMessage(lw.buf[:n]); ok {
-			lw.message(data)
+		n += e.from
+		if data, ok := mcpwire.EventMessage(e.buf[:n]); ok && !e.long {
+			read(data)
 		}
-		lw.buf, lw.from = lw.buf[n:], 0
+		e.buf, e.from, e.long = e.buf[n:], 0, false
+	}
+	e.from = resumeAt(e.buf)
+	if len(e.buf) > limit {
+		e.buf, e.from, e.long = append(e.buf[:0], e.buf[e.from:]...), 0, true
 	}
 }
 
 // resumeAt returns where in b, an event that has not ended, the search
-// for its end can go on when more is written, so that each byte is read
-// about once: at b's last byte, which keeps a line that has begun begun;
-// past a final LF, at the next line's start; at a final CR, which may be
-// half a CRLF, from the byte before it unless that ends a line too.
+// for its end can go on when more is written: at b's last byte, which
+// keeps a line that has begun begun; past a final LF, at the next line's
+// start; at a final CR, which may be half a CRLF, from the byte before it
+// unless that ends a line too. What lies before it is not needed.
 func resumeAt(b []byte) int {
 	n := len(b)
 	switch {
@@ -277,15 +298,34 @@ func (lw *listWriter) keepJSON(final bool) {
 	p, err := decodeListReply(lw.buf, l.id)
 	switch {
 	case err == nil:
-		lw.mode, lw.buf, lw.key = listRead, nil, callerKey(l.r, l.meta)
+		lw.release(listRead) // the page holds copies
+		lw.key = callerKey(l.r, l.meta)
 		l.g.seen.page(lw.key, l.session, l.cursor, p)
 	case final:
-		lw.mode, lw.buf = listSkip, nil
+		lw.release(listSkip)
 	}
 }
 
+// listBuffers holds the buffers JSON list answers were read in, of up to
+// maxPooledList bytes, for the next: a list of 1,000 tools (some 200 KiB)
+// is otherwise grown anew each time.
+var listBuffers sync.Pool
+
+const maxPooledList = 1 << 20
+
+// release ends the reading of a JSON answer, whose buffer goes back.
+func (lw *listWriter) release(mode int) {
+	if b := lw.buf[:0]; cap(b) > 0 && cap(b) <= maxPooledList {
+		listBuffers.Put(&b)
+	}
+	lw.mode, lw.buf = mode, nil
+}
+
 func (lw *listWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
-	lw.mode, lw.buf = listSkip, nil
+	if lw.mode == listJSON {
+		lw.release(listSkip)
+	}
+	lw.mode, lw.events = listSkip, eventReader{}
 	return lw.passWriter.Hijack()
 }
 
@@ -295,7 +335,7 @@ func (lw *listWriter) finish() {
 	case listJSON:
 		lw.keepJSON(true)
 	case listStream:
-		lw.events(true)
+		lw.events.write(nil, true, maxListReplyBytes, lw.message)
 	}
 }
 
@@ -324,52 +364,24 @@ func (s *sessionWatch) watch(w http.ResponseWriter) responseWatch {
 }
 
 // changeWriter passes an event stream through as it is written, and drops
-// the session's lists when an event announces a changed list.
+// the session's lists when an event announces a changed list, before the
+// bytes that end that event go on.
 type changeWriter struct {
 	passWriter
-	s     *sessionWatch
-	event []byte // the event being written, up to its blank line
-	skip  bool   // the event is too long to be a notification: not kept
+	s      *sessionWatch
+	events eventReader
 }
 
 // maxNotificationBytes bounds the event a changeWriter reads.
 const maxNotificationBytes = 4 << 10
 
 func (cw *changeWriter) Write(p []byte) (int, error) {
-	n, err := cw.w.Write(p)
-	cw.read(p[:n])
-	return n, err
-}
-
-// read follows the events in p, line by line.
-func (cw *changeWriter) read(p []byte) {
-	for len(p) > 0 {
-		i := bytes.IndexByte(p, '\n')
-		line := p
-		if i >= 0 {
-			line = p[:i+1]
+	cw.events.write(p, false, maxNotificationBytes, func(data []byte) {
+		if isListChanged(data) {
+			cw.s.g.seen.dropSession(cw.s.session)
 		}
-		p = p[len(line):]
-		if !cw.skip {
-			if len(cw.event)+len(line) > maxNotificationBytes {
-				cw.skip, cw.event = true, cw.event[:0]
-			} else {
-				cw.event = append(cw.event, line...)
-			}
-		}
-		if i < 0 {
-			return
-		}
-		if blank := bytes.TrimRight(line, "\r\n"); len(blank) == 0 {
-			// An event ends (a blank line).
-			if !cw.skip {
-				if data, ok := mcpwire.EventData(cw.event); ok && isListChanged(data) {
-					cw.s.g.seen.dropSession(cw.s.session)
-				}
-			}
-			cw.skip, cw.event = false, cw.event[:0]
-		}
-	}
+	})
+	return cw.w.Write(p)
 }
 
 func (cw *changeWriter) finish() {}

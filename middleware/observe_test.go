@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/toolguard/toolguard/internal/mcpwire"
 )
 
 // listingServer answers a caller's tools/list with names (read at the
@@ -417,7 +419,8 @@ func TestListChangedCountsWhereItIsInTheStream(t *testing.T) {
 
 // A streamed list is read the same however its writes are cut, down to a
 // byte a write, whatever its lines end with (LF, CRLF or CR): events end
-// at their blank lines and nowhere else.
+// at their blank lines and nowhere else, and the list is kept before the
+// client can read the reply (a CR that is the blank line ends it).
 func TestStreamedListIsKeptHoweverItsWritesAreCut(t *testing.T) {
 	for _, eol := range []string{"\n", "\r\n", "\r"} {
 		// An event of another type first (not a message, whatever its
@@ -432,17 +435,98 @@ func TestStreamedListIsKeptHoweverItsWritesAreCut(t *testing.T) {
 			": ping" + eol + eol
 		for _, size := range []int{1, 2, 3, 7, len(stream)} {
 			g := mustGuard(t, Options{Tools: unsure{}})
-			var next string
-			serve(g, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			next := ""
+			// The client's next call, made as soon as it can read the reply.
+			w := &clientWriter{ResponseRecorder: httptest.NewRecorder(), check: func(events [][]byte) {
+				if next == "" && len(events) == 1 { // the note is no message
+					next = serve(g, &listingServer{}, newRequest("POST", call("9", `"get_wether"`), nil)).Body.String()
+				}
+			}}
+			g.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				w.Header().Set("Content-Type", "text/event-stream")
 				for i := 0; i < len(stream); i += size {
 					io.WriteString(w, stream[i:min(i+size, len(stream))])
 				}
-				next = serve(g, &listingServer{}, newRequest("POST", call("9", `"get_wether"`), nil)).Body.String()
-			}), newRequest("POST", listCall(`"l"`, ""), nil))
+			})).ServeHTTP(w, newRequest("POST", listCall(`"l"`, ""), nil))
 			if want := unknownAnswer("get_wether", `"availableTools":["get_weather"],"suggestions":["get_weather"]`); next != want {
-				t.Errorf("%q in writes of %d: the next call got %s, want %s", eol, size, next, want)
+				t.Errorf("%q in writes of %d: the call made as the reply could be read got %s, want %s", eol, size, next, want)
 			}
 		}
+	}
+}
+
+// clientWriter is what the client gets: at each write that reaches it,
+// check is told of the messages the client can dispatch by then.
+type clientWriter struct {
+	*httptest.ResponseRecorder
+	check func(events [][]byte)
+}
+
+func (cw *clientWriter) Write(p []byte) (int, error) {
+	n, err := cw.ResponseRecorder.Write(p)
+	cw.check(mcpwire.EventMessages(cw.Body.Bytes()))
+	return n, err
+}
+
+// On the session's own stream (GET), a list_changed drops the session's
+// lists before the bytes that let the client dispatch it go on, whatever
+// its lines end with (a CR that is the blank line ends it, as a client
+// reads it), however the writes are cut, and after an event too long to
+// be read.
+func TestListChangedOnTheSessionStreamDropsTheListBeforeTheClientReadsIt(t *testing.T) {
+	session := http.Header{"Mcp-Session-Id": {"s-1"}}
+	kept := func(g *Guard) int {
+		g.seen.mu.Lock()
+		defer g.seen.mu.Unlock()
+		return len(g.seen.lists)
+	}
+	for _, eol := range []string{"\n", "\r\n", "\r"} {
+		long := "data: " + `{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"` +
+			strings.Repeat("x", maxNotificationBytes) + `"}}` + eol + eol
+		changed := "event: message" + eol + `data: {"jsonrpc":"2.0","method":"notifications/tools/list_changed"}` + eol + eol
+		stream := ": ping" + eol + eol + long + changed + ": ping" + eol + eol
+		for _, size := range []int{1, 2, 3, 7, 4096, len(stream)} {
+			g := mustGuard(t, Options{Tools: unsure{}})
+			serve(g, &listingServer{names: []string{"get_weather"}}, newRequest("POST", listCall("1", ""), session))
+			if kept(g) != 1 {
+				t.Fatal("the list was not kept")
+			}
+			dispatched := false
+			w := &clientWriter{ResponseRecorder: httptest.NewRecorder(), check: func(events [][]byte) {
+				for _, ev := range events {
+					if isListChanged(ev) && !dispatched {
+						dispatched = true
+						if kept(g) != 0 {
+							t.Errorf("%q in writes of %d: the client can read list_changed and the list is kept", eol, size)
+						}
+					}
+				}
+			}}
+			g.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "text/event-stream")
+				for i := 0; i < len(stream); i += size {
+					io.WriteString(w, stream[i:min(i+size, len(stream))])
+				}
+			})).ServeHTTP(w, newRequest("GET", "", session))
+			if !dispatched || w.Body.String() != stream {
+				t.Errorf("%q in writes of %d: dispatched %v, the client got %q", eol, size, dispatched, w.Body)
+			}
+		}
+	}
+}
+
+// A list is kept in strings of its own: the buffer its answer was read in
+// goes to the next answer, which does not change the list.
+func TestKeptListOutlivesTheBufferItWasReadIn(t *testing.T) {
+	g := mustGuard(t, Options{Tools: unsure{}})
+	alice := http.Header{"Authorization": {"Bearer alice"}}
+	bob := http.Header{"Authorization": {"Bearer bob"}}
+	serve(g, answering(200, "application/json", listReply(`"l"`, "aaaa", "bbbb")), newRequest("POST", listCall(`"l"`, ""), alice))
+	for range 10 {
+		serve(g, answering(200, "application/json", listReply(`"l"`, "xxxx", "yyyy")), newRequest("POST", listCall(`"l"`, ""), bob))
+	}
+	notFound := answering(200, "application/json", errorReply("9", -32602, "Unknown tool: cccc"))
+	if w, want := serve(g, notFound, newRequest("POST", call("9", `"cccc"`), alice)), unknownAnswer("cccc", `"availableTools":["aaaa","bbbb"]`); w.Body.String() != want {
+		t.Errorf("alice got %s, want %s", w.Body, want)
 	}
 }

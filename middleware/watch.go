@@ -68,8 +68,10 @@ type watchWriter struct {
 
 	// modeHold: the header as it was when the handler wrote its status,
 	// which is what net/http sends (what is set later goes out only as
-	// declared trailers).
-	sent http.Header
+	// declared trailers): its entries, sharing their value slices (a
+	// handler that writes into one of them is not undone).
+	sent    []keyedValues
+	sentBuf [8]keyedValues
 
 	// modeStream: passing on an event too long to be the call's answer,
 	// until its blank line; where its lines stand (see skipped).
@@ -92,16 +94,39 @@ func (ww *watchWriter) Header() http.Header { return ww.w.Header() }
 // to it the handler holds stay good.
 func (ww *watchWriter) asSent() (restore func()) {
 	h := ww.w.Header()
-	if ww.sent == nil || maps.EqualFunc(h, ww.sent, slices.Equal[[]string]) {
+	if ww.sent == nil || unchanged(h, ww.sent) {
 		return nil
 	}
 	now := maps.Clone(h) // shallow: the handler's own value slices go back
 	clear(h)
-	maps.Copy(h, ww.sent)
+	for _, kv := range ww.sent {
+		h[kv.name] = kv.values
+	}
 	return func() {
 		clear(h)
 		maps.Copy(h, now)
 	}
+}
+
+// hold notes the header as the handler wrote its status, for asSent.
+func (ww *watchWriter) hold(h http.Header) {
+	ww.sent = ww.sentBuf[:0]
+	for k, v := range h {
+		ww.sent = append(ww.sent, keyedValues{k, v})
+	}
+}
+
+// unchanged reports whether h holds exactly the entries of sent.
+func unchanged(h http.Header, sent []keyedValues) bool {
+	if len(h) != len(sent) {
+		return false
+	}
+	for _, kv := range sent {
+		if v, ok := h[kv.name]; !ok || !slices.Equal(v, kv.values) {
+			return false
+		}
+	}
+	return true
 }
 
 // Unwrap lets http.ResponseController reach the writer beneath.
@@ -123,7 +148,8 @@ func (ww *watchWriter) WriteHeader(code int) {
 	ct := h.Get("Content-Type")
 	switch {
 	case mcpwire.IsJSON(ct) && len(h["Content-Encoding"]) == 0:
-		ww.mode, ww.sent = modeHold, h.Clone()
+		ww.mode = modeHold
+		ww.hold(h)
 	case mcpwire.IsEventStream(ct) && len(h["Content-Encoding"]) == 0 && len(h["Content-Length"]) == 0:
 		ww.mode = modeStream
 		ww.w.WriteHeader(code)
@@ -131,7 +157,8 @@ func (ww *watchWriter) WriteHeader(code int) {
 		// An event stream of a stated length (the TypeScript SDK's JSON-less
 		// answers): held whole, like a JSON answer, so that its length
 		// can be stated again if its not-found event is replaced.
-		ww.mode, ww.sse, ww.sent = modeHold, true, h.Clone()
+		ww.mode, ww.sse = modeHold, true
+		ww.hold(h)
 	default:
 		ww.mode = modePass
 		ww.w.WriteHeader(code)
