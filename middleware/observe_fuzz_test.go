@@ -6,6 +6,8 @@ import (
 	"net/http/httptest"
 	"slices"
 	"testing"
+
+	"github.com/toolguard/toolguard/internal/mcpwire"
 )
 
 // FuzzObservedList: whatever the server answers to the caller's tools/list
@@ -66,6 +68,44 @@ func FuzzObservedList(f *testing.F) {
 		}
 		if want = sortedList(want); !slices.Equal(l.sorted, want) {
 			t.Fatalf("kept %q, encoding/json reads %q in %q", l.sorted, want, msg)
+		}
+	})
+}
+
+// FuzzSessionStream: whatever the session's own stream (GET) carries, cut
+// into writes anywhere, the client gets exactly those bytes, and the
+// session's lists are dropped exactly when the stream holds a list_changed
+// the client can read (every event being within the bound read).
+func FuzzSessionStream(f *testing.F) {
+	changed := `{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`
+	f.Add([]byte("event: message\ndata: "+changed+"\n\n"), uint16(5))
+	f.Add([]byte("\xef\xbb\xbfdata: "+changed+"\r\r"), uint16(3))
+	f.Add([]byte(": ping\r\n\r\nevent: note\ndata: "+changed+"\n\n"), uint16(9))
+	f.Add([]byte("data: "+changed+"\n"), uint16(1))
+	f.Fuzz(func(t *testing.T, stream []byte, cut uint16) {
+		if len(stream) > maxNotificationBytes {
+			return
+		}
+		session := http.Header{"Mcp-Session-Id": {"s"}}
+		g := mustGuard(t, Options{Tools: unsure{}})
+		serve(g, &listingServer{names: []string{"a"}}, newRequest("POST", listCall("1", ""), session))
+		w := httptest.NewRecorder()
+		g.Handler(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+			rw.Header().Set("Content-Type", "text/event-stream")
+			i := int(cut) % (len(stream) + 1)
+			rw.Write(stream[:i])
+			rw.(http.Flusher).Flush()
+			rw.Write(stream[i:])
+		})).ServeHTTP(w, newRequest("GET", "", session))
+		if w.Body.String() != string(stream) {
+			t.Fatalf("the client got %q, the server wrote %q", w.Body, stream)
+		}
+		announced := slices.ContainsFunc(mcpwire.EventMessages(stream), isListChanged)
+		g.seen.mu.Lock()
+		kept := len(g.seen.lists)
+		g.seen.mu.Unlock()
+		if announced != (kept == 0) {
+			t.Fatalf("list_changed readable: %v, lists kept: %d, in %q", announced, kept, stream)
 		}
 	})
 }
