@@ -163,7 +163,7 @@ func (lw *listWriter) Write(p []byte) (int, error) {
 	}
 	switch lw.mode {
 	case listStream:
-		lw.events.write(p, false, maxListReplyBytes, lw.message)
+		lw.events.write(p, maxListReplyBytes, lw.message)
 	case listJSON:
 		if len(lw.buf)+len(p) > maxListReplyBytes {
 			lw.release(listSkip)
@@ -223,17 +223,19 @@ type eventReader struct {
 }
 
 // write adds p to the stream and calls read with the data of each message
-// event that has ended; at the end of the stream (final) so does the last.
-func (e *eventReader) write(p []byte, final bool, limit int, read func(data []byte)) {
+// event that has ended. An event the stream's end leaves unfinished is not
+// read, as a client does not dispatch it: the end of the stream adds
+// nothing to read.
+func (e *eventReader) write(p []byte, limit int, read func(data []byte)) {
 	e.buf = append(e.buf, p...)
 	if !e.started {
-		if len(e.buf) < len(bom) && bytes.HasPrefix(bom, e.buf) && !final {
+		if len(e.buf) < len(bom) && bytes.HasPrefix(bom, e.buf) {
 			return // perhaps the start of a BOM
 		}
 		e.buf, e.from, e.started = bytes.TrimPrefix(e.buf, bom), 0, true
 	}
 	for {
-		// As final, a CR at the end that is a blank line ends the event,
+		// As final: a CR at the end that is a blank line ends the event,
 		// as a client dispatches it then: an LF after it is an empty
 		// event. (One that ends a line of the event waits for the next
 		// byte: resumeAt keeps it.)
@@ -329,13 +331,11 @@ func (lw *listWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	return lw.passWriter.Hijack()
 }
 
-// finish reads what is left when the handler returns.
+// finish reads a JSON answer when the handler returns (an event stream
+// was read as it passed).
 func (lw *listWriter) finish() {
-	switch lw.mode {
-	case listJSON:
+	if lw.mode == listJSON {
 		lw.keepJSON(true)
-	case listStream:
-		lw.events.write(nil, true, maxListReplyBytes, lw.message)
 	}
 }
 
@@ -376,7 +376,7 @@ type changeWriter struct {
 const maxNotificationBytes = 4 << 10
 
 func (cw *changeWriter) Write(p []byte) (int, error) {
-	cw.events.write(p, false, maxNotificationBytes, func(data []byte) {
+	cw.events.write(p, maxNotificationBytes, func(data []byte) {
 		if isListChanged(data) {
 			cw.s.g.seen.dropSession(cw.s.session)
 		}
