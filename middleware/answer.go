@@ -94,6 +94,9 @@ func (j *Rejection) Write(w http.ResponseWriter) error {
 func (j *Rejection) event(ev []byte) []byte {
 	msg := j.message()
 	b := make([]byte, 0, len(ev)+len(msg)+64)
+	if rest, ok := bytes.CutPrefix(ev, bom); ok { // the stream's first event
+		b, ev = append(b, bom...), rest
+	}
 	wroteData := false
 	mcpwire.EventLines(ev, func(line []byte) {
 		if len(line) == 0 {

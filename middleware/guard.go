@@ -499,16 +499,24 @@ var ErrNoList = errors.New("toolguard: no tools/list answer seen for this caller
 // found with the given status, from the list the server gave c's caller,
 // without c's name.
 func (g *Guard) translate(c *watched, status int, sse bool) *Rejection {
-	seen := c.list()
-	listed, near := g.parts(seen, c.name)
-	rej := g.unknownTool(c.id, c.name, listed, near, status, sse)
-	rej.Translated = true
-	if seen == nil && g.showsList() {
-		rej.ListErr = ErrNoList
-		g.logNoList(c.r, c.name, ErrNoList)
+	rej := g.translation(c.list(), c.id, c.name, status, sse)
+	if rej.ListErr != nil {
+		g.logNoList(c.r, c.name, rej.ListErr)
 	}
 	if g.opts.OnReject != nil {
 		g.opts.OnReject(c.r, rej)
+	}
+	return rej
+}
+
+// translation is the answer that replaces the server's not-found answer
+// to the call of name with id, drawn from seen, the caller's list.
+func (g *Guard) translation(seen *seenList, id []byte, name string, status int, sse bool) *Rejection {
+	listed, near := g.parts(seen, name)
+	rej := g.unknownTool(id, name, listed, near, status, sse)
+	rej.Translated = true
+	if seen == nil && g.showsList() {
+		rej.ListErr = ErrNoList
 	}
 	return rej
 }

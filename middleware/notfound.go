@@ -126,6 +126,15 @@ func readCallAnswer(msg, id []byte, name string, absent func() bool) (answer, bo
 	return answerJSON(msg, id)
 }
 
+// isNotFoundAnswer reports whether msg is the server's not-found answer to
+// the call of name with id, given list, the list the server gave the
+// caller (nil: none seen). The list is looked at only for an answer that
+// says a tool is unknown.
+func isNotFoundAnswer(msg, id []byte, name string, list func() *seenList) bool {
+	a, ok := readCallAnswer(msg, id, name, func() bool { return list().state(name) == listAbsent })
+	return ok && a.says(name) && a.notFound(name, list().state(name))
+}
+
 // mayName reports whether msg may hold name in a string: as it is, or
 // escaped (a name with characters JSON escapes, or msg with escapes).
 func mayName(msg []byte, name string) bool {

@@ -222,11 +222,12 @@ type eventReader struct {
 	long    bool   // the event grew past the limit: it is not read
 }
 
-// write adds p to the stream and calls read with the data of each message
-// event that has ended. An event the stream's end leaves unfinished is not
-// read, as a client does not dispatch it: the end of the stream adds
-// nothing to read.
-func (e *eventReader) write(p []byte, limit int, read func(data []byte)) {
+// write adds p to the stream and calls read for each event that ends in
+// p, with the length of p up to the event's end and, for a message event
+// no longer than limit, its data (nil otherwise). An event the stream's
+// end leaves unfinished is not read, as a client does not dispatch it:
+// the end of the stream adds nothing to read.
+func (e *eventReader) write(p []byte, limit int, read func(end int, data []byte)) {
 	e.buf = append(e.buf, p...)
 	if !e.started {
 		if len(e.buf) < len(bom) && bytes.HasPrefix(bom, e.buf) {
@@ -244,9 +245,12 @@ func (e *eventReader) write(p []byte, limit int, read func(data []byte)) {
 			break
 		}
 		n += e.from
-		if data, ok := mcpwire.EventMessage(e.buf[:n]); ok && !e.long {
-			read(data)
+		data, ok := mcpwire.EventMessage(e.buf[:n])
+		if !ok || e.long {
+			data = nil
 		}
+		// What follows the end came in p: an event ends in new bytes.
+		read(len(p)-(len(e.buf)-n), data)
 		e.buf, e.from, e.long = e.buf[n:], 0, false
 	}
 	e.from = resumeAt(e.buf)
@@ -278,7 +282,7 @@ var bom = []byte("\xef\xbb\xbf")
 
 // message reads one message of an event stream answer: a changed list
 // drops the session's lists; the reply's page is kept.
-func (lw *listWriter) message(data []byte) {
+func (lw *listWriter) message(_ int, data []byte) {
 	l := lw.l
 	if isListChanged(data) {
 		l.g.seen.dropSession(l.session)
@@ -376,7 +380,7 @@ type changeWriter struct {
 const maxNotificationBytes = 4 << 10
 
 func (cw *changeWriter) Write(p []byte) (int, error) {
-	cw.events.write(p, maxNotificationBytes, func(data []byte) {
+	cw.events.write(p, maxNotificationBytes, func(_ int, data []byte) {
 		if isListChanged(data) {
 			cw.s.g.seen.dropSession(cw.s.session)
 		}

@@ -463,19 +463,10 @@ func (s *Stdio) serverLine(line []byte) []byte {
 		return nil
 	}
 	seen := s.guard.seen.get(c.key)
-	a, ok := readCallAnswer(line, c.id, c.name, func() bool { return seen.state(c.name) == listAbsent })
-	if !ok || !a.says(c.name) {
+	if !isNotFoundAnswer(line, c.id, c.name, func() *seenList { return seen }) {
 		return nil
 	}
-	if !a.notFound(c.name, seen.state(c.name)) {
-		return nil
-	}
-	listed, near := s.guard.parts(seen, c.name)
-	rej := s.guard.unknownTool(c.id, c.name, listed, near, 0, false) // no HTTP status over stdio
-	rej.Translated = true
-	if seen == nil && s.guard.showsList() {
-		rej.ListErr = ErrNoList
-	}
+	rej := s.guard.translation(seen, c.id, c.name, 0, false) // no HTTP status over stdio
 	s.rejections.Add(1)
 	if s.opts.OnTranslate != nil {
 		s.opts.OnTranslate(rej)

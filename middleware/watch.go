@@ -62,8 +62,10 @@ type watchWriter struct {
 	mode   int
 	sse    bool // modeHold: the held answer is an event stream with a Content-Length
 	status int
-	buf    []byte // modeHold: the answer so far; modeStream: the event being read
-	done   bool   // the call's answer was seen (stream): no more to watch
+	buf    []byte      // modeHold: the answer so far; modeStream: the event being held
+	events eventReader // modeStream
+	done   bool        // the call's answer was seen (stream): no more to watch
+	lf     bool        // its event, replaced, ended at a CR that may be half a CRLF
 	limit  int
 
 	// modeHold: the header as it was when the handler wrote its status,
@@ -72,10 +74,6 @@ type watchWriter struct {
 	// handler that writes into one of them is not undone).
 	sent    []keyedValues
 	sentBuf [8]keyedValues
-
-	// modeStream: passing on an event too long to be the call's answer,
-	// until its blank line; where its lines stand (see skipped).
-	skip, lineStart, cr, endAtCR bool
 }
 
 func (c *watched) watch(w http.ResponseWriter) responseWatch { return newWatchWriter(w, c) }
@@ -185,22 +183,20 @@ func (ww *watchWriter) Write(p []byte) (int, error) {
 		}
 		return len(p), nil
 	case modeStream:
+		if ww.lf && len(p) > 0 {
+			ww.lf = false
+			if p[0] == '\n' { // the rest of the replaced event's blank line
+				n, err := ww.w.Write(p[1:])
+				return n + 1, err
+			}
+		}
 		if ww.done {
 			return ww.w.Write(p)
 		}
-		n := len(p)
-		if ww.skip { // buf is empty: the long event's bytes went on
-			k := ww.skipped(p)
-			if _, err := ww.w.Write(p[:k]); err != nil {
-				return 0, err
-			}
-			p = p[k:]
-		}
-		ww.buf = append(ww.buf, p...)
-		if err := ww.events(false); err != nil {
+		if err := ww.stream(p); err != nil {
 			return 0, err
 		}
-		return n, nil
+		return len(p), nil
 	}
 	return ww.w.Write(p)
 }
@@ -230,88 +226,44 @@ func (ww *watchWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	return http.NewResponseController(ww.w).Hijack()
 }
 
-// events writes out every complete event in buf, the call's not-found
-// answer replaced; at the end (final) the rest goes out as it is.
-func (ww *watchWriter) events(final bool) error {
-	for !ww.done {
-		n := mcpwire.EventEnd(ww.buf, final)
-		if n < 0 {
-			break
+// stream writes out each event of the stream that ends in p, the call's
+// not-found answer replaced, and holds the event that has not ended,
+// unless it has grown too long to be the answer: that goes on as it comes.
+func (ww *watchWriter) stream(p []byte) error {
+	var err error
+	from := 0 // p[:from] is written
+	ww.events.write(p, ww.limit, func(end int, data []byte) {
+		ev := p[from:end]
+		if from = end; len(ww.buf) > 0 {
+			ev = append(ww.buf, ev...)
+			ww.buf = ev[:0]
 		}
-		ev := ww.buf[:n]
 		out := ev
-		if data, ok := mcpwire.EventData(ev); ok && len(data) <= ww.limit {
-			if ww.c.notFound(data) {
-				ww.done = true
-				out = ww.c.g.translate(ww.c, ww.status, true).event(ev)
-			} else if isListChanged(data) {
-				ww.c.g.seen.dropSession(ww.c.r.Header.Get(mcpwire.HeaderSessionID))
-				ww.c.looked = false // the list looked up before is gone
-			}
+		switch {
+		case err != nil || ww.done:
+		case ww.c.notFound(data):
+			ww.done, ww.lf = true, end == len(p) && ev[len(ev)-1] == '\r'
+			out = ww.c.g.translate(ww.c, ww.status, true).event(ev)
+		case isListChanged(data):
+			ww.c.g.seen.dropSession(ww.c.r.Header.Get(mcpwire.HeaderSessionID))
+			ww.c.looked = false // the list looked up before is gone
 		}
-		if _, err := ww.w.Write(out); err != nil {
+		if err == nil {
+			_, err = ww.w.Write(out)
+		}
+	})
+	if err != nil || !ww.done && !ww.events.long {
+		ww.buf = append(ww.buf, p[from:]...)
+		return err
+	}
+	if len(ww.buf) > 0 {
+		if _, err = ww.w.Write(ww.buf); err != nil {
 			return err
 		}
-		ww.buf = ww.buf[n:]
-	}
-	if len(ww.buf) == 0 {
-		return nil
-	}
-	if !ww.done && !final && len(ww.buf) > ww.limit {
-		// An event longer than any not-found answer: it goes on as it
-		// comes, and the watch resumes after it.
-		ww.skip, ww.lineStart, ww.cr, ww.endAtCR = true, true, false, false
-		ww.skipped(ww.buf) // it does not end here: eventEnd found no end
-		_, err := ww.w.Write(ww.buf)
 		ww.buf = ww.buf[:0]
-		return err
 	}
-	if ww.done || final {
-		// The rest.
-		ww.done = true
-		buf := ww.buf
-		ww.buf = nil
-		_, err := ww.w.Write(buf)
-		return err
-	}
-	return nil
-}
-
-// skipped reads p as the continuation of an event being passed on (skip),
-// and returns how much of p belongs to it: all of p, or up to and
-// including its blank line, and then skip is false. Lines end as eventEnd
-// reads them: LF, CR or CRLF; a CR that may be the first half of a CRLF
-// ends the event only when the next byte comes.
-func (ww *watchWriter) skipped(p []byte) int {
-	for i, c := range p {
-		if ww.cr {
-			ww.cr = false
-			if c == '\n' {
-				if ww.endAtCR {
-					ww.skip = false
-					return i + 1
-				}
-				continue
-			}
-			if ww.endAtCR {
-				ww.skip = false
-				return i
-			}
-		}
-		switch c {
-		case '\n':
-			if ww.lineStart {
-				ww.skip = false
-				return i + 1
-			}
-			ww.lineStart = true
-		case '\r':
-			ww.cr, ww.endAtCR, ww.lineStart = true, ww.lineStart, true
-		default:
-			ww.lineStart = false
-		}
-	}
-	return len(p)
+	_, err = ww.w.Write(p[from:])
+	return err
 }
 
 // finish ends the answer when the server's handler has returned.
@@ -331,7 +283,7 @@ func (ww *watchWriter) finish() {
 		}
 		_ = ww.flushHeld()
 	case modeStream:
-		_ = ww.events(true)
+		_ = ww.flushHeld()
 	}
 }
 
@@ -384,16 +336,8 @@ func (ww *watchWriter) flushHeld() error {
 	return nil
 }
 
-// notFound reports whether msg is the server's not-found answer to c. The
-// caller's list is looked at only for an answer that says a tool is
-// unknown.
-func (c *watched) notFound(msg []byte) bool {
-	a, ok := readCallAnswer(msg, c.id, c.name, func() bool { return c.list().state(c.name) == listAbsent })
-	if !ok || !a.says(c.name) {
-		return false
-	}
-	return a.notFound(c.name, c.list().state(c.name))
-}
+// notFound reports whether msg is the server's not-found answer to c.
+func (c *watched) notFound(msg []byte) bool { return isNotFoundAnswer(msg, c.id, c.name, c.list) }
 
 // list returns the list the server gave c's caller (nil: none seen),
 // looked up once: the caller's key is a digest of its headers.

@@ -12,8 +12,9 @@ import (
 
 // FuzzWatchedStream writes an event stream, cut into three writes, as the
 // server's answer to a watched call (id 5, tool "nope"): the client must
-// read every byte as the server wrote it, but for at most one event that
-// is the server's not-found answer (read whole), replaced by the guard's.
+// read every byte as the server wrote it, but for at most one message
+// event that is the server's not-found answer (read whole, as a client
+// reads it: after a leading BOM), replaced by the guard's.
 func FuzzWatchedStream(f *testing.F) {
 	note := "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{}}\n\n"
 	answer := "id: 7\r\nevent: message\r\ndata: " + isErrorReply("5", "MCP error -32602: Tool nope not found") + "\r\n\r\n"
@@ -22,6 +23,7 @@ func FuzzWatchedStream(f *testing.F) {
 	f.Add([]byte(long+answer), uint16(8000), uint16(8300))
 	f.Add([]byte(note+long+note+answer), uint16(100), uint16(8250))
 	f.Add([]byte("data: {}\r\n\r"), uint16(11), uint16(12))
+	f.Add([]byte("\xef\xbb\xbf"+answer+note), uint16(2), uint16(40))
 	g := mustGuard(f, Options{Tools: unsure{names: []string{"a"}}})
 	f.Fuzz(func(t *testing.T, stream []byte, c1, c2 uint16) {
 		a, b := int(c1)%(len(stream)+1), int(c2)%(len(stream)+1)
@@ -41,13 +43,17 @@ func FuzzWatchedStream(f *testing.F) {
 			return
 		}
 		// Otherwise one not-found event of the stream was replaced.
-		for i := 0; i < len(stream); {
+		i := 0
+		if bytes.HasPrefix(stream, bom) {
+			i = len(bom)
+		}
+		for i < len(stream) {
 			n := mcpwire.EventEnd(stream[i:], true)
 			if n < 0 {
 				break
 			}
 			ev := stream[i : i+n]
-			if data, ok := mcpwire.EventData(ev); ok && isNotFound(data, []byte("5"), "nope") {
+			if data, ok := mcpwire.EventMessage(ev); ok && isNotFound(data, []byte("5"), "nope") {
 				head, tail := stream[:i], stream[i+n:]
 				if bytes.HasPrefix(got, head) && bytes.HasSuffix(got, tail) && len(got) >= len(head)+len(tail) &&
 					bytes.Contains(got[len(head):len(got)-len(tail)], []byte(`"message":"Unknown tool: nope"`)) {

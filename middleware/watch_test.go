@@ -17,6 +17,7 @@ import (
 	"testing"
 
 	"github.com/toolguard/toolguard/internal/fixture"
+	"github.com/toolguard/toolguard/internal/mcpwire"
 )
 
 // unsure is a tool set that leaves every call to the server. Its names
@@ -337,6 +338,28 @@ func TestPanickingHandlerIsNotTranslated(t *testing.T) {
 	}()
 	if w.Body.String() != answer {
 		t.Errorf("wrote %q, want the server's bytes %q", w.Body, answer)
+	}
+}
+
+// A stream may start with a byte order mark, which a client drops before
+// it reads the first event: a not-found answer there is translated, and
+// the mark goes on.
+func TestNotFoundEventAfterAByteOrderMarkIsTranslatedWithTheMarkKept(t *testing.T) {
+	g := listedGuard(t, Options{}, "a")
+	data := "data: " + isErrorReply("5", "MCP error -32602: Tool nope not found") + "\n\n"
+	for _, event := range []string{data, "event: message\n" + data} {
+		next := http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+			rw.Header().Set("Content-Type", "text/event-stream")
+			io.WriteString(rw, "\xef\xbb\xbf"+event)
+		})
+		w := httptest.NewRecorder()
+		g.Handler(next).ServeHTTP(w, newRequest("POST", call("5", `"nope"`), nil))
+		got := w.Body.String()
+		msgs := mcpwire.EventMessages(w.Body.Bytes())
+		if !strings.HasPrefix(got, "\xef\xbb\xbf"+event[:5]) || len(msgs) != 1 ||
+			!strings.Contains(string(msgs[0]), `"code":-32602,"message":"Unknown tool: nope"`) {
+			t.Errorf("the client read %q", got)
+		}
 	}
 }
 
