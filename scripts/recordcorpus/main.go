@@ -24,6 +24,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 )
@@ -203,11 +204,16 @@ type conn struct {
 	notes  []string
 }
 
+// tailBuffer keeps the end of a server's stderr, which exec.Cmd copies
+// in on a goroutine of its own while the recorder may read it.
 type tailBuffer struct {
+	mu  sync.Mutex
 	buf bytes.Buffer
 }
 
 func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	t.buf.Write(p)
 	if t.buf.Len() > 64<<10 {
 		b := t.buf.Bytes()
@@ -217,7 +223,9 @@ func (t *tailBuffer) Write(p []byte) (int, error) {
 }
 
 func (t *tailBuffer) tail() string {
+	t.mu.Lock()
 	s := strings.TrimSpace(t.buf.String())
+	t.mu.Unlock()
 	lines := strings.Split(s, "\n")
 	var keep []string
 	for i := len(lines) - 1; i >= 0 && len(keep) < 4; i-- {
@@ -387,15 +395,15 @@ func marshal(v any) (string, error) {
 
 // record starts the server, initializes it, lists its tools and makes the
 // calls of the corpus; the Status says how far it got and why it stopped.
-func record(root string, s Server) ([]Entry, Status) {
-	st := Status{Package: s.Package, Version: s.Version}
+func record(root string, s Server) (entries []Entry, st Status) {
+	st = Status{Package: s.Package, Version: s.Version}
 	c, err := start(root, s)
 	if err != nil {
 		st.Reason = "did not start: " + err.Error()
 		return nil, st
 	}
 	defer c.stop()
-	defer func() { st.Notes = append(st.Notes, c.notes...) }()
+	defer func() { st.Notes = append(st.Notes, c.notes...) }() // st is the result: the notes are kept
 
 	if err := c.initialize(); err != nil {
 		return nil, c.failed(st, err)
@@ -407,7 +415,7 @@ func record(root string, s Server) ([]Entry, Status) {
 		return nil, c.failed(st, err)
 	}
 	st.Tools = len(listed)
-	entries := c.callAll(root, s, listed)
+	entries = c.callAll(root, s, listed)
 	st.Entries = len(entries)
 	return entries, st
 }
