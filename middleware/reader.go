@@ -475,23 +475,9 @@ func scanString(b []byte, i int) (end int, escaped, ok bool) {
 // scanStringAt is scanString from i, inside the string.
 func scanStringAt(b []byte, i int) (end int, escaped, ok bool) {
 	for {
-		for i+8 <= len(b) {
-			if m := special(binary.LittleEndian.Uint64(b[i:])); m != 0 {
-				i += bits.TrailingZeros64(m) >> 3
-				goto stop
-			}
-			i += 8
+		if i = plainRun(b, i); i >= len(b) {
+			return i, escaped, false
 		}
-		for {
-			if i >= len(b) {
-				return i, escaped, false
-			}
-			if !strSafe[b[i]] {
-				break
-			}
-			i++
-		}
-	stop:
 		switch c := b[i]; {
 		case c == '"':
 			return i + 1, escaped, true
@@ -516,6 +502,21 @@ func scanStringAt(b []byte, i int) (end int, escaped, ok bool) {
 			i += size
 		}
 	}
+}
+
+// plainRun returns the index of the first byte at or after i that a
+// string scan stops at (see special), or len(b): eight bytes at a time,
+// then one by one.
+func plainRun(b []byte, i int) int {
+	for ; i+8 <= len(b); i += 8 {
+		if m := special(binary.LittleEndian.Uint64(b[i:])); m != 0 {
+			return i + bits.TrailingZeros64(m)>>3
+		}
+	}
+	for i < len(b) && strSafe[b[i]] {
+		i++
+	}
+	return i
 }
 
 // simpleEscape marks the bytes that form a two-byte escape after '\\'.

@@ -112,6 +112,9 @@ func (t *ToolSet) Lookup(r *http.Request, name string) toolguard.Presence {
 		}
 		return toolguard.Present
 	}
+	if !t.opts.AnswerBeforeServer {
+		return toolguard.Unsure // no sessions are known: mcp-go decides
+	}
 	modern := mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion))
 	session, registered := t.session(r, modern)
 	if session != nil {
