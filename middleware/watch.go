@@ -287,27 +287,28 @@ func (ww *watchWriter) finish() {
 	}
 }
 
-// finishEvents ends a held event stream: the call's not-found event
-// replaced, with the new length; or as the server wrote it.
+// finishEvents ends a held event stream, read as a stream is (stream):
+// the call's not-found event replaced, with the new length; or as the
+// server wrote it.
 func (ww *watchWriter) finishEvents() {
-	for i := 0; i < len(ww.buf); {
-		n := mcpwire.EventEnd(ww.buf[i:], true)
-		if n < 0 {
-			break
+	var out []byte
+	var events eventReader
+	from := 0
+	events.write(ww.buf, ww.limit, func(end int, data []byte) {
+		if out == nil && ww.c.notFound(data) {
+			ev := ww.c.g.translate(ww.c, ww.status, true).event(ww.buf[from:end])
+			out = append(append(append(make([]byte, 0, len(ww.buf)+len(ev)), ww.buf[:from]...), ev...), ww.buf[end:]...)
 		}
-		ev := ww.buf[i : i+n]
-		if data, ok := mcpwire.EventData(ev); ok && ww.c.notFound(data) {
-			out := append(append(append([]byte(nil), ww.buf[:i]...),
-				ww.c.g.translate(ww.c, ww.status, true).event(ev)...), ww.buf[i+n:]...)
-			ww.asSent()
-			ww.w.Header().Set("Content-Length", strconv.Itoa(len(out)))
-			ww.w.WriteHeader(ww.status)
-			_, _ = ww.w.Write(out)
-			return
-		}
-		i += n
+		from = end
+	})
+	if out == nil {
+		_ = ww.flushHeld()
+		return
 	}
-	_ = ww.flushHeld()
+	ww.asSent()
+	ww.w.Header().Set("Content-Length", strconv.Itoa(len(out)))
+	ww.w.WriteHeader(ww.status)
+	_, _ = ww.w.Write(out)
 }
 
 func (ww *watchWriter) abort() { _ = ww.flushHeld() }

@@ -13,6 +13,7 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -341,24 +342,46 @@ func TestPanickingHandlerIsNotTranslated(t *testing.T) {
 	}
 }
 
-// A stream may start with a byte order mark, which a client drops before
-// it reads the first event: a not-found answer there is translated, and
-// the mark goes on.
-func TestNotFoundEventAfterAByteOrderMarkIsTranslatedWithTheMarkKept(t *testing.T) {
+// An event stream is read as a client reads it, streamed or held whole (a
+// stated Content-Length): a byte order mark may start it, which a client
+// drops before it reads the first event, so a not-found answer there is
+// translated and the mark goes on; an event of another type than message
+// is not a message to the client, and passes as it is.
+func TestEventStreamAnswerIsReadAsAClientReadsIt(t *testing.T) {
 	g := listedGuard(t, Options{}, "a")
 	data := "data: " + isErrorReply("5", "MCP error -32602: Tool nope not found") + "\n\n"
-	for _, event := range []string{data, "event: message\n" + data} {
-		next := http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
-			rw.Header().Set("Content-Type", "text/event-stream")
-			io.WriteString(rw, "\xef\xbb\xbf"+event)
-		})
-		w := httptest.NewRecorder()
-		g.Handler(next).ServeHTTP(w, newRequest("POST", call("5", `"nope"`), nil))
-		got := w.Body.String()
-		msgs := mcpwire.EventMessages(w.Body.Bytes())
-		if !strings.HasPrefix(got, "\xef\xbb\xbf"+event[:5]) || len(msgs) != 1 ||
-			!strings.Contains(string(msgs[0]), `"code":-32602,"message":"Unknown tool: nope"`) {
-			t.Errorf("the client read %q", got)
+	for _, length := range []bool{false, true} {
+		for _, tc := range []struct {
+			stream     string
+			translated bool
+		}{
+			{"\xef\xbb\xbf" + data, true},
+			{"\xef\xbb\xbfevent: message\n" + data, true},
+			{"event: endpoint\n" + data, false},
+			{"\xef\xbb\xbfevent: endpoint\n" + data, false},
+		} {
+			next := http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+				rw.Header().Set("Content-Type", "text/event-stream")
+				if length {
+					rw.Header().Set("Content-Length", strconv.Itoa(len(tc.stream)))
+				}
+				io.WriteString(rw, tc.stream)
+			})
+			w := httptest.NewRecorder()
+			g.Handler(next).ServeHTTP(w, newRequest("POST", call("5", `"nope"`), nil))
+			got := w.Body.String()
+			if !tc.translated {
+				if got != tc.stream {
+					t.Errorf("length %v: %q reached the client as %q", length, tc.stream, got)
+				}
+				continue
+			}
+			msgs := mcpwire.EventMessages(w.Body.Bytes())
+			if !strings.HasPrefix(got, tc.stream[:8]) || len(msgs) != 1 ||
+				!strings.Contains(string(msgs[0]), `"code":-32602,"message":"Unknown tool: nope"`) ||
+				length && w.Header().Get("Content-Length") != strconv.Itoa(len(got)) {
+				t.Errorf("length %v: %q reached the client as %q (%v)", length, tc.stream, got, w.Header())
+			}
 		}
 	}
 }
