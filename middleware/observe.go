@@ -228,35 +228,40 @@ type eventReader struct {
 // end leaves unfinished is not read, as a client does not dispatch it:
 // the end of the stream adds nothing to read.
 func (e *eventReader) write(p []byte, limit int, read func(end int, data []byte)) {
-	e.buf = append(e.buf, p...)
+	b := p // what has not been read: the event begun before, then p
+	if len(e.buf) > 0 || !e.started {
+		e.buf = append(e.buf, p...)
+		b = e.buf
+	}
 	if !e.started {
-		if len(e.buf) < len(bom) && bytes.HasPrefix(bom, e.buf) {
+		if len(b) < len(bom) && bytes.HasPrefix(bom, b) {
 			return // perhaps the start of a BOM
 		}
-		e.buf, e.from, e.started = bytes.TrimPrefix(e.buf, bom), 0, true
+		b, e.from, e.started = bytes.TrimPrefix(b, bom), 0, true
 	}
 	for {
 		// As final: a CR at the end that is a blank line ends the event,
 		// as a client dispatches it then: an LF after it is an empty
 		// event. (One that ends a line of the event waits for the next
 		// byte: resumeAt keeps it.)
-		n := mcpwire.EventEnd(e.buf[e.from:], true)
+		n := mcpwire.EventEnd(b[e.from:], true)
 		if n < 0 {
 			break
 		}
 		n += e.from
-		data, ok := mcpwire.EventMessage(e.buf[:n])
+		data, ok := mcpwire.EventMessage(b[:n])
 		if !ok || e.long {
 			data = nil
 		}
 		// What follows the end came in p: an event ends in new bytes.
-		read(len(p)-(len(e.buf)-n), data)
-		e.buf, e.from, e.long = e.buf[n:], 0, false
+		read(len(p)-(len(b)-n), data)
+		b, e.from, e.long = b[n:], 0, false
 	}
-	e.from = resumeAt(e.buf)
-	if len(e.buf) > limit {
-		e.buf, e.from, e.long = append(e.buf[:0], e.buf[e.from:]...), 0, true
+	e.from = resumeAt(b)
+	if len(b) > limit {
+		b, e.from, e.long = b[e.from:], 0, true
 	}
+	e.buf = append(e.buf[:0], b...) // (b may lie in e.buf: append moves it down)
 }
 
 // resumeAt returns where in b, an event that has not ended, the search

@@ -22,25 +22,34 @@ func EventMessages(body []byte) [][]byte {
 }
 
 // EventMessage returns the data of ev, one event, when it is a message
-// event whose data is not empty or only white space (see EventMessages).
+// event whose data is not empty or only white space (see EventMessages):
+// its data lines joined by LF, in one pass. The data of one line lies in
+// ev; that of more is a copy.
 func EventMessage(ev []byte) ([]byte, bool) {
-	data, ok := EventData(ev)
-	if !ok || len(bytes.TrimSpace(data)) == 0 || !isMessage(ev) {
+	var data, event []byte
+	lines := 0
+	EventLines(ev, func(line []byte) {
+		if v, ok := field(line, "event"); ok {
+			event = v // the last event field is the type
+			return
+		}
+		v, ok := field(line, "data")
+		switch {
+		case !ok:
+			return
+		case lines == 0:
+			data = v
+		case lines == 1:
+			data = append(append(append(make([]byte, 0, 2*(len(data)+len(v))), data...), '\n'), v...)
+		default:
+			data = append(append(data, '\n'), v...)
+		}
+		lines++
+	})
+	if lines == 0 || len(bytes.TrimSpace(data)) == 0 || len(event) > 0 && string(event) != "message" {
 		return nil, false
 	}
 	return data, true
-}
-
-// isMessage reports whether the event's type (its last event field) is
-// "message", or it has none.
-func isMessage(ev []byte) bool {
-	event := ""
-	EventLines(ev, func(line []byte) {
-		if v, ok := bytes.CutPrefix(line, []byte("event")); ok && (len(v) == 0 || v[0] == ':') {
-			event = string(bytes.TrimPrefix(bytes.TrimPrefix(v, []byte(":")), []byte(" ")))
-		}
-	})
-	return event == "" || event == "message"
 }
 
 // EventEnd returns the length of the first complete event in b (up to and
@@ -79,21 +88,6 @@ func EventEnd(b []byte, final bool) int {
 	return -1
 }
 
-// EventData returns the data of an event: its data lines joined by LF;
-// ok is false when it has none.
-func EventData(ev []byte) (data []byte, ok bool) {
-	EventLines(ev, func(line []byte) {
-		if v, isData := DataField(line); isData {
-			if ok {
-				data = append(data, '\n')
-			}
-			data = append(data, v...)
-			ok = true
-		}
-	})
-	return data, ok
-}
-
 // EventLines calls f with each line of ev, without its end (LF, CR or
 // CRLF).
 func EventLines(ev []byte, f func(line []byte)) {
@@ -113,8 +107,12 @@ func EventLines(ev []byte, f func(line []byte)) {
 
 // DataField returns the value of a data line ("data" or "data:" and an
 // optional space), and whether line is one.
-func DataField(line []byte) ([]byte, bool) {
-	v, ok := bytes.CutPrefix(line, []byte("data"))
+func DataField(line []byte) ([]byte, bool) { return field(line, "data") }
+
+// field returns the value of a line of the named field (the name alone,
+// or the name, a colon and an optional space), and whether line is one.
+func field(line []byte, name string) ([]byte, bool) {
+	v, ok := bytes.CutPrefix(line, []byte(name))
 	if !ok || len(v) > 0 && v[0] != ':' {
 		return nil, false
 	}
