@@ -229,12 +229,13 @@ type eventReader struct {
 // the end of the stream adds nothing to read.
 func (e *eventReader) write(p []byte, limit int, read func(end int, data []byte)) {
 	b := p // what has not been read: the event begun before, then p
-	if len(e.buf) > 0 || !e.started {
+	if len(e.buf) > 0 {
 		e.buf = append(e.buf, p...)
 		b = e.buf
 	}
 	if !e.started {
 		if len(b) < len(bom) && bytes.HasPrefix(bom, b) {
+			e.buf = append(e.buf[:0], b...)
 			return // perhaps the start of a BOM
 		}
 		b, e.from, e.started = bytes.TrimPrefix(b, bom), 0, true

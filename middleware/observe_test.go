@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -528,5 +529,39 @@ func TestKeptListOutlivesTheBufferItWasReadIn(t *testing.T) {
 	notFound := answering(200, "application/json", errorReply("9", -32602, "Unknown tool: cccc"))
 	if w, want := serve(g, notFound, newRequest("POST", call("9", `"cccc"`), alice)), unknownAnswer("cccc", `"availableTools":["aaaa","bbbb"]`); w.Body.String() != want {
 		t.Errorf("alice got %s, want %s", w.Body, want)
+	}
+}
+
+// The event reader reads an event where it lies when it ends in the write
+// it came in, and keeps only what has not ended: an event begun, or the
+// start of a byte order mark.
+func TestEventReaderKeepsOnlyWhatHasNotEnded(t *testing.T) {
+	var e eventReader
+	var got []string
+	read := func(_ int, data []byte) {
+		if data != nil {
+			got = append(got, string(data))
+		}
+	}
+	steps := []struct{ write, kept string }{
+		{"\xef\xbb", "\xef\xbb"},
+		{"\xbfdata: a\n\ndata: b\n\n", ""},
+		{"data: c\n\ndata: d", "data: d"},
+		{"\n", "data: d\n"},
+		{"\ndata: e\n\n", ""},
+	}
+	for i, s := range steps {
+		e.write([]byte(s.write), 1<<10, read)
+		if string(e.buf) != s.kept {
+			t.Errorf("after write %d the reader keeps %q, want %q", i, e.buf, s.kept)
+		}
+	}
+	if want := []string{"a", "b", "c", "d", "e"}; !slices.Equal(got, want) {
+		t.Errorf("read %q, want %q", got, want)
+	}
+	var whole eventReader
+	whole.write([]byte("data: a\n\ndata: b\n\n"), 1<<10, read)
+	if cap(whole.buf) != 0 {
+		t.Errorf("events that ended in their write were copied (%d bytes of room)", cap(whole.buf))
 	}
 }
