@@ -90,11 +90,12 @@ func (j *Rejection) Write(w http.ResponseWriter) error {
 
 // event returns the event stream bytes that replace ev, the server's
 // not-found event: ev's own fields (id, event, retry) with the rejection
-// as its data.
-func (j *Rejection) event(ev []byte) []byte {
+// as its data. The stream's first event keeps the BOM it may start with
+// (only there is one a mark, not part of a field's name).
+func (j *Rejection) event(ev []byte, first bool) []byte {
 	msg := j.message()
 	b := make([]byte, 0, len(ev)+len(msg)+64)
-	if rest, ok := bytes.CutPrefix(ev, bom); ok { // the stream's first event
+	if rest, ok := bytes.CutPrefix(ev, bom); ok && first {
 		b, ev = append(b, bom...), rest
 	}
 	wroteData := false

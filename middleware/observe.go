@@ -216,7 +216,7 @@ func (lw *listWriter) decide() {
 // about once; an event longer than the reader's limit is not held (only
 // what the search for its end needs is kept), and it is not read.
 type eventReader struct {
-	buf     []byte // the event being written
+	buf     []byte // what has not ended: an event begun (its last bytes once long), or the start of a BOM
 	from    int    // where in buf the search for its end goes on
 	started bool   // a leading BOM is gone
 	long    bool   // the event grew past the limit: it is not read
@@ -241,17 +241,16 @@ func (e *eventReader) write(p []byte, limit int, read func(end int, data []byte)
 		b, e.from, e.started = bytes.TrimPrefix(b, bom), 0, true
 	}
 	for {
-		// As final: a CR at the end that is a blank line ends the event,
-		// as a client dispatches it then: an LF after it is an empty
-		// event. (One that ends a line of the event waits for the next
-		// byte: resumeAt keeps it.)
-		n := mcpwire.EventEnd(b[e.from:], true)
+		// A CR at the end that is a blank line ends the event, as a client
+		// dispatches it then; one that ends a line of the event waits
+		// for the next byte, which may make it a CRLF (resumeAt keeps it).
+		n := mcpwire.EventEnd(b[e.from:])
 		if n < 0 {
 			break
 		}
 		n += e.from
 		data, ok := mcpwire.EventMessage(b[:n])
-		if !ok || e.long {
+		if !ok || e.long || n > limit { // however the event was cut into writes
 			data = nil
 		}
 		// What follows the end came in p: an event ends in new bytes.

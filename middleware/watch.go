@@ -66,6 +66,8 @@ type watchWriter struct {
 	events eventReader // modeStream
 	done   bool        // the call's answer was seen (stream): no more to watch
 	lf     bool        // its event, replaced, ended at a CR that may be half a CRLF
+	later  bool        // modeStream: past the stream's first event (where a BOM may be)
+	err    error       // modeStream: the first write error: nothing more is written
 	limit  int
 
 	// modeHold: the header as it was when the handler wrote its status,
@@ -183,6 +185,9 @@ func (ww *watchWriter) Write(p []byte) (int, error) {
 		}
 		return len(p), nil
 	case modeStream:
+		if ww.err != nil {
+			return 0, ww.err
+		}
 		if ww.lf && len(p) > 0 {
 			ww.lf = false
 			if p[0] == '\n' { // the rest of the replaced event's blank line
@@ -229,41 +234,46 @@ func (ww *watchWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 // stream writes out each event of the stream that ends in p, the call's
 // not-found answer replaced, and holds the event that has not ended,
 // unless it has grown too long to be the answer: that goes on as it comes.
+// Once the answer is replaced, the rest of p goes on in one write; once a
+// write fails, nothing more is written.
 func (ww *watchWriter) stream(p []byte) error {
-	var err error
 	from := 0 // p[:from] is written
 	ww.events.write(p, ww.limit, func(end int, data []byte) {
+		if ww.err != nil || ww.done {
+			return
+		}
 		ev := p[from:end]
-		if from = end; len(ww.buf) > 0 {
+		from = end
+		if len(ww.buf) > 0 {
 			ev = append(ww.buf, ev...)
 			ww.buf = ev[:0]
 		}
 		out := ev
 		switch {
-		case err != nil || ww.done:
 		case ww.c.notFound(data):
 			ww.done, ww.lf = true, end == len(p) && ev[len(ev)-1] == '\r'
-			out = ww.c.g.translate(ww.c, ww.status, true).event(ev)
+			out = ww.c.g.translate(ww.c, ww.status, true).event(ev, !ww.later)
 		case isListChanged(data):
 			ww.c.g.seen.dropSession(ww.c.r.Header.Get(mcpwire.HeaderSessionID))
 			ww.c.looked = false // the list looked up before is gone
 		}
-		if err == nil {
-			_, err = ww.w.Write(out)
-		}
+		ww.later = true
+		_, ww.err = ww.w.Write(out)
 	})
-	if err != nil || !ww.done && !ww.events.long {
-		ww.buf = append(ww.buf, p[from:]...)
-		return err
-	}
-	if len(ww.buf) > 0 {
-		if _, err = ww.w.Write(ww.buf); err != nil {
-			return err
+	switch {
+	case ww.err != nil:
+	case ww.done || ww.events.long:
+		if len(ww.buf) > 0 {
+			_, ww.err = ww.w.Write(ww.buf)
+			ww.buf = ww.buf[:0]
 		}
-		ww.buf = ww.buf[:0]
+		if ww.err == nil {
+			_, ww.err = ww.w.Write(p[from:])
+		}
+	default:
+		ww.buf = append(ww.buf, p[from:]...)
 	}
-	_, err = ww.w.Write(p[from:])
-	return err
+	return ww.err
 }
 
 // finish ends the answer when the server's handler has returned.
@@ -296,7 +306,7 @@ func (ww *watchWriter) finishEvents() {
 	from := 0
 	events.write(ww.buf, ww.limit, func(end int, data []byte) {
 		if out == nil && ww.c.notFound(data) {
-			ev := ww.c.g.translate(ww.c, ww.status, true).event(ww.buf[from:end])
+			ev := ww.c.g.translate(ww.c, ww.status, true).event(ww.buf[from:end], from == 0)
 			out = append(append(append(make([]byte, 0, len(ww.buf)+len(ev)), ww.buf[:from]...), ev...), ww.buf[end:]...)
 		}
 		from = end
@@ -330,7 +340,7 @@ func (ww *watchWriter) flushHeld() error {
 			restore() // for what net/http reads at the end: declared trailers
 		}
 		return err
-	case mode == modeStream && len(held) > 0:
+	case mode == modeStream && len(held) > 0 && ww.err == nil:
 		_, err := ww.w.Write(held)
 		return err
 	}

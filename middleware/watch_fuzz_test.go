@@ -14,7 +14,8 @@ import (
 // server's answer to a watched call (id 5, tool "nope"): the client must
 // read every byte as the server wrote it, but for at most one message
 // event that is the server's not-found answer (read whole, as a client
-// reads it: after a leading BOM), replaced by the guard's.
+// reads it: after a leading BOM), replaced by the guard's, which the
+// client reads as the one message changed.
 func FuzzWatchedStream(f *testing.F) {
 	note := "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{}}\n\n"
 	answer := "id: 7\r\nevent: message\r\ndata: " + isErrorReply("5", "MCP error -32602: Tool nope not found") + "\r\n\r\n"
@@ -24,6 +25,8 @@ func FuzzWatchedStream(f *testing.F) {
 	f.Add([]byte(note+long+note+answer), uint16(100), uint16(8250))
 	f.Add([]byte("data: {}\r\n\r"), uint16(11), uint16(12))
 	f.Add([]byte("\xef\xbb\xbf"+answer+note), uint16(2), uint16(40))
+	f.Add([]byte(note+"\xef\xbb\xbf\n"+answer), uint16(5), uint16(200))
+	f.Add([]byte(":"+strings.Repeat("x", maxNotFoundBytes("nope"))+"\n"+answer), uint16(8200), uint16(8300))
 	g := mustGuard(f, Options{Tools: unsure{names: []string{"a"}}})
 	f.Fuzz(func(t *testing.T, stream []byte, c1, c2 uint16) {
 		a, b := int(c1)%(len(stream)+1), int(c2)%(len(stream)+1)
@@ -48,7 +51,7 @@ func FuzzWatchedStream(f *testing.F) {
 			i = len(bom)
 		}
 		for i < len(stream) {
-			n := mcpwire.EventEnd(stream[i:], true)
+			n := mcpwire.EventEnd(stream[i:])
 			if n < 0 {
 				break
 			}
@@ -56,7 +59,7 @@ func FuzzWatchedStream(f *testing.F) {
 			if data, ok := mcpwire.EventMessage(ev); ok && isNotFound(data, []byte("5"), "nope") {
 				head, tail := stream[:i], stream[i+n:]
 				if bytes.HasPrefix(got, head) && bytes.HasSuffix(got, tail) && len(got) >= len(head)+len(tail) &&
-					bytes.Contains(got[len(head):len(got)-len(tail)], []byte(`"message":"Unknown tool: nope"`)) {
+					oneMessageReplaced(mcpwire.EventMessages(stream), mcpwire.EventMessages(got)) {
 					return
 				}
 			}
@@ -64,4 +67,22 @@ func FuzzWatchedStream(f *testing.F) {
 		}
 		t.Fatalf("the stream %q (cut at %d, %d) reached the client as %q", stream, a, b, got)
 	})
+}
+
+// oneMessageReplaced reports whether a client reads got as it reads want
+// but for one message, the guard's -32602 answer to the call.
+func oneMessageReplaced(want, got [][]byte) bool {
+	if len(want) != len(got) {
+		return false
+	}
+	replaced := 0
+	for i := range want {
+		if !bytes.Equal(want[i], got[i]) {
+			if !bytes.Contains(got[i], []byte(`"code":-32602,"message":"Unknown tool: nope`)) {
+				return false
+			}
+			replaced++
+		}
+	}
+	return replaced == 1
 }

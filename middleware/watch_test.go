@@ -350,15 +350,18 @@ func TestPanickingHandlerIsNotTranslated(t *testing.T) {
 func TestEventStreamAnswerIsReadAsAClientReadsIt(t *testing.T) {
 	g := listedGuard(t, Options{}, "a")
 	data := "data: " + isErrorReply("5", "MCP error -32602: Tool nope not found") + "\n\n"
+	note := "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{}}\n\n"
 	for _, length := range []bool{false, true} {
 		for _, tc := range []struct {
-			stream     string
-			translated bool
+			stream, kept string // kept: what the client gets as the server wrote it, before the answer
+			translated   bool
 		}{
-			{"\xef\xbb\xbf" + data, true},
-			{"\xef\xbb\xbfevent: message\n" + data, true},
-			{"event: endpoint\n" + data, false},
-			{"\xef\xbb\xbfevent: endpoint\n" + data, false},
+			{"\xef\xbb\xbf" + data, "\xef\xbb\xbf", true},
+			{"\xef\xbb\xbfevent: message\n" + data, "\xef\xbb\xbfevent: message\n", true},
+			// A BOM past the start is a line of its own, ignored.
+			{note + "\xef\xbb\xbf\n" + data, note + "\xef\xbb\xbf\n", true},
+			{"event: endpoint\n" + data, "", false},
+			{"\xef\xbb\xbfevent: endpoint\n" + data, "", false},
 		} {
 			next := http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 				rw.Header().Set("Content-Type", "text/event-stream")
@@ -376,14 +379,80 @@ func TestEventStreamAnswerIsReadAsAClientReadsIt(t *testing.T) {
 				}
 				continue
 			}
+			want := mcpwire.EventMessages([]byte(tc.stream))
 			msgs := mcpwire.EventMessages(w.Body.Bytes())
-			if !strings.HasPrefix(got, tc.stream[:8]) || len(msgs) != 1 ||
-				!strings.Contains(string(msgs[0]), `"code":-32602,"message":"Unknown tool: nope"`) ||
+			if !strings.HasPrefix(got, tc.kept) || len(msgs) != len(want) ||
+				!strings.Contains(string(msgs[len(msgs)-1]), `"code":-32602,"message":"Unknown tool: nope"`) ||
 				length && w.Header().Get("Content-Length") != strconv.Itoa(len(got)) {
 				t.Errorf("length %v: %q reached the client as %q (%v)", length, tc.stream, got, w.Header())
 			}
 		}
 	}
+}
+
+// An event longer than the bound is never read as the answer, however its
+// writes are cut: written whole or not, it passes as the server wrote it.
+func TestEventOverTheBoundIsNotReadHoweverItIsCut(t *testing.T) {
+	g := listedGuard(t, Options{}, "a")
+	comment := ":" + strings.Repeat("x", maxNotFoundBytes("nope")) + "\n"
+	stream := comment + "data: " + isErrorReply("5", "MCP error -32602: Tool nope not found") + "\n\n"
+	for _, cut := range []int{len(stream), len(comment), 1, len(comment) + 3} {
+		next := http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+			rw.Header().Set("Content-Type", "text/event-stream")
+			io.WriteString(rw, stream[:cut])
+			io.WriteString(rw, stream[cut:])
+		})
+		w := httptest.NewRecorder()
+		g.Handler(next).ServeHTTP(w, newRequest("POST", call("5", `"nope"`), nil))
+		if w.Body.String() != stream {
+			t.Errorf("cut at %d: the client read %.120q…", cut, w.Body.String()[len(comment):])
+		}
+	}
+}
+
+// Once a write to the client fails, the stream's answer writes nothing
+// more: no event after the failure, no bytes joined from two events, and
+// every later Write gets the error.
+func TestEventStreamWritesNothingAfterAWriteFails(t *testing.T) {
+	g := listedGuard(t, Options{}, "a")
+	fail := errors.New("client gone")
+	for _, writes := range [][]string{
+		{"data: 1\n\ndata: 2\n\ndata: 3", "\n\n"},
+		{"data: a", strings.Repeat("y", maxNotFoundBytes("nope")+10), "zz\n\n"},
+	} {
+		bw := &failingWriter{h: http.Header{}, fail: fail}
+		var errs []error
+		next := http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+			rw.Header().Set("Content-Type", "text/event-stream")
+			for _, p := range writes {
+				_, err := io.WriteString(rw, p)
+				errs = append(errs, err)
+			}
+		})
+		g.Handler(next).ServeHTTP(bw, newRequest("POST", call("5", `"nope"`), nil))
+		if bw.writes != 1 {
+			t.Errorf("%q: %d writes reached the client's writer after the first failed", writes, bw.writes-1)
+		}
+		for i, err := range errs[1:] {
+			if !errors.Is(err, fail) {
+				t.Errorf("%q: write %d after the failure returned %v", writes, i+2, err)
+			}
+		}
+	}
+}
+
+// failingWriter is a client's writer whose every Write fails.
+type failingWriter struct {
+	h      http.Header
+	fail   error
+	writes int
+}
+
+func (f *failingWriter) Header() http.Header { return f.h }
+func (f *failingWriter) WriteHeader(int)     {}
+func (f *failingWriter) Write([]byte) (int, error) {
+	f.writes++
+	return 0, f.fail
 }
 
 // A long event (longer than any not-found answer) goes on as it comes,

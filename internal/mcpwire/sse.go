@@ -8,11 +8,12 @@ import "bytes"
 // is dropped; lines end in CRLF, LF or CR; comment lines and other fields
 // are skipped; the data lines of one event are joined with LF; an event is
 // dispatched at a blank line, so an unfinished last event does not count.
-// Events whose data is empty or only white space are left out.
+// Events whose data is empty or only white space are left out. The data
+// of a one-line event lies in body.
 func EventMessages(body []byte) [][]byte {
 	body = bytes.TrimPrefix(body, []byte("\xef\xbb\xbf"))
 	var out [][]byte
-	for n := EventEnd(body, true); n >= 0; n = EventEnd(body, true) {
+	for n := EventEnd(body); n >= 0; n = EventEnd(body) {
 		if data, ok := EventMessage(body[:n]); ok {
 			out = append(out, data)
 		}
@@ -53,9 +54,10 @@ func EventMessage(ev []byte) ([]byte, bool) {
 }
 
 // EventEnd returns the length of the first complete event in b (up to and
-// including the blank line that ends it), or -1. A CR at the very end may
-// be the start of a CRLF, so it ends a line only when final.
-func EventEnd(b []byte, final bool) int {
+// including the blank line that ends it), or -1. A CR at the end of b
+// that is the blank line ends the event, as a client dispatches it then
+// (an LF after it is an empty line of its own).
+func EventEnd(b []byte) int {
 	i := 0
 	lineStart := true
 	for i < len(b) {
@@ -71,13 +73,8 @@ func EventEnd(b []byte, final bool) int {
 		}
 		// a line ends at i
 		n := 1
-		if c == '\r' {
-			if i+1 == len(b) && !final {
-				return -1
-			}
-			if i+1 < len(b) && b[i+1] == '\n' {
-				n = 2
-			}
+		if c == '\r' && i+1 < len(b) && b[i+1] == '\n' {
+			n = 2
 		}
 		i += n
 		if lineStart {
