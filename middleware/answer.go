@@ -91,7 +91,7 @@ func (j *Rejection) Write(w http.ResponseWriter) error {
 // event returns the event stream bytes that replace ev, the server's
 // not-found event: ev's own fields (id, event, retry) with the rejection
 // as its data. The stream's first event keeps the BOM it may start with
-// (only there is one a mark, not part of a field's name).
+// (only there is a BOM a mark; on a later event it is part of a line).
 func (j *Rejection) event(ev []byte, first bool) []byte {
 	msg := j.message()
 	b := make([]byte, 0, len(ev)+len(msg)+64)

@@ -289,6 +289,9 @@ var bom = []byte("\xef\xbb\xbf")
 // drops the session's lists; the reply's page is kept.
 func (lw *listWriter) message(_ int, data []byte) {
 	l := lw.l
+	if data == nil { // not a message the guard reads
+		return
+	}
 	if isListChanged(data) {
 		l.g.seen.dropSession(l.session)
 		return

@@ -250,6 +250,7 @@ func (ww *watchWriter) stream(p []byte) error {
 		}
 		out := ev
 		switch {
+		case data == nil: // not a message the guard reads
 		case ww.c.notFound(data):
 			ww.done, ww.lf = true, end == len(p) && ev[len(ev)-1] == '\r'
 			out = ww.c.g.translate(ww.c, ww.status, true).event(ev, !ww.later)
