@@ -3,6 +3,7 @@ package toolguard
 import (
 	"encoding/json"
 	"testing"
+	"time"
 )
 
 // textResult is a result whose one content is text, with isError or not.
@@ -93,5 +94,25 @@ func TestExactShapesOutrankTheList(t *testing.T) {
 	a, _ := readCallAnswer([]byte(errorReply("1", -32603, "The tool victim was not found.")), []byte("1"), "victim", nil)
 	if a.notFound("victim", listHas) {
 		t.Error("a grammar match translated for a listed name")
+	}
+}
+
+// "X not found" names no tool: from the tool document, "document not
+// found: id 42" is its own error about a document. It is read as the
+// server's not-found answer only where the caller's list shows the name
+// absent; with no list (expired, dropped, never seen) it passes.
+func TestNamelessNotFoundOfAToolIsReadOnlyAgainstAList(t *testing.T) {
+	now := time.Now()
+	g := mustGuard(t, Options{Tools: unsure{}})
+	g.seen.now = func() time.Time { return now }
+	seeList(t, g, nil, "document", "search")
+	own := isErrorReply("9", "document not found: id 42")
+	next := answering(200, "application/json", own)
+	if w := serve(g, next, newRequest("POST", call("9", `"document"`), nil)); w.Body.String() != own {
+		t.Fatalf("setup: with the list seen: %s", w.Body)
+	}
+	now = now.Add(11 * time.Minute)
+	if w := serve(g, next, newRequest("POST", call("9", `"document"`), nil)); w.Body.String() != own {
+		t.Errorf("the tool's own execution error became %s", w.Body)
 	}
 }

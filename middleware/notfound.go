@@ -450,9 +450,15 @@ func matchNotFound(text, name string) saying {
 	if bare(t) {
 		return saysBare
 	}
-	rest, ok := phrase(t, name)
+	rest, ok, noun := phrase(t, name)
 	if !ok {
 		return saysNothing
+	}
+	if !noun {
+		// "X not found" names no tool: it may be a tool's own error
+		// about a thing named like it ("document not found: id 42" from
+		// the tool document), so it counts only as a bare saying does.
+		return saysBare
 	}
 	switch trimmed := strings.TrimSpace(rest); {
 	case trimmed == "" || trimmed == "." || trimmed == "!":
@@ -555,8 +561,9 @@ var (
 )
 
 // phrase finds, at the start of t, a phrase naming name as an unknown
-// tool, and returns what follows it.
-func phrase(t, name string) (rest string, ok bool) {
+// tool, and returns what follows it; noun reports that the phrase says
+// the name is a tool's (or a method's), not just a name.
+func phrase(t, name string) (rest string, ok, noun bool) {
 	for _, p := range namedAfter {
 		if r, ok := cutFold(t, p); ok {
 			r = strings.TrimLeft(r, " ")
@@ -567,32 +574,30 @@ func phrase(t, name string) (rest string, ok bool) {
 				}
 			}
 			if r, ok = cutQuoted(r, name); ok {
-				return r, true
+				return r, true, true
 			}
 		}
 	}
 	if rest, ok := strings.CutPrefix(t, "missing tool, toolName="); ok && rest == name {
-		return "", true // ThinkInAIXYZ/go-mcp
+		return "", true, true // ThinkInAIXYZ/go-mcp
 	}
-	r, ok := t, false
-	for _, noun := range [...]string{"the tool ", "tool ", "method "} { // "Method X not found": @notionhq/notion-mcp-server
-		if r, ok = cutFold(t, noun); ok {
+	r := t                                                           // "X not found", "'X' is not a known tool"
+	for _, n := range [...]string{"the tool ", "tool ", "method "} { // "Method X not found": @notionhq/notion-mcp-server
+		if s, ok := cutFold(t, n); ok {
+			r, noun = s, true
 			break
 		}
 	}
-	if !ok {
-		r = t // "X not found", "'X' is not a known tool"
-	}
 	r, ok = cutQuoted(r, name)
 	if !ok {
-		return "", false
+		return "", false, false
 	}
 	for _, p := range namedBefore {
 		if s, ok := cutFold(r, p); ok {
-			return s, true
+			return s, true, noun || strings.Contains(p, "tool")
 		}
 	}
-	return "", false
+	return "", false, false
 }
 
 // cutFold cuts prefix from s, ignoring ASCII letter case.

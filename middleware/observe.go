@@ -41,19 +41,21 @@ func (g *Guard) observe(r *http.Request, body []byte, m message) observer {
 	if (m.id.kind != kString && m.id.kind != kInt) || !strEquals(body, m.method, "tools/list") {
 		return nil
 	}
-	var req struct {
-		Params struct {
-			Cursor string `json:"cursor"`
-		} `json:"params"`
-	}
-	if json.Unmarshal(body, &req) != nil {
-		return nil
-	}
 	var meta []byte
 	if m.meta.kind != absent {
 		meta = callerMeta(m.meta.raw(body))
 	}
-	return &listWatch{g: g, r: r, id: bytes.Clone(m.id.raw(body)), meta: meta, cursor: req.Params.Cursor, session: session}
+	key, cursor := callerKey(r, meta), cursorOf(body, m)
+	return &listWatch{g: g, id: bytes.Clone(m.id.raw(body)), key: key, cursor: cursor, session: session,
+		run: g.seen.begin(key, session, cursor)}
+}
+
+// cursorOf returns the cursor a tools/list m asks with ("" for none).
+func cursorOf(body []byte, m message) string {
+	if m.cursor.kind != kString {
+		return ""
+	}
+	return string(decoded(nil, body, m.cursor))
 }
 
 // session notes a request whose body is not read: DELETE ends a session
@@ -75,11 +77,11 @@ func (g *Guard) session(r *http.Request) observer {
 // A listWatch is a caller's tools/list on its way to the server.
 type listWatch struct {
 	g       *Guard
-	r       *http.Request
 	id      []byte
-	meta    []byte
+	key     string // the caller's
 	cursor  string
 	session string
+	run     *listRun // what its answer continues (nil: nothing)
 }
 
 func (l *listWatch) watch(w http.ResponseWriter) responseWatch {
@@ -137,7 +139,6 @@ type listWriter struct {
 	events  eventReader // listStream
 	length  int         // listJSON: the stated Content-Length, or -1
 	tries   int         // listJSON: reads at a write that ends an object
-	key     string      // listRead: the caller's key
 	replied bool        // the reply was read: no more to keep
 }
 
@@ -182,7 +183,7 @@ func (lw *listWriter) Write(p []byte) (int, error) {
 			// Not one JSON value after all: what a client reads of it
 			// depends on the client.
 			lw.mode = listSkip
-			lw.l.g.seen.forget(lw.key)
+			lw.l.g.seen.forget(lw.l.key)
 		}
 	}
 	return lw.w.Write(p)
@@ -301,7 +302,7 @@ func (lw *listWriter) message(_ int, data []byte) {
 	}
 	p, reply, err := readListMessage(data, l.id)
 	if lw.replied = reply; reply && err == nil {
-		l.g.seen.page(callerKey(l.r, l.meta), l.session, l.cursor, p)
+		l.g.seen.page(l.key, l.run, l.cursor, p)
 	}
 }
 
@@ -313,8 +314,7 @@ func (lw *listWriter) keepJSON(final bool) {
 	switch {
 	case err == nil:
 		lw.release(listRead) // the page holds copies
-		lw.key = callerKey(l.r, l.meta)
-		l.g.seen.page(lw.key, l.session, l.cursor, p)
+		l.g.seen.page(l.key, l.run, l.cursor, p)
 	case final:
 		lw.release(listSkip)
 	}
@@ -352,16 +352,33 @@ func (lw *listWriter) finish() {
 }
 
 // isListChanged reports whether msg is a notifications/tools/list_changed
-// message.
+// message, read as a client decodes it (an escaped method too).
 func isListChanged(msg []byte) bool {
-	if !bytes.Contains(msg, listChanged) {
+	if !mayBeListChanged(msg) {
 		return false
 	}
-	var n struct {
-		Method string          `json:"method"`
-		ID     json.RawMessage `json:"id"`
+	_, method, ok := envelope(msg)
+	return namesListChanged(msg, method, ok)
+}
+
+// mayBeListChanged reports whether msg could be a list_changed message:
+// it holds the method's bytes, or an escape that could spell them.
+func mayBeListChanged(msg []byte) bool {
+	return bytes.Contains(msg, listChanged) || bytes.IndexByte(msg, '\\') >= 0
+}
+
+// namesListChanged reports whether the method that envelope read of msg
+// is notifications/tools/list_changed; a message outside the strict subset
+// (ok false) is read by encoding/json. Whatever the id: dropping a list
+// is never wrong.
+func namesListChanged(msg []byte, method span, ok bool) bool {
+	if ok {
+		return method.kind == kString && strEquals(msg, method, string(listChanged))
 	}
-	return json.Unmarshal(msg, &n) == nil && n.Method == "notifications/tools/list_changed" && n.ID == nil
+	var n struct {
+		Method string `json:"method"`
+	}
+	return json.Unmarshal(msg, &n) == nil && n.Method == string(listChanged)
 }
 
 // A sessionWatch is a session's standalone event stream (GET), watched for

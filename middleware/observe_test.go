@@ -396,24 +396,20 @@ func TestListIsKeptBeforeTheClientCanReadIt(t *testing.T) {
 	}
 }
 
-// In an event stream answering a list, a list_changed notification drops
-// the lists kept before it, not the one the stream gives after it.
-func TestListChangedCountsWhereItIsInTheStream(t *testing.T) {
+// A list_changed notification in the event stream that answers a list
+// drops that list too, before or after the reply: the reply answers a
+// request made before the change was announced, so it may describe the
+// tools as they were (the client lists again).
+func TestListChangedInTheListsOwnStreamDropsIt(t *testing.T) {
 	changed := "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}\n\n"
 	event := "event: message\ndata: " + listReply(`"l"`, "get_weather") + "\n\n"
-	for _, tc := range []struct {
-		stream string
-		kept   bool
-	}{
-		{changed + event, true},
-		{event + changed, false},
-	} {
+	for _, stream := range []string{changed + event, event + changed} {
 		g := mustGuard(t, Options{Tools: unsure{}})
-		serve(g, answering(200, "text/event-stream", tc.stream), newRequest("POST", listCall(`"l"`, ""), nil))
+		serve(g, answering(200, "text/event-stream", stream), newRequest("POST", listCall(`"l"`, ""), nil))
 		notFound := answering(200, "application/json", errorReply("9", -32602, "Unknown tool: get_wether"))
 		w := serve(g, notFound, newRequest("POST", call("9", `"get_wether"`), nil))
-		if kept := strings.Contains(w.Body.String(), "availableTools"); kept != tc.kept {
-			t.Errorf("%q: list kept %v, want %v (%s)", tc.stream, kept, tc.kept, w.Body)
+		if strings.Contains(w.Body.String(), "availableTools") {
+			t.Errorf("%q: the list was kept (%s)", stream, w.Body)
 		}
 	}
 }
@@ -563,5 +559,55 @@ func TestEventReaderKeepsOnlyWhatHasNotEnded(t *testing.T) {
 	whole.write([]byte("data: a\n\ndata: b\n\n"), 1<<10, read)
 	if cap(whole.buf) != 0 {
 		t.Errorf("events that ended in their write were copied (%d bytes of room)", cap(whole.buf))
+	}
+}
+
+// A list whose session's lists are dropped while the server answers it
+// (the session is deleted or initialized again, or its stream announces
+// a changed list) is not kept: the answer was made for a request from
+// before the drop, and may describe the tools as they were.
+func TestListAskedBeforeItsSessionIsDroppedIsNotKept(t *testing.T) {
+	session := http.Header{"Mcp-Session-Id": {"s-1"}}
+	changed := func(method string) func(g *Guard) {
+		return func(g *Guard) {
+			g.Handler(answering(200, "text/event-stream", "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\""+method+"\"}\n\n")).
+				ServeHTTP(httptest.NewRecorder(), newRequest("GET", "", session))
+		}
+	}
+	for name, drop := range map[string]func(g *Guard){
+		"DELETE": func(g *Guard) {
+			serve(g, answering(200, "application/json", ""), newRequest("DELETE", "", session))
+		},
+		"initialize": func(g *Guard) {
+			serve(g, answering(200, "application/json", `{"jsonrpc":"2.0","id":0,"result":{}}`),
+				newRequest("POST", `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}`, session))
+		},
+		"list_changed":              changed("notifications/tools/list_changed"),
+		"list_changed, escaped":     changed(`notifications\/tools\/list_changed`),
+		"list_changed, \\u-escaped": changed(`notifications/tools/list\u005fchanged`),
+	} {
+		g := mustGuard(t, Options{Tools: unsure{}})
+		serve(g, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			drop(g) // while the server makes its answer
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, listReply(`"l"`, "get_weather"))
+		}), newRequest("POST", listCall(`"l"`, ""), session))
+		notFound := answering(200, "application/json", errorReply("9", -32602, "Unknown tool: get_wether"))
+		if w := serve(g, notFound, newRequest("POST", call("9", `"get_wether"`), session)); strings.Contains(w.Body.String(), "availableTools") {
+			t.Errorf("%s during the list: the list was kept (%s)", name, w.Body)
+		}
+	}
+}
+
+// A tools/list whose cursor is spelled two ways is read one way by the
+// TypeScript SDKs and another by encoding/json: its answer is kept as no
+// page.
+func TestListWithAnAmbiguousCursorIsNotKept(t *testing.T) {
+	g := mustGuard(t, Options{Tools: unsure{}})
+	serve(g, answering(200, "application/json", listReply(`"l"`, "get_weather")),
+		newRequest("POST", `{"jsonrpc":"2.0","id":"l","method":"tools/list","params":{"Cursor":"x"}}`, nil))
+	notFound := answering(200, "application/json", errorReply("9", -32602, "Unknown tool: get_wether"))
+	if w := serve(g, notFound, newRequest("POST", call("9", `"get_wether"`), nil)); strings.Contains(w.Body.String(), "availableTools") {
+		t.Errorf("the list was kept: %s", w.Body)
 	}
 }

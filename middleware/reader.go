@@ -46,6 +46,7 @@ type message struct {
 	name    span // params.name
 	version span // params._meta["io.modelcontextprotocol/protocolVersion"]
 	meta    span // params._meta, an object (kOther), or absent
+	cursor  span // params.cursor, a string, or absent
 
 	paramsObject bool
 }
@@ -61,7 +62,9 @@ var (
 	// fields by servers before they look the tool up (mcp-go's
 	// CallToolParams, go-sdk's): a value of another type makes them refuse
 	// the call unparsed.
-	paramsKeys = []string{"name", "_meta", "arguments", "task", "inputResponses", "requestState"}
+	// cursor is read as servers read it, for the page a tools/list asks
+	// (encoding/json would take "Cursor" too, and the last of two).
+	paramsKeys = []string{"name", "_meta", "arguments", "task", "inputResponses", "requestState", "cursor"}
 	// progressToken is typed by the TypeScript SDKs (a string or a safe
 	// integer): they refuse a call whose token is anything else, and the
 	// guard's own list request carries no token to be refused for it.
@@ -238,9 +241,35 @@ func (s *scanner) paramsObject(m *message) bool {
 		case 5:
 			var sp span
 			return s.capture(&sp) && sp.kind == kString
+		case 6:
+			return s.capture(&m.cursor) && m.cursor.kind == kString
 		}
 		return s.value()
 	})
+}
+
+// envelopeKeys are the members envelope reads.
+var envelopeKeys = []string{"id", "method"}
+
+// envelope reads a JSON-RPC message in the strict subset for its id and
+// method (each absent when it has none); ok is false for anything else.
+func envelope(b []byte) (id, method span, ok bool) {
+	s := scanner{b: b}
+	s.ws()
+	if s.i >= len(b) || b[s.i] != '{' {
+		return id, method, false
+	}
+	ok = s.members(envelopeKeys, func(k int) bool {
+		switch k {
+		case 0:
+			return s.capture(&id)
+		case 1:
+			return s.capture(&method)
+		}
+		return s.value()
+	})
+	s.ws()
+	return id, method, ok && s.i == len(b)
 }
 
 // capture scans a value and records where it is and what kind it is.

@@ -67,13 +67,16 @@ func newSeenLists(ttl time.Duration) *seenLists {
 	return &seenLists{ttl: ttl, now: time.Now, lists: map[string]*seenList{}, runs: map[string]*listRun{}}
 }
 
-// page records one page of a list the server gave the caller key, in
-// answer to the caller's tools/list with the given cursor ("" for the
-// first page). A first page starts the list again; a page asked with the
-// cursor the previous page gave continues it; any other page is not part
-// of a list the guard can trust to be whole, and ends the one being read.
-// The list is kept once a page has no nextCursor.
-func (s *seenLists) page(key, session, cursor string, p mcpwire.Page) {
+// begin notes a caller's tools/list asked with cursor ("" for the first
+// page) as it goes to the server, before the server can answer it: the
+// run its answer continues, or nil when its answer cannot be part of a
+// list the guard can trust to be whole. A first page starts the list
+// again; a page asked with the cursor the previous page gave continues it;
+// any other page ends the one being read. A run dropped before its answer
+// comes (its session's lists were dropped, or the caller began another
+// first page) is not continued: that answer may describe tools as they
+// were before the drop.
+func (s *seenLists) begin(key, session, cursor string) *listRun {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	run := s.runs[key]
@@ -82,9 +85,22 @@ func (s *seenLists) page(key, session, cursor string, p mcpwire.Page) {
 		s.dropRun(key)
 		run = &listRun{session: session, ttl: s.ttl}
 		s.runs[key] = run
+		s.bound(key)
 	case run == nil || run.next != cursor: // (the key holds the session)
 		s.dropRun(key)
-		return
+		return nil
+	}
+	return run
+}
+
+// page records p, the server's answer to the caller key's tools/list asked
+// with cursor, which begin gave run. The list is kept once a page has no
+// nextCursor.
+func (s *seenLists) page(key string, run *listRun, cursor string, p mcpwire.Page) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if run == nil || s.runs[key] != run || run.next != cursor {
+		return // dropped since, or answered already
 	}
 	run.pages++
 	if run.pages > maxListPages || len(run.names)+len(p.Names) > maxListNames {

@@ -87,6 +87,7 @@ type stdioRequest struct {
 	list   bool   // a tools/list, asked with cursor; else a tools/call of name
 	name   string
 	cursor string
+	run    *listRun // the list a tools/list's answer continues
 }
 
 // NewStdio returns a guard for the stream whose client side reads from in
@@ -230,15 +231,8 @@ func (s *Stdio) clientLine(line []byte) {
 	case strEquals(line, m.method, "tools/call") && m.paramsObject && m.name.kind == kString:
 		s.record(stdioRequest{id: id, key: stdioKey(line, m), name: string(decoded(nil, line, m.name))})
 	case strEquals(line, m.method, "tools/list"):
-		var req struct {
-			Params struct {
-				Cursor string `json:"cursor"`
-			} `json:"params"`
-		}
-		if json.Unmarshal(line, &req) != nil {
-			return
-		}
-		s.record(stdioRequest{id: id, key: stdioKey(line, m), list: true, cursor: req.Params.Cursor})
+		key, cursor := stdioKey(line, m), cursorOf(line, m)
+		s.record(stdioRequest{id: id, key: key, list: true, cursor: cursor, run: s.guard.seen.begin(key, "", cursor)})
 	}
 }
 
@@ -346,8 +340,9 @@ func (w *stdioWriter) Write(p []byte) (int, error) {
 		switch {
 		case w.long:
 			// The rest of a long line, as it comes.
-			i = len(p)
-			if j >= 0 {
+			if j < 0 {
+				i = len(p)
+			} else {
 				i, w.long = i+j+1, false
 			}
 		case j < 0 && len(w.buf)+len(p)-i > w.s.opts.MaxServerLineBytes:
@@ -430,10 +425,13 @@ func (w *stdioWriter) Close() error {
 		_, w.err = w.out.Write(w.buf)
 		w.buf = nil
 	}
+	err := w.err // the first error: a failed write, else Close's
 	if c, ok := w.out.(io.Closer); ok {
-		return c.Close()
+		if cerr := c.Close(); err == nil {
+			err = cerr
+		}
 	}
-	return w.err
+	return err
 }
 
 // serverLine looks at one whole server line (without its newline) and
@@ -441,24 +439,29 @@ func (w *stdioWriter) Close() error {
 // or the guard's answer (with its newline) to a call the server did not
 // find. The answer to a tracked tools/list is read as it passes.
 func (s *Stdio) serverLine(line []byte) []byte {
-	if len(line) < maxNotificationBytes && isListChanged(line) {
-		s.guard.seen.dropSession("")
+	tracked := s.tracked.Load() > 0
+	if !tracked && !mayBeListChanged(line) {
 		return nil
 	}
-	if s.tracked.Load() == 0 {
+	id, method, ok := envelope(line)
+	if !ok || method.kind != absent {
+		// The server's own request or notification, or a line outside
+		// the strict subset: only a changed list is read of it.
+		if mayBeListChanged(line) && namesListChanged(line, method, ok) {
+			s.guard.seen.dropSession("")
+		}
 		return nil
 	}
-	id := replyID(line)
-	if id == nil {
+	if !tracked || id.kind == absent {
 		return nil
 	}
-	c, ok := s.answered(id)
+	c, ok := s.answered(id.raw(line))
 	switch {
 	case !ok:
 		return nil
 	case c.list:
 		if p, err := decodeListReply(line, c.id); err == nil {
-			s.guard.seen.page(c.key, "", c.cursor, p)
+			s.guard.seen.page(c.key, c.run, c.cursor, p)
 		}
 		return nil
 	}
@@ -472,32 +475,4 @@ func (s *Stdio) serverLine(line []byte) []byte {
 		s.opts.OnTranslate(rej)
 	}
 	return append(rej.message(), '\n')
-}
-
-// answerKeys are the members replyID looks for.
-var answerKeys = []string{"id", "method"}
-
-// replyID returns the raw id of a JSON-RPC response line (one without a
-// method) in the strict subset, or nil. It only picks the answer's
-// request: the answer is then read whole, and its id checked again.
-func replyID(line []byte) []byte {
-	sc := scanner{b: line}
-	sc.ws()
-	if sc.i >= len(line) || line[sc.i] != '{' {
-		return nil
-	}
-	var id span
-	ok := sc.members(answerKeys, func(k int) bool {
-		switch k {
-		case 0:
-			return sc.capture(&id)
-		case 1:
-			return false // a request or notification of the server's
-		}
-		return sc.value()
-	})
-	if !ok || id.kind == absent {
-		return nil
-	}
-	return id.raw(line)
 }

@@ -17,12 +17,14 @@ import (
 // own. It is allocated once, with its writer and room for a short id and
 // a short answer.
 type watched struct {
-	g      *Guard
-	r      *http.Request // as the caller sent it, for the caller's key
-	id     []byte        // the call's id, as sent
-	name   string
-	meta   []byte // the call's params._meta without progressToken, for the caller's key
-	modern bool
+	g       *Guard
+	r       *http.Request
+	id      []byte // the call's id, as sent
+	name    string
+	meta    []byte // the call's params._meta without progressToken
+	modern  bool
+	key     string // the caller's, taken before the server's handler runs (it may change r)
+	session string
 
 	seen   *seenList // the caller's list, once looked up (looked)
 	looked bool
@@ -35,7 +37,8 @@ type watched struct {
 // newWatched returns the watched call of id (copied: it lies in the
 // request's pooled body) and name.
 func newWatched(g *Guard, r *http.Request, id []byte, name string, meta []byte, modern bool) *watched {
-	c := &watched{g: g, r: r, name: name, meta: meta, modern: modern}
+	c := &watched{g: g, r: r, name: name, meta: meta, modern: modern,
+		key: callerKey(r, meta), session: r.Header.Get(mcpwire.HeaderSessionID)}
 	c.id = append(c.idBuf[:0], id...)
 	return c
 }
@@ -188,15 +191,19 @@ func (ww *watchWriter) Write(p []byte) (int, error) {
 		if ww.err != nil {
 			return 0, ww.err
 		}
-		if ww.lf && len(p) > 0 {
-			ww.lf = false
-			if p[0] == '\n' { // the rest of the replaced event's blank line
-				n, err := ww.w.Write(p[1:])
-				return n + 1, err
-			}
-		}
 		if ww.done {
-			return ww.w.Write(p)
+			// Past the answer, the stream passes as it comes; a changed
+			// list in it still counts.
+			ww.events.write(p, ww.limit, ww.changed)
+			out := p
+			if ww.lf && len(p) > 0 {
+				ww.lf = false
+				if p[0] == '\n' { // the rest of the replaced event's blank line
+					out = p[1:]
+				}
+			}
+			n, err := ww.w.Write(out)
+			return n + len(p) - len(out), err
 		}
 		if err := ww.stream(p); err != nil {
 			return 0, err
@@ -240,6 +247,7 @@ func (ww *watchWriter) stream(p []byte) error {
 	from := 0 // p[:from] is written
 	ww.events.write(p, ww.limit, func(end int, data []byte) {
 		if ww.err != nil || ww.done {
+			ww.changed(end, data)
 			return
 		}
 		ev := p[from:end]
@@ -254,9 +262,8 @@ func (ww *watchWriter) stream(p []byte) error {
 		case ww.c.notFound(data):
 			ww.done, ww.lf = true, end == len(p) && ev[len(ev)-1] == '\r'
 			out = ww.c.g.translate(ww.c, ww.status, true).event(ev, !ww.later)
-		case isListChanged(data):
-			ww.c.g.seen.dropSession(ww.c.r.Header.Get(mcpwire.HeaderSessionID))
-			ww.c.looked = false // the list looked up before is gone
+		default:
+			ww.changed(end, data)
 		}
 		ww.later = true
 		_, ww.err = ww.w.Write(out)
@@ -275,6 +282,15 @@ func (ww *watchWriter) stream(p []byte) error {
 		ww.buf = append(ww.buf, p[from:]...)
 	}
 	return ww.err
+}
+
+// changed drops the caller's session's lists when data, an event's
+// message, announces a changed list.
+func (ww *watchWriter) changed(_ int, data []byte) {
+	if isListChanged(data) {
+		ww.c.g.seen.dropSession(ww.c.session)
+		ww.c.looked = false // the list looked up before is gone
+	}
 }
 
 // finish ends the answer when the server's handler has returned.
@@ -306,9 +322,11 @@ func (ww *watchWriter) finishEvents() {
 	var events eventReader
 	from := 0
 	events.write(ww.buf, ww.limit, func(end int, data []byte) {
-		if out == nil && ww.c.notFound(data) {
+		if out == nil && data != nil && ww.c.notFound(data) {
 			ev := ww.c.g.translate(ww.c, ww.status, true).event(ww.buf[from:end], from == 0)
 			out = append(append(append(make([]byte, 0, len(ww.buf)+len(ev)), ww.buf[:from]...), ev...), ww.buf[end:]...)
+		} else {
+			ww.changed(end, data)
 		}
 		from = end
 	})
@@ -352,10 +370,10 @@ func (ww *watchWriter) flushHeld() error {
 func (c *watched) notFound(msg []byte) bool { return isNotFoundAnswer(msg, c.id, c.name, c.list) }
 
 // list returns the list the server gave c's caller (nil: none seen),
-// looked up once: the caller's key is a digest of its headers.
+// looked up once.
 func (c *watched) list() *seenList {
 	if !c.looked {
-		c.seen, c.looked = c.g.seen.get(callerKey(c.r, c.meta)), true
+		c.seen, c.looked = c.g.seen.get(c.key), true
 	}
 	return c.seen
 }

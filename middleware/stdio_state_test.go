@@ -1,0 +1,318 @@
+package toolguard
+
+import (
+	"bytes"
+	"io"
+	"strings"
+	"testing"
+)
+
+// stepGuard is a guard whose client lines are fed one step at a time
+// (client) and whose server lines are written at once (server).
+type stepGuard struct {
+	t   *testing.T
+	in  *bytes.Buffer
+	out *bytes.Buffer
+	g   *Stdio
+}
+
+func newStepGuard(t *testing.T, opts StdioOptions) *stepGuard {
+	opts.BareMessage = true
+	opts.HideSuggestions = true
+	s := &stepGuard{t: t, in: &bytes.Buffer{}, out: &bytes.Buffer{}}
+	g, err := NewStdio(s.in, s.out, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.g = g
+	return s
+}
+
+func (s *stepGuard) client(lines ...string) {
+	s.t.Helper()
+	want := strings.Join(lines, "")
+	s.in.WriteString(want)
+	got, err := io.ReadAll(s.g.Reader())
+	if err != nil || string(got) != want {
+		s.t.Fatalf("server read %q, %v", got, err)
+	}
+}
+
+// server writes one server line and returns what the client read for it.
+func (s *stepGuard) server(line string) string {
+	s.t.Helper()
+	s.out.Reset()
+	if _, err := s.g.Writer().Write([]byte(line)); err != nil {
+		s.t.Fatal(err)
+	}
+	return s.out.String()
+}
+
+const rvInit = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n"
+
+// A tools/list sent before a new initialize, answered after it, is the
+// old session's list: the new session has listed nothing yet.
+func TestStdioListAskedBeforeAnInitializeIsNotKept(t *testing.T) {
+	s := newStepGuard(t, StdioOptions{})
+	s.client(rvInit)
+	s.client(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}` + "\n")
+	s.client(rvInit) // a new session starts: no list
+	s.server(`{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"a","inputSchema":{"type":"object"}}]}}` + "\n")
+	s.client(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"b","arguments":{}}}` + "\n")
+	own := `{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"Tool not found"}],"isError":true}}` + "\n"
+	if got := s.server(own); got != own {
+		t.Errorf("the old session's list was used in the new one:\n got %s\nwant %s", got, own)
+	}
+}
+
+// The cursor is read by encoding/json, case-insensitively and last-wins:
+// {"cursor":"c1","Cursor":""} is page 2 to a server that reads "cursor"
+// (the TypeScript SDKs), a first page to the guard.
+func TestStdioCursorIsReadAsServersReadIt(t *testing.T) {
+	s := newStepGuard(t, StdioOptions{})
+	s.client(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}` + "\n")
+	s.server(`{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"a","inputSchema":{"type":"object"}}],"nextCursor":"c1"}}` + "\n")
+	s.client(`{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"cursor":"c1","Cursor":""}}` + "\n")
+	// The server read cursor "c1": page 2, the last.
+	s.server(`{"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"b","inputSchema":{"type":"object"}}]}}` + "\n")
+	// a is listed (page 1); its own error is bare.
+	s.client(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"a","arguments":{}}}` + "\n")
+	own := `{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"Tool not found"}],"isError":true}}` + "\n"
+	if got := s.server(own); got != own {
+		t.Errorf("a listed tool's own error was replaced:\n got %s\nwant %s", got, own)
+	}
+}
+
+func TestStdioServerLinesAreReadTheSameHoweverTheirWritesAreCut(t *testing.T) {
+	lines := []string{
+		`{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"unknown tool \"nope\""}}`,
+		`{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"ok"}]}}`,
+		`{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"` + strings.Repeat("x", 40) + `"}}`,
+		``, "\r", "\xff\xfe", `{"jsonrpc":"2.0","id":3,"error":{"code":-32602,"message":"unknown tool \"n3\""}}` + "\r",
+		strings.Repeat("y", 130),
+		`{"jsonrpc":"2.0","id":4,"error":{"code":-32602,"message":"unknown tool \"n4\""}}`,
+	}
+	client := []string{lineCall("1", "nope"), lineCall("2", "echo"), lineCall("3", "n3"), lineCall("4", "n4")}
+	rnd := uint64(1)
+	next := func(n int) int {
+		rnd = rnd*6364136223846793005 + 1442695040888963407
+		return int((rnd >> 33) % uint64(n))
+	}
+	for iter := 0; iter < 3000; iter++ {
+		max := 20 + next(150)
+		var stream strings.Builder
+		k := 1 + next(8)
+		for range k {
+			stream.WriteString(lines[next(len(lines))])
+			if next(10) > 0 {
+				stream.WriteByte('\n')
+			}
+		}
+		S := stream.String()
+		// oracle: whole lines
+		var oout bytes.Buffer
+		og := syncGuard(t, StdioOptions{MaxServerLineBytes: max}, &oout, client...)
+		rest := S
+		for {
+			i := strings.IndexByte(rest, '\n')
+			if i < 0 {
+				oout.WriteString(rest)
+				break
+			}
+			l := rest[:i]
+			var r []byte
+			if len(l) <= max {
+				r = og.serverLine([]byte(l))
+			}
+			if r != nil {
+				oout.Write(r)
+			} else {
+				oout.WriteString(l + "\n")
+			}
+			rest = rest[i+1:]
+		}
+		var out bytes.Buffer
+		g := syncGuard(t, StdioOptions{MaxServerLineBytes: max}, &out, client...)
+		for rest := S; rest != ""; {
+			n := 1 + next(len(rest))
+			g.Writer().Write([]byte(rest[:n]))
+			rest = rest[n:]
+		}
+		g.Writer().Close()
+		if out.String() != oout.String() {
+			t.Fatalf("max %d stream %q:\n got %q\nwant %q", max, S, out.String(), oout.String())
+		}
+	}
+}
+
+// A line longer than MaxServerLineBytes that ends in a Write: the lines
+// after it in that same Write must still be read.
+func TestStdioLinesAfterALongLineInTheSameWriteAreRead(t *testing.T) {
+	var out bytes.Buffer
+	g := syncGuard(t, StdioOptions{MaxServerLineBytes: 100}, &out, lineCall("1", "nope"))
+	long := `{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"` + strings.Repeat("x", 200) + `"}}`
+	g.Writer().Write([]byte(long[:150])) // the start of a long line
+	g.Writer().Write([]byte(long[150:] + "\n" + `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"unknown tool \"nope\""}}` + "\n"))
+	want := long + "\n" + `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Unknown tool: nope"}}` + "\n"
+	if got := out.String(); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}
+
+// The same, for a list_changed: missed, the guard keeps a stale list and
+// replaces a new tool's own error.
+func TestStdioListChangedAfterALongLineDropsTheList(t *testing.T) {
+	s := newStepGuard(t, StdioOptions{MaxServerLineBytes: 200})
+	s.client(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}` + "\n")
+	s.server(`{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"a","inputSchema":{"type":"object"}}]}}` + "\n")
+	long := `{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"` + strings.Repeat("x", 300) + `"}}`
+	s.server(long[:250])
+	s.server(long[250:] + "\n" + `{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}` + "\n")
+	s.client(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"b","arguments":{}}}` + "\n")
+	own := `{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"Tool not found"}],"isError":true}}` + "\n"
+	if got := s.server(own); got != own {
+		t.Errorf("the new tool's own error was replaced (list_changed missed):\n got %s\nwant %s", got, own)
+	}
+}
+
+func TestStdioClientLinesAreReadTheSameHoweverTheirReadsAreCut(t *testing.T) {
+	lines := []string{
+		strings.TrimSuffix(lineCall("1", "a"), "\n"),
+		strings.TrimSuffix(lineCall(`"2"`, "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"), "\n"),
+		"", "\r", "garbage",
+		strings.TrimSuffix(lineCall("3", "c"), "\n") + "\r",
+		strings.Repeat("z", 90),
+	}
+	rnd := uint64(7)
+	next := func(n int) int {
+		rnd = rnd*6364136223846793005 + 1442695040888963407
+		return int((rnd >> 33) % uint64(n))
+	}
+	for iter := 0; iter < 3000; iter++ {
+		max := 10 + next(120)
+		var b strings.Builder
+		for range 1 + next(6) {
+			b.WriteString(lines[next(len(lines))])
+			if next(8) > 0 {
+				b.WriteByte('\n')
+			}
+		}
+		S := b.String()
+		og, _ := NewStdio(strings.NewReader(""), io.Discard, StdioOptions{MaxLineBytes: max})
+		rest := S
+		for {
+			i := strings.IndexByte(rest, '\n')
+			if i < 0 {
+				break
+			}
+			if i <= max {
+				og.clientLine([]byte(rest[:i]))
+			}
+			rest = rest[i+1:]
+		}
+		src := &chunky{s: S, next: next}
+		g, _ := NewStdio(src, io.Discard, StdioOptions{MaxLineBytes: max})
+		got, _ := io.ReadAll(g.Reader())
+		if string(got) != S {
+			t.Fatalf("bytes changed")
+		}
+		if len(g.waiting) != len(og.waiting) {
+			t.Fatalf("max %d %q: %v vs %v", max, S, g.waiting, og.waiting)
+		}
+		for k, v := range og.waiting {
+			if w, ok := g.waiting[k]; !ok || w.name != v.name {
+				t.Fatalf("max %d %q: %v vs %v", max, S, g.waiting, og.waiting)
+			}
+		}
+	}
+}
+
+type chunky struct {
+	s    string
+	next func(int) int
+}
+
+func (c *chunky) Read(p []byte) (int, error) {
+	if c.s == "" {
+		return 0, io.EOF
+	}
+	n := min(len(p), 1+c.next(len(c.s)))
+	copy(p, c.s[:n])
+	c.s = c.s[n:]
+	return n, nil
+}
+
+// A notifications/tools/list_changed is read as a client decodes it: with
+// its method escaped (PHP's json_encode writes \/), with a long _meta, or
+// with a null id, it drops the list, so a new tool's own error is not read
+// against the old list.
+func TestStdioListChangedDropsTheListHoweverItIsWritten(t *testing.T) {
+	for _, changed := range []string{
+		`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`,
+		`{"jsonrpc":"2.0","method":"notifications\/tools\/list_changed"}`,
+		`{"jsonrpc":"2.0","method":"notifications/tools/list\u005fchanged"}`,
+		`{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{"_meta":{"trace":"` + strings.Repeat("t", 8192) + `"}}}`,
+		`{"jsonrpc":"2.0","id":null,"method":"notifications/tools/list_changed"}`,
+		`{"jsonrpc":"2.0","Method":"notifications/tools/list_changed","method":"notifications/tools/list_changed"}`,
+	} {
+		s := newStepGuard(t, StdioOptions{})
+		s.client(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}` + "\n")
+		s.server(`{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"a","inputSchema":{"type":"object"}}]}}` + "\n")
+		if got := s.server(changed + "\n"); got != changed+"\n" {
+			t.Fatalf("the notification was changed: %q", got)
+		}
+		// b is new; its own error says, bare, "Tool not found".
+		s.client(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"b","arguments":{}}}` + "\n")
+		own := `{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"Tool not found"}],"isError":true}}` + "\n"
+		if got := s.server(own); got != own {
+			t.Errorf("after %.80s: the new tool's own error was replaced:\n got %s\nwant %s", changed, got, own)
+		}
+	}
+}
+
+// A result that mentions list_changed in its text is not a list_changed.
+func TestStdioResultMentioningListChangedKeepsTheList(t *testing.T) {
+	s := newStepGuard(t, StdioOptions{})
+	s.client(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}` + "\n")
+	s.server(`{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"a","inputSchema":{"type":"object"}}]}}` + "\n")
+	s.server(`{"jsonrpc":"2.0","id":7,"result":{"method":"notifications/tools/list_changed","content":[{"type":"text","text":"notifications\/tools\/list_changed"}]}}` + "\n")
+	s.client(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"b","arguments":{}}}` + "\n")
+	if got := s.server(`{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"Tool not found"}],"isError":true}}` + "\n"); !strings.Contains(got, `"availableTools":["a"]`) {
+		t.Errorf("the list was dropped: %s", got)
+	}
+}
+
+// A tools/list whose cursor is spelled two ways ("cursor" and "Cursor")
+// is read one way by the TypeScript SDKs and another by encoding/json:
+// its answer is not kept as any page.
+func TestStdioAmbiguousCursorIsNotRead(t *testing.T) {
+	s := newStepGuard(t, StdioOptions{})
+	s.client(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"Cursor":"x"}}` + "\n")
+	s.server(`{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"a","inputSchema":{"type":"object"}}]}}` + "\n")
+	s.client(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"b","arguments":{}}}` + "\n")
+	if got := s.server(`{"jsonrpc":"2.0","id":2,"error":{"code":-32602,"message":"unknown tool \"b\""}}` + "\n"); strings.Contains(got, "availableTools") {
+		t.Errorf("a list asked with an ambiguous cursor was kept: %s", got)
+	}
+}
+
+// failingOut fails every write and closes without an error.
+type failingOut struct{ closed bool }
+
+func (f *failingOut) Write([]byte) (int, error) { return 0, io.ErrClosedPipe }
+func (f *failingOut) Close() error              { f.closed = true; return nil }
+
+// Close reports the first error of the server's output, a failed write,
+// even when closing the client's side succeeds.
+func TestStdioWriterCloseReportsTheFirstWriteError(t *testing.T) {
+	out := &failingOut{}
+	g, err := NewStdio(strings.NewReader(""), out, StdioOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Writer().Write([]byte("{}\n")); err == nil {
+		t.Fatal("the write did not fail")
+	}
+	if err := g.Writer().Close(); err != io.ErrClosedPipe || !out.closed {
+		t.Errorf("Close = %v (closed %v), want the write's error and out closed", err, out.closed)
+	}
+}
