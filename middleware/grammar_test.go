@@ -40,6 +40,15 @@ func TestRecognizesNotFoundInTheirOwnWords(t *testing.T) {
 		{"-32603 with the list after", errorReply("1", -32603, "Unknown tool: "+X+". Available tools: echo"), every},
 		{"markdown heading", textResult("1", "### Error\n\nTool \""+X+"\" not found", true), every},
 		{"Error executing tool", textResult("1", "Error executing tool "+X+": Unknown tool: "+X, true), every},
+		// mcp-discord 1.3.4: the prefix without the tool's name
+		{"Error executing tool:", textResult("1", "Error executing tool: Unknown tool: "+X, true), every},
+		{"Failed to call tool:", errorReply("1", -32603, "Failed to call tool: Tool "+X+" not found"), every},
+		// @dangahagan/weather-mcp 1.23.0: a tool turned off, unknown to a
+		// caller whose list lacks it
+		{"not enabled", textResult("1", "Error: Tool '"+X+"' is not enabled. Please check your ENABLED_TOOLS configuration.", true), confirmed},
+		{"disabled", errorReply("1", -32602, "tool '"+X+"' is disabled"), confirmed},
+		// "X not found", no tool named as such
+		{"a name not found", textResult("1", X+" not found", true), confirmed},
 		{"the tool was not found", errorReply("1", -32602, "The tool "+X+" was not found."), every},
 		{"does not exist", textResult("1", "Tool '"+X+"' does not exist", true), every},
 		{"no such tool", errorReply("1", -32601, "No such tool: "+X), every},
@@ -58,6 +67,7 @@ func TestRecognizesNotFoundInTheirOwnWords(t *testing.T) {
 		{"a resource", errorReply("1", -32002, "Resource "+X+" not found"), never},
 		{"not found after other words", textResult("1", "The city for "+X+" was not found", true), never},
 		{"an argument", textResult("1", "Invalid arguments for tool "+X+": city not found", true), never},
+		{"a tooling error", textResult("1", "Error in tooling: Unknown tool: search", true), never},
 	} {
 		for _, c := range []struct {
 			ls   listState

@@ -457,7 +457,8 @@ func matchNotFound(text, name string) saying {
 	if !noun {
 		// "X not found" names no tool: it may be a tool's own error
 		// about a thing named like it ("document not found: id 42" from
-		// the tool document), so it counts only as a bare saying does.
+		// the tool document); "Tool X is disabled" names one the server
+		// has. Each counts only as a bare saying does.
 		return saysBare
 	}
 	switch trimmed := strings.TrimSpace(rest); {
@@ -476,7 +477,7 @@ func matchNotFound(text, name string) saying {
 // stripPrefixes cuts what servers put before the message: white space,
 // markdown heading lines and emphasis, "MCP error <code>:", "Error:" (or
 // "Error -"), "Error executing tool X:", "Error calling tool X:", "Failed
-// to call tool X:", as often as they come.
+// to call tool X:" (X or not), as often as they come.
 func stripPrefixes(t string) string {
 	for {
 		t = strings.TrimSpace(t)
@@ -505,8 +506,10 @@ func stripPrefixes(t string) string {
 			continue
 		}
 		cut := false
-		for _, p := range [...]string{"error executing tool ", "error calling tool ", "failed to call tool ", "error in tool ", "tool execution failed"} {
-			if rest, ok := cutFold(t, p); ok {
+		for _, p := range [...]string{"error executing tool", "error calling tool", "failed to call tool", "error in tool", "tool execution failed"} {
+			// With or without the tool's name before the colon
+			// ("Error executing tool: Unknown tool: X": mcp-discord).
+			if rest, ok := cutFold(t, p); ok && (rest == "" || rest[0] == ' ' || rest[0] == ':') {
 				if i := strings.Index(rest, ":"); i >= 0 && !strings.ContainsAny(rest[:i], "\n") {
 					t, cut = rest[i+1:], true
 				}
@@ -562,7 +565,8 @@ var (
 
 // phrase finds, at the start of t, a phrase naming name as an unknown
 // tool, and returns what follows it; noun reports that the phrase says
-// the name is a tool's (or a method's), not just a name.
+// the name is a tool's (or a method's), not just a name, and that the
+// tool is unknown, not just turned off.
 func phrase(t, name string) (rest string, ok, noun bool) {
 	for _, p := range namedAfter {
 		if r, ok := cutFold(t, p); ok {
@@ -595,6 +599,13 @@ func phrase(t, name string) (rest string, ok, noun bool) {
 	for _, p := range namedBefore {
 		if s, ok := cutFold(r, p); ok {
 			return s, true, noun || strings.Contains(p, "tool")
+		}
+	}
+	for _, p := range [...]string{" is not enabled", " is disabled"} {
+		// A tool turned off (@dangahagan/weather-mcp answers every name it
+		// does not run so): unknown to a caller whose list lacks it.
+		if s, ok := cutFold(r, p); ok {
+			return s, true, false
 		}
 	}
 	return "", false, false

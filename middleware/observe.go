@@ -35,7 +35,7 @@ func (g *Guard) observe(r *http.Request, body []byte, m message) observer {
 	}
 	session := r.Header.Get(mcpwire.HeaderSessionID)
 	if strEquals(body, m.method, "initialize") {
-		g.seen.dropSession(session)
+		g.seen.dropSession(session, true)
 		return nil
 	}
 	if (m.id.kind != kString && m.id.kind != kInt) || !strEquals(body, m.method, "tools/list") {
@@ -67,7 +67,7 @@ func (g *Guard) session(r *http.Request) observer {
 	case session == "":
 		return nil
 	case r.Method == http.MethodDelete:
-		g.seen.dropSession(session)
+		g.seen.dropSession(session, true)
 	case r.Method == http.MethodGet:
 		return &sessionWatch{g: g, session: session}
 	}
@@ -294,7 +294,7 @@ func (lw *listWriter) message(_ int, data []byte) {
 		return
 	}
 	if isListChanged(data) {
-		l.g.seen.dropSession(l.session)
+		l.g.seen.dropSession(l.session, false)
 		return
 	}
 	if lw.replied {
@@ -407,7 +407,7 @@ const maxNotificationBytes = 4 << 10
 func (cw *changeWriter) Write(p []byte) (int, error) {
 	cw.events.write(p, maxNotificationBytes, func(_ int, data []byte) {
 		if isListChanged(data) {
-			cw.s.g.seen.dropSession(cw.s.session)
+			cw.s.g.seen.dropSession(cw.s.session, false)
 		}
 	})
 	return cw.w.Write(p)

@@ -396,20 +396,24 @@ func TestListIsKeptBeforeTheClientCanReadIt(t *testing.T) {
 	}
 }
 
-// A list_changed notification in the event stream that answers a list
-// drops that list too, before or after the reply: the reply answers a
-// request made before the change was announced, so it may describe the
-// tools as they were (the client lists again).
-func TestListChangedInTheListsOwnStreamDropsIt(t *testing.T) {
+// In an event stream answering a list, a list_changed notification drops
+// the lists kept before it, not the one the stream gives after it.
+func TestListChangedCountsWhereItIsInTheStream(t *testing.T) {
 	changed := "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}\n\n"
 	event := "event: message\ndata: " + listReply(`"l"`, "get_weather") + "\n\n"
-	for _, stream := range []string{changed + event, event + changed} {
+	for _, tc := range []struct {
+		stream string
+		kept   bool
+	}{
+		{changed + event, true},
+		{event + changed, false},
+	} {
 		g := mustGuard(t, Options{Tools: unsure{}})
-		serve(g, answering(200, "text/event-stream", stream), newRequest("POST", listCall(`"l"`, ""), nil))
+		serve(g, answering(200, "text/event-stream", tc.stream), newRequest("POST", listCall(`"l"`, ""), nil))
 		notFound := answering(200, "application/json", errorReply("9", -32602, "Unknown tool: get_wether"))
 		w := serve(g, notFound, newRequest("POST", call("9", `"get_wether"`), nil))
-		if strings.Contains(w.Body.String(), "availableTools") {
-			t.Errorf("%q: the list was kept (%s)", stream, w.Body)
+		if kept := strings.Contains(w.Body.String(), "availableTools"); kept != tc.kept {
+			t.Errorf("%q: list kept %v, want %v (%s)", tc.stream, kept, tc.kept, w.Body)
 		}
 	}
 }
@@ -562,18 +566,12 @@ func TestEventReaderKeepsOnlyWhatHasNotEnded(t *testing.T) {
 	}
 }
 
-// A list whose session's lists are dropped while the server answers it
-// (the session is deleted or initialized again, or its stream announces
-// a changed list) is not kept: the answer was made for a request from
-// before the drop, and may describe the tools as they were.
-func TestListAskedBeforeItsSessionIsDroppedIsNotKept(t *testing.T) {
+// A list whose session ends while the server answers it (the session is
+// deleted or initialized again) is not kept: it answers a request of the
+// session before. A list_changed meanwhile, escaped or not, drops the
+// pages read so far, so a list is never joined across it.
+func TestListAskedBeforeItsSessionEndsIsNotKept(t *testing.T) {
 	session := http.Header{"Mcp-Session-Id": {"s-1"}}
-	changed := func(method string) func(g *Guard) {
-		return func(g *Guard) {
-			g.Handler(answering(200, "text/event-stream", "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\""+method+"\"}\n\n")).
-				ServeHTTP(httptest.NewRecorder(), newRequest("GET", "", session))
-		}
-	}
 	for name, drop := range map[string]func(g *Guard){
 		"DELETE": func(g *Guard) {
 			serve(g, answering(200, "application/json", ""), newRequest("DELETE", "", session))
@@ -582,9 +580,6 @@ func TestListAskedBeforeItsSessionIsDroppedIsNotKept(t *testing.T) {
 			serve(g, answering(200, "application/json", `{"jsonrpc":"2.0","id":0,"result":{}}`),
 				newRequest("POST", `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}`, session))
 		},
-		"list_changed":              changed("notifications/tools/list_changed"),
-		"list_changed, escaped":     changed(`notifications\/tools\/list_changed`),
-		"list_changed, \\u-escaped": changed(`notifications/tools/list\u005fchanged`),
 	} {
 		g := mustGuard(t, Options{Tools: unsure{}})
 		serve(g, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -595,6 +590,18 @@ func TestListAskedBeforeItsSessionIsDroppedIsNotKept(t *testing.T) {
 		notFound := answering(200, "application/json", errorReply("9", -32602, "Unknown tool: get_wether"))
 		if w := serve(g, notFound, newRequest("POST", call("9", `"get_wether"`), session)); strings.Contains(w.Body.String(), "availableTools") {
 			t.Errorf("%s during the list: the list was kept (%s)", name, w.Body)
+		}
+	}
+	for _, method := range []string{"notifications/tools/list_changed", `notifications\/tools\/list_changed`, `notifications/tools/list\u005fchanged`} {
+		g := mustGuard(t, Options{Tools: unsure{}})
+		srv := &listingServer{names: []string{"a", "b", "c"}, pageSize: 2}
+		serve(g, srv, newRequest("POST", listCall(`"l"`, ""), session))
+		g.Handler(answering(200, "text/event-stream", "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\""+method+"\"}\n\n")).
+			ServeHTTP(httptest.NewRecorder(), newRequest("GET", "", session))
+		serve(g, srv, newRequest("POST", listCall(`"m"`, "2"), session))
+		notFound := answering(200, "application/json", errorReply("9", -32602, "Unknown tool: d"))
+		if w := serve(g, notFound, newRequest("POST", call("9", `"d"`), session)); strings.Contains(w.Body.String(), "availableTools") {
+			t.Errorf("%s between pages: a list was kept (%s)", method, w.Body)
 		}
 	}
 }

@@ -73,9 +73,8 @@ func newSeenLists(ttl time.Duration) *seenLists {
 // list the guard can trust to be whole. A first page starts the list
 // again; a page asked with the cursor the previous page gave continues it;
 // any other page ends the one being read. A run dropped before its answer
-// comes (its session's lists were dropped, or the caller began another
-// first page) is not continued: that answer may describe tools as they
-// were before the drop.
+// comes (see dropSession, or the caller began another first page) is not
+// continued.
 func (s *seenLists) begin(key, session, cursor string) *listRun {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -143,9 +142,12 @@ func (s *seenLists) get(key string) *seenList {
 	return l
 }
 
-// dropSession forgets every list read in the session (the server said
-// its tools changed, the session was deleted or initialized again).
-func (s *seenLists) dropSession(session string) {
+// dropSession forgets every list read in the session. ended: the session
+// was deleted or initialized again, and no list asked before counts. Else
+// the server said its tools changed: a list whose first page is still to
+// come is kept when it comes, as it answers after the change was announced
+// (the client reads it so); one with pages read already is not.
+func (s *seenLists) dropSession(session string, ended bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for k, l := range s.lists {
@@ -154,7 +156,7 @@ func (s *seenLists) dropSession(session string) {
 		}
 	}
 	for k, r := range s.runs {
-		if r.session == session {
+		if r.session == session && (ended || r.pages > 0) {
 			s.dropRun(k)
 		}
 	}

@@ -220,7 +220,7 @@ func (s *Stdio) clientLine(line []byte) {
 		return
 	}
 	if strEquals(line, m.method, "initialize") {
-		s.guard.seen.dropSession("")
+		s.guard.seen.dropSession("", true)
 		return
 	}
 	if m.id.kind != kString && m.id.kind != kInt {
@@ -448,7 +448,7 @@ func (s *Stdio) serverLine(line []byte) []byte {
 		// The server's own request or notification, or a line outside
 		// the strict subset: only a changed list is read of it.
 		if mayBeListChanged(line) && namesListChanged(line, method, ok) {
-			s.guard.seen.dropSession("")
+			s.guard.seen.dropSession("", false)
 		}
 		return nil
 	}

@@ -288,7 +288,7 @@ func (ww *watchWriter) stream(p []byte) error {
 // message, announces a changed list.
 func (ww *watchWriter) changed(_ int, data []byte) {
 	if isListChanged(data) {
-		ww.c.g.seen.dropSession(ww.c.session)
+		ww.c.g.seen.dropSession(ww.c.session, false)
 		ww.c.looked = false // the list looked up before is gone
 	}
 }

@@ -61,7 +61,7 @@ install_one() {
 }
 export -f install_one
 export scratch
-"$bin" -list | xargs -P "$jobs" -I{} bash -c 'install_one "$1"' _ {}
+"$bin" -list ${ONLY:+-only "$ONLY"} | xargs -P "$jobs" -I{} bash -c 'install_one "$1"' _ {}
 
 # mcp-framework is a framework: a server with one tool, the way its README
 # builds one, shows how its dispatch answers.
@@ -104,6 +104,63 @@ users: [{name: dummy, user: {token: dummy}}]
 contexts: [{name: dummy, context: {cluster: dummy, user: dummy}}]
 current-context: dummy
 EOF
+
+# fastmcp (npm) is a framework: a server with one tool, the way its README
+# builds one.
+fm="$scratch/pkgs/fastmcp_4.20.16"
+if [ -d "$fm/node_modules/fastmcp" ]; then
+	[ -d "$fm/node_modules/zod" ] || (cd "$fm" && npm install --no-save --no-audit --no-fund zod@3 >>install.log 2>&1)
+	mkdir -p "$fm/fastmcp-server"
+	echo '{"name": "fastmcp-add", "version": "0.1.0", "type": "module"}' >"$fm/fastmcp-server/package.json"
+	cat >"$fm/fastmcp-server/index.js" <<'EOF2'
+import { FastMCP } from "fastmcp";
+import { z } from "zod";
+const server = new FastMCP({ name: "Addition", version: "1.0.0" });
+server.addTool({
+  name: "add",
+  description: "Add two numbers",
+  parameters: z.object({ a: z.number(), b: z.number() }),
+  execute: async (args) => String(args.a + args.b),
+});
+server.start({ transportType: "stdio" });
+EOF2
+	ln -sfn ../node_modules "$fm/fastmcp-server/node_modules"
+fi
+
+# tmcp is a framework (its own implementation of the protocol): a server
+# with one tool, the way its README builds one.
+tm="$scratch/pkgs/tmcp_1.20.0"
+if [ -d "$tm/node_modules/tmcp" ]; then
+	[ -d "$tm/node_modules/@tmcp/transport-stdio" ] || (cd "$tm" && npm install --no-save --no-audit --no-fund tmcp@1.20.0 @tmcp/transport-stdio@0.5.0 @tmcp/adapter-zod@0.1.7 zod@4 >>install.log 2>&1)
+	mkdir -p "$tm/tmcp-server"
+	echo '{"name": "tmcp-echo", "version": "0.1.0", "type": "module"}' >"$tm/tmcp-server/package.json"
+	cat >"$tm/tmcp-server/index.js" <<'EOF2'
+import { McpServer } from "tmcp";
+import { ZodJsonSchemaAdapter } from "@tmcp/adapter-zod";
+import { StdioTransport } from "@tmcp/transport-stdio";
+import { z } from "zod";
+const server = new McpServer(
+  { name: "tmcp-echo", version: "1.0.0", description: "echo" },
+  { adapter: new ZodJsonSchemaAdapter(), capabilities: { tools: { listChanged: true } } },
+);
+server.tool(
+  { name: "echo", description: "Echoes a message", schema: z.object({ message: z.string() }) },
+  async ({ message }) => ({ content: [{ type: "text", text: message }] }),
+);
+new StdioTransport(server).listen();
+EOF2
+	ln -sfn ../node_modules "$tm/tmcp-server/node_modules"
+fi
+
+# @ivotoby/openapi-mcp-server serves the operations of an OpenAPI spec: a
+# small one, with an API on a closed loopback port.
+cat >"$scratch/openapi.json" <<'EOF2'
+{"openapi": "3.0.0", "info": {"title": "Pets", "version": "1.0.0"},
+ "servers": [{"url": "http://127.0.0.1:9"}],
+ "paths": {"/pets/{petId}": {"get": {"operationId": "getPetById", "summary": "Get a pet",
+   "parameters": [{"name": "petId", "in": "path", "required": true, "schema": {"type": "string"}}],
+   "responses": {"200": {"description": "a pet"}}}}}}
+EOF2
 
 out="$repo/testdata/notfound"
 mkdir -p "$out"

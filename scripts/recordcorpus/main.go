@@ -71,13 +71,15 @@ func main() {
 	root := flag.String("root", "/tmp/npmcorpus", "scratch directory: pkgs/<spec>/node_modules, work/, home/, empty/")
 	out := flag.String("out", "testdata/notfound/corpus.jsonl", "corpus to write")
 	statusOut := flag.String("status", "testdata/notfound/servers.json", "per-server status to write")
-	only := flag.String("only", "", "record only the packages whose name contains this")
+	only := flag.String("only", "", "record (and -list) only the packages whose name contains one of these comma-separated substrings")
 	table := flag.String("table", "", "print the markdown table of unknown-tool answer shapes of this corpus and exit")
 	flag.Parse()
 
 	if *list {
 		for _, s := range servers {
-			fmt.Println(s.spec())
+			if *only == "" || matchOnly(s.Package, *only) {
+				fmt.Println(s.spec())
+			}
 		}
 		return
 	}
@@ -92,7 +94,7 @@ func main() {
 	var entries []Entry
 	var statuses []Status
 	for _, s := range servers {
-		if *only != "" && !strings.Contains(s.Package, *only) {
+		if *only != "" && !matchOnly(s.Package, *only) {
 			continue
 		}
 		fmt.Fprintf(os.Stderr, "== %s\n", s.spec())
@@ -586,14 +588,43 @@ func errorOf(ans []byte) string {
 	return ""
 }
 
-// expand replaces "$ROOT" in the probe's string arguments.
+// expand replaces "$ROOT" in the probe's string arguments, at any depth.
 func expand(args map[string]any, root string) map[string]any {
 	out := make(map[string]any, len(args))
 	for k, v := range args {
-		if s, ok := v.(string); ok {
-			v = strings.ReplaceAll(s, "$ROOT", root)
-		}
-		out[k] = v
+		out[k] = expandValue(v, root)
 	}
 	return out
+}
+
+func expandValue(v any, root string) any {
+	switch x := v.(type) {
+	case string:
+		return strings.ReplaceAll(x, "$ROOT", root)
+	case []string:
+		out := make([]string, len(x))
+		for i, s := range x {
+			out[i] = strings.ReplaceAll(s, "$ROOT", root)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = expandValue(e, root)
+		}
+		return out
+	case map[string]any:
+		return expand(x, root)
+	}
+	return v
+}
+
+// matchOnly: pkg contains one of the comma-separated substrings of only.
+func matchOnly(pkg, only string) bool {
+	for _, o := range strings.Split(only, ",") {
+		if o != "" && strings.Contains(pkg, o) {
+			return true
+		}
+	}
+	return false
 }
