@@ -102,7 +102,7 @@ func (s *scanner) ws() { s.i = skipWS(s.b, s.i) }
 // skipWS returns the index of the first byte at or after i that is not JSON
 // whitespace.
 func skipWS(b []byte, i int) int {
-	for i < len(b) {
+	for i < len(b) && b[i] <= ' ' { // (a byte above the space ends it at once)
 		switch b[i] {
 		case ' ', '\t', '\n', '\r':
 			i++
