@@ -362,9 +362,10 @@ func isListChanged(msg []byte) bool {
 }
 
 // mayBeListChanged reports whether msg could be a list_changed message:
-// it holds the method's bytes, or an escape that could spell them.
+// it holds "list_changed" (the slashes before it may be escaped, \/), or
+// a \u escape, which could spell any of its letters.
 func mayBeListChanged(msg []byte) bool {
-	return bytes.Contains(msg, listChanged) || bytes.IndexByte(msg, '\\') >= 0
+	return bytes.Contains(msg, []byte("list_changed")) || bytes.Contains(msg, []byte(`\u`))
 }
 
 // namesListChanged reports whether the method that envelope read of msg
