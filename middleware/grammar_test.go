@@ -67,7 +67,7 @@ func TestRecognizesNotFoundInTheirOwnWords(t *testing.T) {
 		{"a resource", errorReply("1", -32002, "Resource "+X+" not found"), never},
 		{"not found after other words", textResult("1", "The city for "+X+" was not found", true), never},
 		{"an argument", textResult("1", "Invalid arguments for tool "+X+": city not found", true), never},
-		{"a tooling error", textResult("1", "Error in tooling: Unknown tool: search", true), never},
+		{"a tooling error", textResult("1", "Error in tooling: Unknown tool: "+X, true), never},
 	} {
 		for _, c := range []struct {
 			ls   listState

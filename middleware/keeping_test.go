@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -115,5 +116,85 @@ func TestListChangedAfterTheAnswerInAStreamDropsTheList(t *testing.T) {
 		if w := serve(g, notFound, newRequest("POST", call("6", `"nope"`), nil)); strings.Contains(w.Body.String(), "old_tool") {
 			t.Errorf("writes of %d: the list was kept after list_changed: %s", size, w.Body)
 		}
+	}
+}
+
+// A tools/list with "cursor": null asks for the first page, as servers
+// read it: its answer is kept.
+func TestListWithANullCursorIsAFirstPage(t *testing.T) {
+	g := mustGuard(t, Options{Tools: unsure{}})
+	serve(g, answering(200, "application/json", listReply(`"l"`, "get_weather")),
+		newRequest("POST", `{"jsonrpc":"2.0","id":"l","method":"tools/list","params":{"cursor":null}}`, nil))
+	notFound := answering(200, "application/json", errorReply("9", -32602, "Unknown tool: get_wether"))
+	if w := serve(g, notFound, newRequest("POST", call("9", `"get_wether"`), nil)); !strings.Contains(w.Body.String(), "availableTools") {
+		t.Errorf("the list asked with cursor null was not kept: %s", w.Body)
+	}
+}
+
+// No server reads a cursor before it looks the tool up: a tools/call
+// whose params hold one is read like any other.
+func TestCursorInACallsParamsChangesNothing(t *testing.T) {
+	g := listedGuard(t, Options{}, "get_weather")
+	notFound := answering(200, "application/json", errorReply("9", -32602, "Unknown tool: get_wether"))
+	body := `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"get_wether","arguments":{},"cursor":null}}`
+	if w := serve(g, notFound, newRequest("POST", body, nil)); !strings.Contains(w.Body.String(), "availableTools") {
+		t.Errorf("not translated: %s", w.Body)
+	}
+}
+
+// Two first pages of one caller at once: the one answered is kept, even
+// when the other then fails.
+func TestTwoListsOfOneCallerKeepTheAnsweredOne(t *testing.T) {
+	g := mustGuard(t, Options{Tools: unsure{}})
+	firstIn, release := make(chan struct{}), make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		serve(g, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			io.Copy(io.Discard, r.Body)
+			close(firstIn)
+			<-release
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, listReply(`"a"`, "get_weather"))
+		}), newRequest("POST", listCall(`"a"`, ""), nil))
+	}()
+	<-firstIn
+	serve(g, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		close(release)
+		wg.Wait() // the first is answered while this one waits
+		w.WriteHeader(503)
+	}), newRequest("POST", listCall(`"b"`, ""), nil))
+	notFound := answering(200, "application/json", errorReply("9", -32602, "Unknown tool: get_wether"))
+	if w := serve(g, notFound, newRequest("POST", call("9", `"get_wether"`), nil)); !strings.Contains(w.Body.String(), "availableTools") {
+		t.Errorf("the answered list was not kept: %s", w.Body)
+	}
+}
+
+// Two paged lists of one caller, their pages interleaved, the second's
+// first page answered late: a list is kept.
+func TestTwoPagedListsOfOneCallerKeepAWholeOne(t *testing.T) {
+	g := mustGuard(t, Options{Tools: unsure{}})
+	srv := &listingServer{names: []string{"a", "b", "c"}, pageSize: 2}
+	serve(g, srv, newRequest("POST", listCall(`"a1"`, ""), nil)) // A page 1
+	bIn, release := make(chan struct{}), make(chan struct{})
+	done := make(chan struct{})
+	go func() { // B page 1, held by the server
+		defer close(done)
+		serve(g, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			close(bIn)
+			<-release
+			srv.ServeHTTP(w, r)
+		}), newRequest("POST", listCall(`"b1"`, ""), nil))
+	}()
+	<-bIn
+	serve(g, srv, newRequest("POST", listCall(`"a2"`, "2"), nil)) // A page 2
+	close(release)
+	<-done
+	serve(g, srv, newRequest("POST", listCall(`"b2"`, "2"), nil)) // B page 2
+	notFound := answering(200, "application/json", errorReply("9", -32602, "Unknown tool: d"))
+	if w := serve(g, notFound, newRequest("POST", call("9", `"d"`), nil)); !strings.Contains(w.Body.String(), "availableTools") {
+		t.Errorf("neither whole list was kept: %s", w.Body)
 	}
 }

@@ -45,17 +45,12 @@ func (g *Guard) observe(r *http.Request, body []byte, m message) observer {
 	if m.meta.kind != absent {
 		meta = callerMeta(m.meta.raw(body))
 	}
-	key, cursor := callerKey(r, meta), cursorOf(body, m)
-	return &listWatch{g: g, id: bytes.Clone(m.id.raw(body)), key: key, cursor: cursor, session: session,
-		run: g.seen.begin(key, session, cursor)}
-}
-
-// cursorOf returns the cursor a tools/list m asks with ("" for none).
-func cursorOf(body []byte, m message) string {
-	if m.cursor.kind != kString {
-		return ""
+	cursor, ok := listCursor(body, m)
+	if !ok {
+		return nil
 	}
-	return string(decoded(nil, body, m.cursor))
+	return &listWatch{g: g, id: bytes.Clone(m.id.raw(body)), key: callerKey(r, meta), cursor: cursor,
+		session: session, mark: g.seen.mark(session)}
 }
 
 // session notes a request whose body is not read: DELETE ends a session
@@ -81,7 +76,7 @@ type listWatch struct {
 	key     string // the caller's
 	cursor  string
 	session string
-	run     *listRun // what its answer continues (nil: nothing)
+	mark    listMark
 }
 
 func (l *listWatch) watch(w http.ResponseWriter) responseWatch {
@@ -293,16 +288,17 @@ func (lw *listWriter) message(_ int, data []byte) {
 	if data == nil { // not a message the guard reads
 		return
 	}
+	if !lw.replied {
+		p, reply, err := readListMessage(data, l.id)
+		if lw.replied = reply; reply {
+			if err == nil {
+				l.g.seen.page(l.key, l.session, l.cursor, l.mark, p)
+			}
+			return // the reply, not a notification
+		}
+	}
 	if isListChanged(data) {
 		l.g.seen.dropSession(l.session, false)
-		return
-	}
-	if lw.replied {
-		return
-	}
-	p, reply, err := readListMessage(data, l.id)
-	if lw.replied = reply; reply && err == nil {
-		l.g.seen.page(l.key, l.run, l.cursor, p)
 	}
 }
 
@@ -314,7 +310,7 @@ func (lw *listWriter) keepJSON(final bool) {
 	switch {
 	case err == nil:
 		lw.release(listRead) // the page holds copies
-		l.g.seen.page(l.key, l.run, l.cursor, p)
+		l.g.seen.page(l.key, l.session, l.cursor, l.mark, p)
 	case final:
 		lw.release(listSkip)
 	}
@@ -370,11 +366,15 @@ func mayBeListChanged(msg []byte) bool {
 
 // namesListChanged reports whether the method that envelope read of msg
 // is notifications/tools/list_changed; a message outside the strict subset
-// (ok false) is read by encoding/json. Whatever the id: dropping a list
-// is never wrong.
+// (ok false) is read by encoding/json when it holds "list_changed" or is
+// short (a notification is: a long result is not decoded for it).
+// Whatever the id: dropping a list is never wrong.
 func namesListChanged(msg []byte, method span, ok bool) bool {
 	if ok {
 		return method.kind == kString && strEquals(msg, method, string(listChanged))
+	}
+	if len(msg) > maxNotificationBytes && !bytes.Contains(msg, []byte("list_changed")) {
+		return false
 	}
 	var n struct {
 		Method string `json:"method"`

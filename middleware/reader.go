@@ -46,7 +46,6 @@ type message struct {
 	name    span // params.name
 	version span // params._meta["io.modelcontextprotocol/protocolVersion"]
 	meta    span // params._meta, an object (kOther), or absent
-	cursor  span // params.cursor, a string, or absent
 
 	paramsObject bool
 }
@@ -62,9 +61,7 @@ var (
 	// fields by servers before they look the tool up (mcp-go's
 	// CallToolParams, go-sdk's): a value of another type makes them refuse
 	// the call unparsed.
-	// cursor is read as servers read it, for the page a tools/list asks
-	// (encoding/json would take "Cursor" too, and the last of two).
-	paramsKeys = []string{"name", "_meta", "arguments", "task", "inputResponses", "requestState", "cursor"}
+	paramsKeys = []string{"name", "_meta", "arguments", "task", "inputResponses", "requestState"}
 	// progressToken is typed by the TypeScript SDKs (a string or a safe
 	// integer): they refuse a call whose token is anything else, and the
 	// guard's own list request carries no token to be refused for it.
@@ -194,8 +191,11 @@ func (s *scanner) topObject(m *message) bool {
 			return s.capture(&m.method)
 		case 3:
 			if s.i < len(s.b) && s.b[s.i] == '{' {
+				start := s.i
 				m.paramsObject = true
-				return s.paramsObject(m)
+				ok := s.paramsObject(m)
+				m.params = span{kind: kOther, start: start, end: s.i}
+				return ok
 			}
 			return s.capture(&m.params)
 		case 4, 5:
@@ -241,11 +241,35 @@ func (s *scanner) paramsObject(m *message) bool {
 		case 5:
 			var sp span
 			return s.capture(&sp) && sp.kind == kString
-		case 6:
-			return s.capture(&m.cursor) && m.cursor.kind == kString
 		}
 		return s.value()
 	})
+}
+
+// cursorKeys are the members listCursor reads.
+var cursorKeys = []string{"cursor"}
+
+// listCursor returns the cursor a tools/list m asks with, as servers read
+// it: "" for none (absent, or null). ok is false when it is spelled twice
+// or in another letter case (encoding/json takes "Cursor" too, and the
+// last of two; the TypeScript SDKs read "cursor" alone), or is neither a
+// string nor null.
+func listCursor(body []byte, m message) (cursor string, ok bool) {
+	if !m.paramsObject {
+		return "", true
+	}
+	s := scanner{b: body, i: m.params.start}
+	var sp span
+	ok = s.members(cursorKeys, func(k int) bool {
+		if k == 0 {
+			return s.capture(&sp) && (sp.kind == kString || string(sp.raw(body)) == "null")
+		}
+		return s.value()
+	})
+	if !ok || sp.kind != kString {
+		return "", ok
+	}
+	return string(decoded(nil, body, sp)), true
 }
 
 // envelopeKeys are the members envelope reads.

@@ -36,7 +36,18 @@ type seenLists struct {
 	lists map[string]*seenList
 	runs  map[string]*listRun
 	names int // names held, lists and runs together
+
+	// How many times each session ended (initialize, DELETE), for the
+	// marks of lists asked before; epoch changes when ends is cleared to
+	// stay bounded, so that every mark taken before no longer holds.
+	ends  map[string]uint64
+	epoch uint64
 }
+
+// A listMark is taken as a caller's tools/list passes: its answer is kept
+// only if the caller's session has not ended since (an initialize or a
+// DELETE before the answer came: the answer is the session before's).
+type listMark struct{ epoch, ends uint64 }
 
 // A seenList is one caller's whole list.
 type seenList struct {
@@ -64,42 +75,38 @@ type listRun struct {
 }
 
 func newSeenLists(ttl time.Duration) *seenLists {
-	return &seenLists{ttl: ttl, now: time.Now, lists: map[string]*seenList{}, runs: map[string]*listRun{}}
+	return &seenLists{ttl: ttl, now: time.Now, lists: map[string]*seenList{}, runs: map[string]*listRun{}, ends: map[string]uint64{}}
 }
 
-// begin notes a caller's tools/list asked with cursor ("" for the first
-// page) as it goes to the server, before the server can answer it: the
-// run its answer continues, or nil when its answer cannot be part of a
-// list the guard can trust to be whole. A first page starts the list
-// again; a page asked with the cursor the previous page gave continues it;
-// any other page ends the one being read. A run dropped before its answer
-// comes (see dropSession, or the caller began another first page) is not
-// continued.
-func (s *seenLists) begin(key, session, cursor string) *listRun {
+// mark returns the mark of a tools/list of the session, as it passes.
+func (s *seenLists) mark(session string) listMark {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return listMark{s.epoch, s.ends[session]}
+}
+
+// page records one page of a list the server gave the caller key, in
+// answer to the caller's tools/list with the given cursor ("" for the
+// first page) and mark. A first page starts the list again; a page asked
+// with the cursor the previous page gave continues it; any other page is
+// not part of a list the guard can trust to be whole, and ends the one
+// being read. The list is kept once a page has no nextCursor. An answer
+// whose session ended after it was asked is not read.
+func (s *seenLists) page(key, session, cursor string, m listMark, p mcpwire.Page) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if m != (listMark{s.epoch, s.ends[session]}) {
+		return
+	}
 	run := s.runs[key]
 	switch {
 	case cursor == "":
 		s.dropRun(key)
 		run = &listRun{session: session, ttl: s.ttl}
 		s.runs[key] = run
-		s.bound(key)
 	case run == nil || run.next != cursor: // (the key holds the session)
 		s.dropRun(key)
-		return nil
-	}
-	return run
-}
-
-// page records p, the server's answer to the caller key's tools/list asked
-// with cursor, which begin gave run. The list is kept once a page has no
-// nextCursor.
-func (s *seenLists) page(key string, run *listRun, cursor string, p mcpwire.Page) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if run == nil || s.runs[key] != run || run.next != cursor {
-		return // dropped since, or answered already
+		return
 	}
 	run.pages++
 	if run.pages > maxListPages || len(run.names)+len(p.Names) > maxListNames {
@@ -142,11 +149,9 @@ func (s *seenLists) get(key string) *seenList {
 	return l
 }
 
-// dropSession forgets every list read in the session. ended: the session
-// was deleted or initialized again, and no list asked before counts. Else
-// the server said its tools changed: a list whose first page is still to
-// come is kept when it comes, as it answers after the change was announced
-// (the client reads it so); one with pages read already is not.
+// dropSession forgets every list read in the session: the server said
+// its tools changed, or (ended) the session was deleted or initialized
+// again, and then no list asked before is kept either.
 func (s *seenLists) dropSession(session string, ended bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -156,9 +161,16 @@ func (s *seenLists) dropSession(session string, ended bool) {
 		}
 	}
 	for k, r := range s.runs {
-		if r.session == session && (ended || r.pages > 0) {
+		if r.session == session {
 			s.dropRun(k)
 		}
+	}
+	if ended {
+		if len(s.ends) >= maxSeenCallers {
+			clear(s.ends)
+			s.epoch++
+		}
+		s.ends[session]++
 	}
 }
 

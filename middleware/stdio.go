@@ -87,7 +87,7 @@ type stdioRequest struct {
 	list   bool   // a tools/list, asked with cursor; else a tools/call of name
 	name   string
 	cursor string
-	run    *listRun // the list a tools/list's answer continues
+	mark   listMark // a tools/list's, as it passed
 }
 
 // NewStdio returns a guard for the stream whose client side reads from in
@@ -231,8 +231,9 @@ func (s *Stdio) clientLine(line []byte) {
 	case strEquals(line, m.method, "tools/call") && m.paramsObject && m.name.kind == kString:
 		s.record(stdioRequest{id: id, key: stdioKey(line, m), name: string(decoded(nil, line, m.name))})
 	case strEquals(line, m.method, "tools/list"):
-		key, cursor := stdioKey(line, m), cursorOf(line, m)
-		s.record(stdioRequest{id: id, key: key, list: true, cursor: cursor, run: s.guard.seen.begin(key, "", cursor)})
+		if cursor, ok := listCursor(line, m); ok {
+			s.record(stdioRequest{id: id, key: stdioKey(line, m), list: true, cursor: cursor, mark: s.guard.seen.mark("")})
+		}
 	}
 }
 
@@ -461,7 +462,7 @@ func (s *Stdio) serverLine(line []byte) []byte {
 		return nil
 	case c.list:
 		if p, err := decodeListReply(line, c.id); err == nil {
-			s.guard.seen.page(c.key, c.run, c.cursor, p)
+			s.guard.seen.page(c.key, "", c.cursor, c.mark, p)
 		}
 		return nil
 	}

@@ -100,7 +100,7 @@ func BenchmarkStdioNotFoundWarmList(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		g.guard.seen.page("", g.guard.seen.begin("", "", ""), "", mcpwire.Page{Names: []string{"get_weather", "search_docs"}})
+		g.guard.seen.page("", "", "", listMark{}, mcpwire.Page{Names: []string{"get_weather", "search_docs"}})
 		r, w := g.Reader(), g.Writer()
 		defer r.Close()
 		b.ReportAllocs()
