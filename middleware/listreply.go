@@ -85,9 +85,6 @@ type reply struct {
 func readReply(b []byte) (r reply, ok bool) {
 	s := scanner{b: b}
 	s.ws()
-	if s.i >= len(b) || b[s.i] != '{' {
-		return r, false
-	}
 	ok = s.members(replyKeys, func(k int) bool {
 		switch k {
 		case 0:
@@ -127,9 +124,6 @@ func (s *scanner) null() bool {
 // each with a string name, nextCursor a string or null, ttlMs an integer
 // in int64 or null; every other value is skipped.
 func (s *scanner) listPage(p *mcpwire.Page) bool {
-	if s.i >= len(s.b) || s.b[s.i] != '{' {
-		return false
-	}
 	tools := false
 	ok := s.members(resultKeys, func(k int) bool {
 		switch k {
@@ -171,14 +165,8 @@ func (s *scanner) listPage(p *mcpwire.Page) bool {
 
 // toolNames reads the tools array into p.Names.
 func (s *scanner) toolNames(p *mcpwire.Page) bool {
-	if s.i >= len(s.b) || s.b[s.i] != '[' {
-		return false
-	}
 	p.Names = make([]string, 0, 16)
-	return s.elements(']', func() bool {
-		if s.i >= len(s.b) || s.b[s.i] != '{' {
-			return false
-		}
+	return s.elements('[', func() bool {
 		var name span
 		if !s.members(toolKeys, func(k int) bool {
 			if k == 0 {

@@ -229,9 +229,6 @@ var (
 func readErrorReply(b []byte) (id []byte, code int64, message, data string, ok bool) {
 	s := scanner{b: b}
 	s.ws()
-	if s.i >= len(b) || b[s.i] != '{' {
-		return nil, 0, "", "", false
-	}
 	var jsonrpc, idSp span
 	var e errorSpans
 	ok = s.members(errorReplyKeys, func(k int) bool {
@@ -265,9 +262,6 @@ type errorSpans struct{ code, message, data span }
 // errorObject reads an error object: an integer code, a string message
 // and any data.
 func (s *scanner) errorObject(e *errorSpans) bool {
-	if s.i >= len(s.b) || s.b[s.i] != '{' {
-		return false
-	}
 	return s.members(errorKeys, func(k int) bool {
 		switch k {
 		case 0:

@@ -74,9 +74,6 @@ func readMessage(b []byte) message {
 	s := scanner{b: b}
 	var m message
 	s.ws()
-	if s.i >= len(b) || b[s.i] != '{' {
-		return m
-	}
 	if !s.topObject(&m) {
 		return message{}
 	}
@@ -110,12 +107,12 @@ func skipWS(b []byte, i int) int {
 	return i
 }
 
-// members walks an object whose '{' is at s.i. For each key it calls visit
+// members walks an object at s.i. For each key it calls visit
 // with the index of the key among keys (-1 for any other key); visit scans
 // the value and reports success. A duplicate or ambiguous key among keys fails.
 func (s *scanner) members(keys []string, visit func(k int) bool) bool {
 	var seen uint8
-	return s.elements('}', func() bool {
+	return s.elements('{', func() bool {
 		if s.i >= len(s.b) || s.b[s.i] != '"' {
 			return false
 		}
@@ -143,15 +140,16 @@ func (s *scanner) members(keys []string, visit func(k int) bool) bool {
 	})
 }
 
-// elements walks an array or object whose opening bracket is at s.i, up to
-// the closing one, end (']' or '}'). For each element (an object's is a
-// member, key and value) it calls element, which scans it and reports
-// success; between them it steps over a comma.
-func (s *scanner) elements(end byte, element func() bool) bool {
-	if !s.enter() {
+// elements walks an array or object, whose opening bracket, open ('[' or
+// '{'), must be at s.i, up to its closing one. For each element (an
+// object's is a member, key and value) it calls element, which scans it
+// and reports success; between them it steps over a comma.
+func (s *scanner) elements(open byte, element func() bool) bool {
+	if s.i >= len(s.b) || s.b[s.i] != open || !s.enter() {
 		return false
 	}
-	s.i++ // '[' or '{'
+	end := open + 2 // ']' is '[' + 2, '}' is '{' + 2
+	s.i++
 	s.ws()
 	if s.i < len(s.b) && s.b[s.i] == end {
 		s.i++
@@ -214,9 +212,6 @@ func (s *scanner) paramsObject(m *message) bool {
 		case 0:
 			return s.capture(&m.name)
 		case 1:
-			if s.i >= len(s.b) || s.b[s.i] != '{' {
-				return false
-			}
 			start := s.i
 			ok := s.members(metaKeys, func(k int) bool {
 				switch k {
@@ -280,9 +275,6 @@ var envelopeKeys = []string{"id", "method"}
 func envelope(b []byte) (id, method span, ok bool) {
 	s := scanner{b: b}
 	s.ws()
-	if s.i >= len(b) || b[s.i] != '{' {
-		return id, method, false
-	}
 	ok = s.members(envelopeKeys, func(k int) bool {
 		switch k {
 		case 0:

@@ -310,7 +310,7 @@ func (r *refSkip) value() bool {
 	}
 	switch c := r.b[r.i]; c {
 	case '{', '[':
-		return r.elements(c+2, func() bool {
+		return r.elements(c, func() bool {
 			if c == '{' {
 				if r.i >= len(r.b) || r.b[r.i] != '"' || !r.str() {
 					return false
