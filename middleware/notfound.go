@@ -579,8 +579,10 @@ func phrase(t, name string) (rest string, ok, noun bool) {
 	if rest, ok := strings.CutPrefix(t, "missing tool, toolName="); ok && rest == name {
 		return "", true, true // ThinkInAIXYZ/go-mcp
 	}
-	r := t                                                           // "X not found", "'X' is not a known tool"
-	for _, n := range [...]string{"the tool ", "tool ", "method "} { // "Method X not found": @notionhq/notion-mcp-server
+	// "Tool X not found", "Method X not found" (@notionhq/notion-mcp-server),
+	// or the name alone: "X not found", "'X' is not a known tool".
+	r := t
+	for _, n := range [...]string{"the tool ", "tool ", "method "} {
 		if s, ok := cutFold(t, n); ok {
 			r, noun = s, true
 			break

@@ -21,8 +21,12 @@ import (
 // longer one passes unread (its list is not kept).
 const maxListReplyBytes = 8 << 20
 
-// listChanged is what a notifications/tools/list_changed message holds.
-var listChanged = []byte(`notifications/tools/list_changed`)
+// listChangedMethod is the method of a notifications/tools/list_changed
+// message; listChangedWord, its last word, stands in the message as it is
+// unless \u escapes spell it.
+const listChangedMethod = "notifications/tools/list_changed"
+
+var listChangedWord = []byte("list_changed")
 
 // observe notes a request that is not a tools/call before it passes: an
 // initialize drops the lists of its session (a new session starts with
@@ -41,13 +45,13 @@ func (g *Guard) observe(r *http.Request, body []byte, m message) observer {
 	if (m.id.kind != kString && m.id.kind != kInt) || !strEquals(body, m.method, "tools/list") {
 		return nil
 	}
-	var meta []byte
-	if m.meta.kind != absent {
-		meta = callerMeta(m.meta.raw(body))
-	}
 	cursor, ok := listCursor(body, m)
 	if !ok {
 		return nil
+	}
+	var meta []byte
+	if m.meta.kind != absent {
+		meta = callerMeta(m.meta.raw(body))
 	}
 	return &listWatch{g: g, id: bytes.Clone(m.id.raw(body)), key: callerKey(r, meta), cursor: cursor,
 		session: session, mark: g.seen.mark(session)}
@@ -361,7 +365,7 @@ func isListChanged(msg []byte) bool {
 // it holds "list_changed" (the slashes before it may be escaped, \/), or
 // a \u escape, which could spell any of its letters.
 func mayBeListChanged(msg []byte) bool {
-	return bytes.Contains(msg, []byte("list_changed")) || bytes.Contains(msg, []byte(`\u`))
+	return bytes.Contains(msg, listChangedWord) || bytes.Contains(msg, []byte(`\u`))
 }
 
 // namesListChanged reports whether the method that envelope read of msg
@@ -371,15 +375,15 @@ func mayBeListChanged(msg []byte) bool {
 // Whatever the id: dropping a list is never wrong.
 func namesListChanged(msg []byte, method span, ok bool) bool {
 	if ok {
-		return method.kind == kString && strEquals(msg, method, string(listChanged))
+		return method.kind == kString && strEquals(msg, method, listChangedMethod)
 	}
-	if len(msg) > maxNotificationBytes && !bytes.Contains(msg, []byte("list_changed")) {
+	if len(msg) > maxNotificationBytes && !bytes.Contains(msg, listChangedWord) {
 		return false
 	}
 	var n struct {
 		Method string `json:"method"`
 	}
-	return json.Unmarshal(msg, &n) == nil && n.Method == string(listChanged)
+	return json.Unmarshal(msg, &n) == nil && n.Method == listChangedMethod
 }
 
 // A sessionWatch is a session's standalone event stream (GET), watched for

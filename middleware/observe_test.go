@@ -118,6 +118,14 @@ func listCall(id, cursor string) string {
 	return `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/list","params":{"cursor":"` + cursor + `"}}`
 }
 
+// callUnknown sends the call with id 9 of name through g, with header h, to
+// a server that answers "Unknown tool: name", and returns what the client
+// gets.
+func callUnknown(g *Guard, name string, h http.Header) string {
+	notFound := answering(200, "application/json", errorReply("9", -32602, "Unknown tool: "+name))
+	return serve(g, notFound, newRequest("POST", call("9", `"`+name+`"`), h)).Body.String()
+}
+
 // unknownAnswer is the guard's answer to the call with id 9 of name with
 // the data given ("" for none).
 func unknownAnswer(name, data string) string {
@@ -351,9 +359,8 @@ func TestOnlyAWholeListAnswerIsKept(t *testing.T) {
 	} {
 		g := mustGuard(t, Options{Tools: unsure{}})
 		serve(g, next, newRequest("POST", listCall(`"l"`, ""), nil))
-		notFound := answering(200, "application/json", errorReply("9", -32602, "Unknown tool: get_wether"))
-		if w := serve(g, notFound, newRequest("POST", call("9", `"get_wether"`), nil)); w.Body.String() != unknownAnswer("get_wether", "") {
-			t.Errorf("after %s: %s", name, w.Body)
+		if got := callUnknown(g, "get_wether", nil); got != unknownAnswer("get_wether", "") {
+			t.Errorf("after %s: %s", name, got)
 		}
 	}
 }
@@ -587,9 +594,8 @@ func TestListAskedBeforeItsSessionEndsIsNotKept(t *testing.T) {
 			w.Header().Set("Content-Type", "application/json")
 			io.WriteString(w, listReply(`"l"`, "get_weather"))
 		}), newRequest("POST", listCall(`"l"`, ""), session))
-		notFound := answering(200, "application/json", errorReply("9", -32602, "Unknown tool: get_wether"))
-		if w := serve(g, notFound, newRequest("POST", call("9", `"get_wether"`), session)); strings.Contains(w.Body.String(), "availableTools") {
-			t.Errorf("%s during the list: the list was kept (%s)", name, w.Body)
+		if got := callUnknown(g, "get_wether", session); strings.Contains(got, "availableTools") {
+			t.Errorf("%s during the list: the list was kept (%s)", name, got)
 		}
 	}
 	for _, method := range []string{"notifications/tools/list_changed", `notifications\/tools\/list_changed`, `notifications/tools/list\u005fchanged`} {
@@ -599,9 +605,8 @@ func TestListAskedBeforeItsSessionEndsIsNotKept(t *testing.T) {
 		g.Handler(answering(200, "text/event-stream", "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\""+method+"\"}\n\n")).
 			ServeHTTP(httptest.NewRecorder(), newRequest("GET", "", session))
 		serve(g, srv, newRequest("POST", listCall(`"m"`, "2"), session))
-		notFound := answering(200, "application/json", errorReply("9", -32602, "Unknown tool: d"))
-		if w := serve(g, notFound, newRequest("POST", call("9", `"d"`), session)); strings.Contains(w.Body.String(), "availableTools") {
-			t.Errorf("%s between pages: a list was kept (%s)", method, w.Body)
+		if got := callUnknown(g, "d", session); strings.Contains(got, "availableTools") {
+			t.Errorf("%s between pages: a list was kept (%s)", method, got)
 		}
 	}
 }
@@ -613,8 +618,7 @@ func TestListWithAnAmbiguousCursorIsNotKept(t *testing.T) {
 	g := mustGuard(t, Options{Tools: unsure{}})
 	serve(g, answering(200, "application/json", listReply(`"l"`, "get_weather")),
 		newRequest("POST", `{"jsonrpc":"2.0","id":"l","method":"tools/list","params":{"Cursor":"x"}}`, nil))
-	notFound := answering(200, "application/json", errorReply("9", -32602, "Unknown tool: get_wether"))
-	if w := serve(g, notFound, newRequest("POST", call("9", `"get_wether"`), nil)); strings.Contains(w.Body.String(), "availableTools") {
-		t.Errorf("the list was kept: %s", w.Body)
+	if got := callUnknown(g, "get_wether", nil); strings.Contains(got, "availableTools") {
+		t.Errorf("the list was kept: %s", got)
 	}
 }

@@ -42,7 +42,7 @@ type message struct {
 	jsonrpc span
 	id      span
 	method  span
-	params  span // kind kOther marks an object; anything else is kString/kInt/absent
+	params  span // the params value (an object when paramsObject), or absent
 	name    span // params.name
 	version span // params._meta["io.modelcontextprotocol/protocolVersion"]
 	meta    span // params._meta, an object (kOther), or absent
