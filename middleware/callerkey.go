@@ -5,8 +5,10 @@ package toolguard
 
 import (
 	"crypto/sha256"
+	"crypto/tls"
 	"net"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 
@@ -23,44 +25,68 @@ import (
 // protocol version, client info and capabilities). A list read for one key
 // is never shown to a request of another.
 func callerKey(r *http.Request, meta []byte) string {
-	// The headers to key, sorted by name; most requests have a few, held
-	// on the stack.
-	var arr [24]keyedValues
-	keys := arr[:0]
+	var c caller
+	c.take(r)
+	return c.key(meta)
+}
+
+// A caller is what callerKey reads of a request, taken when the request
+// reaches the guard (a handler behind it may change the request: remove a
+// header it has checked) and digested only when a list is looked up, which
+// a known call never does. The header values are shared, not copied: a
+// handler that writes into one is not undone.
+type caller struct {
+	path, rawPath, query, host, remote string
+	local                              net.Addr
+	tls                                *tls.ConnectionState
+	header                             []keyedValues
+	headerBuf                          [16]keyedValues
+}
+
+// take notes what key reads of r.
+func (c *caller) take(r *http.Request) {
+	c.path, c.rawPath, c.query = r.URL.Path, r.URL.RawPath, r.URL.RawQuery
+	c.host, c.remote, c.tls = r.Host, r.RemoteAddr, r.TLS
+	c.local, _ = r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	c.header = c.headerBuf[:0]
+	for k, vs := range r.Header {
+		if keyedHeader(k) {
+			c.header = append(c.header, keyedValues{k, vs})
+		}
+	}
+}
+
+// key returns the caller's key for a request whose _meta is meta.
+func (c *caller) key(meta []byte) string {
 	// The path as it is sent on (escaped): /t/a%2Fb/mcp and /t/a/b/mcp are
 	// different callers to a router that matches the escaped path.
-	path := r.URL.EscapedPath()
-	remote := r.RemoteAddr
+	path := (&url.URL{Path: c.path, RawPath: c.rawPath}).EscapedPath()
+	remote := c.remote
 	if host, _, err := net.SplitHostPort(remote); err == nil {
 		remote = host
 	}
 	local := ""
-	if la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && la != nil {
-		local = la.String()
+	if c.local != nil {
+		local = c.local.String()
 	}
-	for k, vs := range r.Header {
-		if keyedHeader(k) {
-			keys = append(keys, keyedValues{k, vs})
-		}
-	}
-	slices.SortFunc(keys, func(a, b keyedValues) int { return strings.Compare(a.name, b.name) })
+	slices.SortFunc(c.header, func(a, b keyedValues) int { return strings.Compare(a.name, b.name) })
 	// Each part ends with a 0 byte, which no header value, URL or
 	// accepted _meta holds; a header's name starts with a newline.
 	var buf [1024]byte
 	b := buf[:0]
-	for _, p := range [...]string{path, r.URL.RawQuery, r.Host, remote, local} {
+	for _, p := range [...]string{path, c.query, c.host, remote, local} {
 		b = append(append(b, p...), 0)
 	}
-	if r.TLS != nil {
-		b = append(append(append(b, "tls\x00"...), r.TLS.ServerName...), 0) // a server may route by SNI
-		if certs := r.TLS.PeerCertificates; len(certs) > 0 {
+	if c.tls != nil {
+		b = append(append(append(b, "tls\x00"...), c.tls.ServerName...), 0) // a server may route by SNI
+		if certs := c.tls.PeerCertificates; len(certs) > 0 {
 			// A client certificate is who the caller is, to a server
 			// that authenticates with mutual TLS.
 			sum := sha256.Sum256(certs[0].Raw)
 			b = append(b, sum[:]...)
 		}
 	}
-	for _, k := range keys {
+	for _, k := range c.header {
 		b = append(append(append(b, '\n'), k.name...), 0)
 		for _, v := range k.values {
 			b = append(append(b, v...), 0)

@@ -99,10 +99,23 @@ func TestCallerKeySeparatesWhatAServerMayRead(t *testing.T) {
 	}
 }
 
+// BenchmarkCallerKey: what a watched call pays when it reaches the guard
+// (take) and what a not-found answer adds when it looks the list up (key).
 func BenchmarkCallerKey(b *testing.B) {
 	r := keyRequest("tools/call")
-	b.ReportAllocs()
-	for b.Loop() {
-		callerKey(r, nil)
-	}
+	b.Run("take", func(b *testing.B) {
+		b.ReportAllocs()
+		var c caller
+		for b.Loop() {
+			c.take(r)
+		}
+	})
+	b.Run("key", func(b *testing.B) {
+		b.ReportAllocs()
+		var c caller
+		c.take(r)
+		for b.Loop() {
+			c.key(nil)
+		}
+	})
 }

@@ -23,7 +23,7 @@ type watched struct {
 	name    string
 	meta    []byte // the call's params._meta without progressToken
 	modern  bool
-	key     string // the caller's, taken before the server's handler runs (it may change r)
+	caller  caller // taken before the server's handler runs (it may change r)
 	session string
 
 	seen   *seenList // the caller's list, once looked up (looked)
@@ -38,7 +38,8 @@ type watched struct {
 // request's pooled body) and name.
 func newWatched(g *Guard, r *http.Request, id []byte, name string, meta []byte, modern bool) *watched {
 	c := &watched{g: g, r: r, name: name, meta: meta, modern: modern,
-		key: callerKey(r, meta), session: r.Header.Get(mcpwire.HeaderSessionID)}
+		session: r.Header.Get(mcpwire.HeaderSessionID)}
+	c.caller.take(r)
 	c.id = append(c.idBuf[:0], id...)
 	return c
 }
@@ -373,7 +374,7 @@ func (c *watched) notFound(msg []byte) bool { return isNotFoundAnswer(msg, c.id,
 // looked up once.
 func (c *watched) list() *seenList {
 	if !c.looked {
-		c.seen, c.looked = c.g.seen.get(c.key), true
+		c.seen, c.looked = c.g.seen.get(c.caller.key(c.meta)), true
 	}
 	return c.seen
 }
