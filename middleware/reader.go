@@ -364,9 +364,14 @@ func skipValue(b []byte, i, depth int) (int, bool) {
 	case 'n':
 		return literal(b, i, "null")
 	}
+	if c := b[i]; c >= '0' && c <= '9' && i+1 < len(b) && !numberByte[b[i+1]] {
+		return i + 1, true // a one-digit number, the commonest
+	}
 	end, _, ok := scanNumber(b, i)
 	return end, ok
 }
+
+var numberByte = [256]bool{'0': true, '1': true, '2': true, '3': true, '4': true, '5': true, '6': true, '7': true, '8': true, '9': true, '.': true, 'e': true, 'E': true}
 
 // skipContainer scans the array or object whose bracket is at i; its
 // elements lie inside depth containers.
@@ -520,7 +525,16 @@ func scanString(b []byte, i int) (end int, escaped, ok bool) {
 // scanStringAt is scanString from i, inside the string.
 func scanStringAt(b []byte, i int) (end int, escaped, ok bool) {
 	for {
-		if i = plainRun(b, i); i >= len(b) {
+		// Most strings (keys) end within their first eight bytes: that
+		// word is read here, without the call.
+		if i+8 > len(b) {
+			i = plainRun(b, i)
+		} else if m := special(binary.LittleEndian.Uint64(b[i:])); m != 0 {
+			i += bits.TrailingZeros64(m) >> 3
+		} else {
+			i = plainRun(b, i+8)
+		}
+		if i >= len(b) {
 			return i, escaped, false
 		}
 		switch c := b[i]; {
