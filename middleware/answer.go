@@ -76,7 +76,9 @@ func (j *Rejection) Write(w http.ResponseWriter) error {
 	payload := j.message()
 	h := w.Header()
 	if j.SSE {
-		payload = appendEvent(make([]byte, 0, len(payload)+24), payload)
+		// One data line: the message holds no line end (every control
+		// character in it is escaped, and its id is a token the reader took).
+		payload = append(append(append(make([]byte, 0, len(payload)+24), "event: message\ndata: "...), payload...), "\n\n"...)
 		h["Content-Type"] = []string{"text/event-stream"}
 		h["Cache-Control"] = []string{"no-cache"}
 	} else {
@@ -119,29 +121,6 @@ func (j *Rejection) event(ev []byte, first bool) []byte {
 }
 
 var errNotMade = errors.New("toolguard: Rejection.Write: not a rejection made by a Guard; nothing written")
-
-// appendEvent appends msg, one JSON-RPC message, as an event: each of its
-// lines (ended by LF, CR or CRLF, as event streams end lines) a data line.
-func appendEvent(b, msg []byte) []byte {
-	b = append(b, "event: message\n"...)
-	for {
-		i := bytes.IndexAny(msg, "\r\n")
-		line, rest, more := msg, []byte(nil), i >= 0
-		if more {
-			line, rest = msg[:i], msg[i+1:]
-			if msg[i] == '\r' && len(rest) > 0 && rest[0] == '\n' {
-				rest = rest[1:]
-			}
-		}
-		b = append(b, "data: "...)
-		b = append(b, line...)
-		b = append(b, '\n')
-		if !more {
-			return append(b, '\n')
-		}
-		msg = rest
-	}
-}
 
 // wayOut ends the default message: what the model can do next.
 const wayOut = ` Call tools/list for the available tools.`

@@ -137,21 +137,3 @@ func (b *replayBody) release() {
 		b.buf = nil
 	}
 }
-
-// passRequest is the shallow copy of a request that Check returns,
-// allocated together with its body. (Handler allocates the body alone and
-// puts it in the request it was given.)
-type passRequest struct {
-	req  http.Request
-	body replayBody
-}
-
-// newPassRequest returns the copy of r for Check to hand on, whose body
-// replays buf (read up to eof, or up to the read error readErr) and then
-// the rest of r's body. It is made only once the request is to pass.
-func newPassRequest(r *http.Request, buf *buffer, eof bool, readErr error) *passRequest {
-	p := &passRequest{req: *r}
-	p.body = replayBody{buf: buf, data: buf.b, err: readErr, eof: eof, rest: r.Body}
-	p.req.Body = &p.body
-	return p
-}

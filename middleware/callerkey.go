@@ -17,13 +17,8 @@ import (
 
 // callerKey returns the key under which the list the server gives the
 // caller of r is kept: a digest of everything a server could read to decide
-// what to list. That is the URL, Host, the remote IP address, the local
-// address the request arrived on, TLS or not and the client certificate,
-// every request header but those that describe the request's own body or
-// connection and tracing headers, and meta, the request's params._meta
-// without its progressToken (for a 2026-07-28 request it carries the
-// protocol version, client info and capabilities). A list read for one key
-// is never shown to a request of another.
+// what to list (docs/RULES.md §5, "Who the caller is"), meta being the
+// request's params._meta without its progressToken.
 func callerKey(r *http.Request, meta []byte) string {
 	var c caller
 	c.take(r)
@@ -102,11 +97,9 @@ type keyedValues struct {
 	values []string
 }
 
-// keyedHeader reports whether callerKey keys the header k: every header
-// but those that describe the request's own body or connection (Mcp-Method,
-// Mcp-Name and Mcp-Param-* mirror its body, and differ between a
-// tools/list and a tools/call of one caller) and tracing headers, which
-// change with every request and grant nothing.
+// keyedHeader reports whether callerKey keys the header k: not one that
+// describes the request itself (Mcp-Method, Mcp-Name and Mcp-Param-*
+// mirror its body), its connection, or tracing (docs/RULES.md §5).
 func keyedHeader(k string) bool {
 	switch k {
 	case "Accept-Encoding", "Connection", "Content-Encoding", "Content-Length", "Expect",

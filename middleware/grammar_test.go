@@ -74,7 +74,7 @@ func TestRecognizesNotFoundInTheirOwnWords(t *testing.T) {
 			want bool
 		}{{listUnseen, tc.want.unseen}, {listAbsent, tc.want.absent}, {listHas, tc.want.listed}} {
 			a, ok := readCallAnswer([]byte(tc.reply), []byte("1"), X, nil)
-			got := ok && a.says(X) && a.notFound(X, c.ls)
+			got := ok && a.notFound(X, stateIs(c.ls))
 			if got != c.want {
 				t.Errorf("%s (list %d): %v, want %v: %s", tc.what, c.ls, got, c.want, tc.reply)
 			}
@@ -97,12 +97,12 @@ func TestExactShapesOutrankTheList(t *testing.T) {
 			reply = errorReply("1", s.Code, shapeText(s.Text, "victim"))
 		}
 		a, ok := readCallAnswer([]byte(reply), []byte("1"), "victim", nil)
-		if !ok || !a.notFound("victim", listHas) {
+		if !ok || !a.notFound("victim", stateIs(listHas)) {
 			t.Errorf("%s: not translated for a listed name: %s", s.Server, reply)
 		}
 	}
 	a, _ := readCallAnswer([]byte(errorReply("1", -32603, "The tool victim was not found.")), []byte("1"), "victim", nil)
-	if a.notFound("victim", listHas) {
+	if a.notFound("victim", stateIs(listHas)) {
 		t.Error("a grammar match translated for a listed name")
 	}
 }

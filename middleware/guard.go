@@ -178,7 +178,9 @@ func (g *Guard) Check(r *http.Request) (*http.Request, *Rejection) {
 	}
 	req := r
 	if read.buf != nil {
-		req = &newPassRequest(r, read.buf, read.eof, read.err).req
+		cp := *r // a shallow copy, whose body replays what was read
+		cp.Body = &replayBody{buf: read.buf, data: read.buf.b, err: read.err, eof: read.eof, rest: r.Body}
+		req = &cp
 	}
 	if read.obs != nil {
 		req = req.WithContext(&watchContext{Context: req.Context(), g: g, obs: read.obs})
@@ -262,23 +264,17 @@ type bodyRead struct {
 // of a request that passes (Handler and Check hand it on each their way).
 func (g *Guard) check(r *http.Request) (bodyRead, *Rejection) {
 	if reason := g.inspectable(r); reason != 0 {
-		if g.reporting() {
-			g.pass(r, reason, "", "", nil)
-		}
+		g.pass(r, reason, "", "", nil)
 		return bodyRead{obs: g.session(r)}, nil
 	}
 	buf, eof, readErr := readBody(r.Body, g.opts.MaxBodyBytes, r.ContentLength)
 	if !eof || int64(len(buf.b)) > g.opts.MaxBodyBytes {
-		if g.reporting() {
-			g.pass(r, ReasonTooLarge, "", "", nil)
-		}
+		g.pass(r, ReasonTooLarge, "", "", nil)
 		return bodyRead{buf: buf, eof: eof, err: readErr}, nil
 	}
 	d := g.decide(r, buf.b)
 	if d.rej == nil {
-		if g.reporting() {
-			g.pass(r, d.reason, d.method, d.tool, d.err)
-		}
+		g.pass(r, d.reason, d.method, d.tool, d.err)
 		return bodyRead{buf, eof, readErr, d.obs}, nil
 	}
 	putBuffer(buf)
@@ -296,7 +292,7 @@ func (g *Guard) inspectable(r *http.Request) Reason {
 	if g.opts.Skip != nil && g.opts.Skip(r) {
 		return ReasonSkipped
 	}
-	if ct, ok := single(r.Header, "Content-Type"); !ok || !mcpwire.IsJSON(ct) {
+	if ct := r.Header["Content-Type"]; len(ct) != 1 || mcpwire.MediaType(ct[0]) != "application/json" {
 		return ReasonContentType
 	}
 	if ce := r.Header["Content-Encoding"]; len(ce) > 0 && (len(ce) > 1 || !strings.EqualFold(strings.TrimSpace(ce[0]), "identity")) {
@@ -321,20 +317,10 @@ type decision struct {
 	obs    observer
 }
 
-// decide reads body. The rules, one exit each, in the order of the
-// Reason constants:
-//
-//  1. Not a tools/call the guard can read with certainty: pass, unwatched
-//     (but a tools/list's answer is read on its way: observe).
-//  2. With AnswerHeaderMismatch, a 2026-07-28 header mismatch: answer
-//     -32020, the spec's answer whatever the tool.
-//  3. The tool set knows the tool: pass, unwatched.
-//  4. The tool set cannot prove before the server that the server will
-//     not find it: pass, and watch for the server's own not-found answer.
-//  5. It can, but the server may refuse the request before it looks the
-//     tool up (an id, a protocol version, a header or a _meta a server may
-//     refuse): pass, and watch.
-//  6. Otherwise answer now (answerBefore).
+// decide reads body and applies the rules of docs/RULES.md §3, one exit
+// each, in the order of the Reason constants: only a call for a tool the
+// tool set says is Absent, which no server refuses before its lookup
+// (mayRefuse), is answered now (answerBefore).
 func (g *Guard) decide(r *http.Request, body []byte) decision {
 	m := readMessage(body)
 	if reason := notACall(body, m); reason != 0 {
@@ -343,13 +329,10 @@ func (g *Guard) decide(r *http.Request, body []byte) decision {
 	var scratch [128]byte
 	nameBytes := decoded(scratch[:0], body, m.name)
 	name := string(nameBytes)
-	var modern, eraOK bool
-	if g.opts.AnswerHeaderMismatch {
-		modern, eraOK = era(r.Header, body, m)
-		if modern && eraOK {
-			if rej := g.headerMismatch(r.Header, m.id.raw(body), nameBytes); rej != nil {
-				return decision{rej: rej}
-			}
+	modern, eraOK := era(r.Header, body, m)
+	if g.opts.AnswerHeaderMismatch && modern && eraOK {
+		if rej := g.headerMismatch(r.Header, m.id.raw(body), nameBytes); rej != nil {
+			return decision{rej: rej}
 		}
 	}
 	p := Unsure
@@ -359,14 +342,7 @@ func (g *Guard) decide(r *http.Request, body []byte) decision {
 	if p == Present {
 		return decision{reason: ReasonKnown, tool: name}
 	}
-	if !g.opts.AnswerHeaderMismatch { // else read above
-		modern, eraOK = era(r.Header, body, m)
-	}
-	var meta []byte
-	if m.meta.kind != absent {
-		meta = callerMeta(m.meta.raw(body))
-	}
-	c := newWatched(g, r, m.id.raw(body), name, meta, modern)
+	c := newWatched(g, r, m.id.raw(body), name, callerMeta(m.meta.raw(body)), modern)
 	if p != Absent {
 		return decision{reason: ReasonToServer, tool: name, obs: c}
 	}
@@ -599,16 +575,6 @@ func mismatchedHeader(h http.Header, name []byte) (header string, ok bool) {
 	return "", true
 }
 
-// single returns the header's only value; ok is false when it is absent or
-// repeated.
-func single(h http.Header, key string) (string, bool) {
-	vs := h[key]
-	if len(vs) != 1 {
-		return "", false
-	}
-	return vs[0], true
-}
-
 // strEquals reports whether the string at sp decodes to want.
 func strEquals(body []byte, sp span, want string) bool {
 	if !sp.escaped {
@@ -623,5 +589,5 @@ func decoded(dst, body []byte, sp span) []byte {
 	if !sp.escaped {
 		return body[sp.start+1 : sp.end-1]
 	}
-	return unquote(dst, sp.raw(body))
+	return unescape(dst, body[sp.start+1:sp.end-1])
 }

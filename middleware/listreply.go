@@ -35,7 +35,7 @@ func decodeListReply(msg []byte, id []byte) (mcpwire.Page, error) {
 // has none. Read as decodeListReply reads: strictly, else encoding/json.
 func readListMessage(msg, id []byte) (p mcpwire.Page, reply bool, err error) {
 	if r, ok := readReply(msg); ok {
-		if r.method || r.id == nil || !sameID(r.id, id) {
+		if r.method || r.id == nil || !mcpwire.SameID(r.id, id) {
 			return p, false, nil
 		}
 		if r.hasResult {
@@ -46,7 +46,7 @@ func readListMessage(msg, id []byte) (p mcpwire.Page, reply bool, err error) {
 		ID     json.RawMessage `json:"id"`
 		Method json.RawMessage `json:"method"`
 	}
-	if json.Unmarshal(msg, &m) != nil || m.Method != nil || !sameID(m.ID, id) {
+	if json.Unmarshal(msg, &m) != nil || m.Method != nil || !mcpwire.SameID(m.ID, id) {
 		return p, false, nil
 	}
 	p, err = mcpwire.DecodeListReply(msg, id)
@@ -57,7 +57,7 @@ func readListMessage(msg, id []byte) (p mcpwire.Page, reply bool, err error) {
 // with the strict scanner; ok is false when it cannot tell.
 func readJSONListReply(msg []byte, id []byte) (mcpwire.Page, bool) {
 	r, ok := readReply(msg)
-	if !ok || r.method || !r.hasResult || !sameID(r.id, id) {
+	if !ok || r.method || !r.hasResult || !mcpwire.SameID(r.id, id) {
 		return mcpwire.Page{}, false
 	}
 	return r.page, true
@@ -134,15 +134,13 @@ func (s *scanner) listPage(p *mcpwire.Page) bool {
 			if s.null() {
 				return true
 			}
-			if s.i >= len(s.b) || s.b[s.i] != '"' {
+			var sp span
+			if !s.capture(&sp) || sp.kind != kString {
 				return false
 			}
-			sp, ok := s.str()
-			if ok {
-				var scratch [64]byte
-				p.NextCursor = string(decoded(scratch[:0], s.b, sp))
-			}
-			return ok
+			var scratch [64]byte
+			p.NextCursor = string(decoded(scratch[:0], s.b, sp))
+			return true
 		case 2:
 			if s.null() {
 				return true
@@ -151,10 +149,7 @@ func (s *scanner) listPage(p *mcpwire.Page) bool {
 			if !s.capture(&sp) || sp.kind != kInt {
 				return false
 			}
-			n, err := strconv.ParseInt(string(sp.raw(s.b)), 10, 64)
-			if err != nil {
-				return false
-			}
+			n, _ := strconv.ParseInt(string(sp.raw(s.b)), 10, 64) // kInt: it fits
 			p.TTLMs = &n
 			return true
 		}
@@ -170,12 +165,7 @@ func (s *scanner) toolNames(p *mcpwire.Page) bool {
 		var name span
 		if !s.members(toolKeys, func(k int) bool {
 			if k == 0 {
-				if s.i >= len(s.b) || s.b[s.i] != '"' {
-					return false
-				}
-				sp, ok := s.str()
-				name = sp
-				return ok
+				return s.capture(&name) && name.kind == kString
 			}
 			return s.value()
 		}) || name.kind != kString {

@@ -21,7 +21,7 @@ func findSSEReply(stream []byte, id []byte) []byte {
 			ID     json.RawMessage `json:"id"`
 			Method json.RawMessage `json:"method"`
 		}
-		if json.Unmarshal(data, &m) == nil && m.Method == nil && sameID(m.ID, id) {
+		if json.Unmarshal(data, &m) == nil && m.Method == nil && mcpwire.SameID(m.ID, id) {
 			return data
 		}
 	}
@@ -49,7 +49,7 @@ func readStreamListReply(stream []byte, id []byte) (mcpwire.Page, bool) {
 		if !ok {
 			return mcpwire.Page{}, false
 		}
-		if !r.method && r.id != nil && sameID(r.id, id) {
+		if !r.method && r.id != nil && mcpwire.SameID(r.id, id) {
 			return r.page, r.hasResult
 		}
 	}

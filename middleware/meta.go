@@ -7,59 +7,38 @@ import (
 	"github.com/toolguard/toolguard/internal/mcpwire"
 )
 
-// keyEquals reports whether the JSON string token k decodes to key.
-func keyEquals(k []byte, key string) bool {
-	if bytes.IndexByte(k, '\\') < 0 {
-		return string(k[1:len(k)-1]) == key
-	}
-	var s string
-	return json.Unmarshal(k, &s) == nil && s == key
-}
-
-// valueEnd returns the index just past the JSON value at i of a body the
-// strict reader accepted (so the value is valid, and within maxDepth).
-func valueEnd(b []byte, i int) int {
-	end, _ := skipValue(b, i, 0)
-	return end
-}
-
 // callerMeta returns a copy of a request's _meta as the caller's key reads
 // it: every member but progressToken, which names the request itself and
 // changes with every request (a tools/list and a tools/call of one caller
 // carry the same rest).
 //
-// An empty object is none: a request whose _meta holds only a
-// progressToken has the caller of one without _meta.
+// An empty object is none, as is no _meta (an empty meta): a request whose
+// _meta holds only a progressToken has the caller of one without _meta.
 func callerMeta(meta []byte) []byte {
-	if meta == nil || isEmptyObject(meta) {
+	if len(meta) == 0 || isEmptyObject(meta) {
 		return nil
 	}
 	if !bytes.Contains(meta, []byte("progress")) && !bytes.Contains(meta, []byte(`\u`)) {
 		return bytes.Clone(meta)
 	}
-	out := make([]byte, 0, len(meta))
-	out = append(out, '{')
-	i := skipWS(meta, 1)
-	for i < len(meta) && meta[i] == '"' {
-		kend := valueEnd(meta, i)
-		k := meta[i:kend]
-		j := skipWS(meta, kend)
-		if j >= len(meta) || meta[j] != ':' {
-			return bytes.Clone(meta)
-		}
-		v := skipWS(meta, j+1)
-		vend := valueEnd(meta, v)
-		if !keyEquals(k, "progressToken") {
+	// meta is an object the strict reader accepted.
+	out := append(make([]byte, 0, len(meta)), '{')
+	s := scanner{b: meta}
+	s.elements('{', func() bool {
+		start := s.i
+		key, _ := s.str()
+		s.ws()
+		s.i++ // the colon
+		s.ws()
+		s.value()
+		if !strEquals(meta, key, "progressToken") {
 			if len(out) > 1 {
 				out = append(out, ',')
 			}
-			out = append(out, meta[i:vend]...)
+			out = append(out, meta[start:s.i]...)
 		}
-		i = skipWS(meta, vend)
-		if i < len(meta) && meta[i] == ',' {
-			i = skipWS(meta, i+1)
-		}
-	}
+		return true
+	})
 	if len(out) == 1 {
 		return nil
 	}
@@ -130,41 +109,31 @@ func capabilities(dec *json.Decoder, key string, depth int) bool {
 	if _, ok := t.(bool); ok {
 		return key == "listChanged"
 	}
-	if t != json.Delim('{') {
-		return false
-	}
-	seen := map[string]bool{}
-	for dec.More() {
-		t, err := dec.Token()
-		k, ok := t.(string)
-		if err != nil || !ok || seen[k] || !capabilities(dec, k, depth+1) {
-			return false
-		}
-		seen[k] = true
-	}
-	_, err = dec.Token()
-	return err == nil
+	return t == json.Delim('{') && uniqueMembers(dec, func(k string) bool { return capabilities(dec, k, depth+1) })
 }
 
 // stringObject reports whether the next value of dec is an object of
 // strings, with no key twice.
 func stringObject(dec *json.Decoder) bool {
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return false
-	}
+	t, err := dec.Token()
+	return err == nil && t == json.Delim('{') && uniqueMembers(dec, func(string) bool {
+		v, err := dec.Token()
+		_, ok := v.(string)
+		return err == nil && ok
+	})
+}
+
+// uniqueMembers reads the rest of an object whose '{' dec has read: no key
+// twice, and value, given the key, reads and accepts each value.
+func uniqueMembers(dec *json.Decoder, value func(key string) bool) bool {
 	seen := map[string]bool{}
 	for dec.More() {
 		t, err := dec.Token()
 		k, ok := t.(string)
-		if err != nil || !ok || seen[k] {
+		if err != nil || !ok || seen[k] || !value(k) {
 			return false
 		}
 		seen[k] = true
-		if v, err := dec.Token(); err != nil {
-			return false
-		} else if _, ok := v.(string); !ok {
-			return false
-		}
 	}
 	_, err := dec.Token()
 	return err == nil

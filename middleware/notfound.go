@@ -111,7 +111,7 @@ func readCallAnswer(msg, id []byte, name string, absent func() bool) (answer, bo
 	// the strict scanner; anything else by encoding/json, and the two
 	// agree wherever the scanner answers (FuzzIsNotFound).
 	if replyID, code, message, data, ok := readErrorReply(msg); ok {
-		if !sameID(replyID, id) {
+		if !mcpwire.SameID(replyID, id) {
 			return answer{}, false
 		}
 		a := answer{kind: kindError, code: code, texts: []string{message}}
@@ -131,8 +131,9 @@ func readCallAnswer(msg, id []byte, name string, absent func() bool) (answer, bo
 // caller (nil: none seen). The list is looked at only for an answer that
 // says a tool is unknown.
 func isNotFoundAnswer(msg, id []byte, name string, list func() *seenList) bool {
-	a, ok := readCallAnswer(msg, id, name, func() bool { return list().state(name) == listAbsent })
-	return ok && a.says(name) && a.notFound(name, list().state(name))
+	state := func() listState { return list().state(name) }
+	a, ok := readCallAnswer(msg, id, name, func() bool { return state() == listAbsent })
+	return ok && a.notFound(name, state)
 }
 
 // mayName reports whether msg may hold name in a string: as it is, or
@@ -142,29 +143,22 @@ func mayName(msg []byte, name string) bool {
 }
 
 // notFound reports whether the answer is the server's not-found answer to
-// a call of name, given what the caller's list says of the name:
-//
-//   - an SDK's exact shape (notFoundShapes, code and text): always, even
-//     for a name the caller was listed (the SDK's own dispatcher wrote it:
-//     the tool was deleted since);
-//   - by the grammar, never where the caller was listed the name: that
-//     tool exists, and its own error is an execution error, whatever it
-//     reads;
-//   - an error or an isError result whose text names the tool as unknown,
-//     or says so without naming any tool where the caller's list shows the
-//     name absent;
-//   - a result without isError only where the list shows the name absent
-//     and its whole text is the not-found message naming the tool.
-func (a answer) notFound(name string, ls listState) bool {
+// a call of name: an SDK's exact shape always; by the grammar, only as the
+// caller's list allows (docs/RULES.md §2, "The caller's list is the safety
+// check"). list says what the list says of name, and is called only once
+// a text says a tool is unknown.
+func (a answer) notFound(name string, list func() listState) bool {
 	if a.exactShape(name) {
 		return true
 	}
-	if ls == listHas {
-		return false
-	}
 	for _, t := range a.texts {
 		m := matchNotFound(t, name)
-		switch {
+		if m == saysNothing {
+			continue // the list is read only for an answer that says a tool is unknown
+		}
+		switch ls := list(); {
+		case ls == listHas:
+			return false
 		case a.kind == kindResult:
 			if m == saysNamedWhole && ls == listAbsent {
 				return true
@@ -172,20 +166,6 @@ func (a answer) notFound(name string, ls listState) bool {
 		case m == saysNamed || m == saysNamedWhole:
 			return true
 		case m == saysBare && ls == listAbsent:
-			return true
-		}
-	}
-	return false
-}
-
-// says reports whether any text of the answer says a tool is unknown, by
-// the table or the grammar, before the caller's list is looked at.
-func (a answer) says(name string) bool {
-	if a.exactShape(name) {
-		return true
-	}
-	for _, t := range a.texts {
-		if matchNotFound(t, name) != saysNothing {
 			return true
 		}
 	}
@@ -339,7 +319,7 @@ func answerJSON(msg []byte, id []byte) (answer, bool) {
 			} `json:"content"`
 		} `json:"result"`
 	}
-	if json.Unmarshal(msg, &m) != nil || m.JSONRPC != "2.0" || !sameID(m.ID, id) {
+	if json.Unmarshal(msg, &m) != nil || m.JSONRPC != "2.0" || !mcpwire.SameID(m.ID, id) {
 		return answer{}, false
 	}
 	switch {
@@ -421,9 +401,6 @@ func isShape(t, text, name string) bool {
 	return mid == string(strconv.AppendQuote(buf[:0], name))
 }
 
-// sameID reports whether the id of a reply is the id of the call.
-func sameID(got, want []byte) bool { return mcpwire.SameID(got, want) }
-
 // A saying is what a text says of the called tool.
 type saying uint8
 
@@ -434,11 +411,7 @@ const (
 	saysNamedWhole        // names the tool as unknown, and nothing more
 )
 
-// matchNotFound reads a text by the grammar of docs/RULES.md §2: after
-// prefixes ("MCP error -32602:", "Error:", "Error executing tool X:",
-// markdown headings), a phrase that says the tool is unknown, not found or
-// does not exist, naming it (bare or quoted) or not, then the end or an
-// explanation after punctuation.
+// matchNotFound reads a text by the grammar of docs/RULES.md §2.
 func matchNotFound(text, name string) saying {
 	t := stripPrefixes(text)
 	if bare(t) {
@@ -468,10 +441,8 @@ func matchNotFound(text, name string) saying {
 	return saysNothing
 }
 
-// stripPrefixes cuts what servers put before the message: white space,
-// markdown heading lines and emphasis, "MCP error <code>:", "Error:" (or
-// "Error -"), "Error executing tool X:", "Error calling tool X:", "Failed
-// to call tool X:" (X or not), as often as they come.
+// stripPrefixes cuts what servers put before the message (docs/RULES.md
+// §2), as often as they come.
 func stripPrefixes(t string) string {
 	for {
 		t = strings.TrimSpace(t)

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/toolguard/toolguard/internal/mcpwire"
 )
 
 // errorReply and isErrorReply build replies as the SDKs write them.
@@ -150,7 +152,7 @@ func FuzzIsNotFound(f *testing.F) {
 		// keys in another letter case, which encoding/json reads as the
 		// keys and a JavaScript client does not.)
 		a, ok := answerJSON([]byte(reply), []byte(id))
-		byJSON := ok && a.notFound(name, listUnseen)
+		byJSON := ok && a.notFound(name, stateIs(listUnseen))
 		if got && !byJSON {
 			t.Fatalf("isNotFound(%q, %q, %q) = true, encoding/json says false", reply, id, name)
 		}
@@ -164,7 +166,7 @@ func FuzzIsNotFound(f *testing.F) {
 		var m struct {
 			ID json.RawMessage `json:"id"`
 		}
-		if json.Unmarshal([]byte(reply), &m) != nil || !sameID(m.ID, []byte(id)) {
+		if json.Unmarshal([]byte(reply), &m) != nil || !mcpwire.SameID(m.ID, []byte(id)) {
 			t.Fatalf("recognised %q for id %q", reply, id)
 		}
 		if name != "" && !containsName(reply, name) {
@@ -228,7 +230,7 @@ func contains(s, sub string) bool {
 // is not.
 func isNotFound(msg []byte, id []byte, name string) bool {
 	r, ok := readCallAnswer(msg, id, name, nil)
-	return ok && r.notFound(name, listUnseen)
+	return ok && r.notFound(name, stateIs(listUnseen))
 }
 
 // shapeText puts name into a shape's text: the answer its server writes.
@@ -262,3 +264,6 @@ func TestIsShapeMatchesTheTextItsServerWrites(t *testing.T) {
 		}
 	}
 }
+
+// stateIs is a caller's list that says ls of every name.
+func stateIs(ls listState) func() listState { return func() listState { return ls } }

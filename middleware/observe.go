@@ -49,11 +49,7 @@ func (g *Guard) observe(r *http.Request, body []byte, m message) observer {
 	if !ok {
 		return nil
 	}
-	var meta []byte
-	if m.meta.kind != absent {
-		meta = callerMeta(m.meta.raw(body))
-	}
-	return &listWatch{g: g, id: bytes.Clone(m.id.raw(body)), key: callerKey(r, meta), cursor: cursor,
+	return &listWatch{g: g, id: bytes.Clone(m.id.raw(body)), key: callerKey(r, callerMeta(m.meta.raw(body))), cursor: cursor,
 		session: session, mark: g.seen.mark(session)}
 }
 
@@ -109,11 +105,7 @@ func (pw *passWriter) Flush() {
 	if pw.status == 0 {
 		pw.status = http.StatusOK
 	}
-	if f, ok := pw.w.(http.Flusher); ok {
-		f.Flush()
-	} else {
-		_ = http.NewResponseController(pw.w).Flush()
-	}
+	_ = http.NewResponseController(pw.w).Flush()
 }
 
 func (pw *passWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
@@ -123,13 +115,8 @@ func (pw *passWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 func (pw *passWriter) abort() {}
 
 // listWriter passes a tools/list answer through as it is written, and
-// reads the caller's page in it before the bytes that complete it go on,
-// so that the page is kept before the client can read it and send its
-// next call: an event stream event by event, in order with the
-// list_changed notifications before and after it; a JSON answer when it
-// reaches its Content-Length, or else at a write that ends an object (a
-// client may decode the answer as it comes, before its end), at most
-// maxEarlyReads times, and when the handler returns.
+// keeps the caller's page in it before the bytes that complete it go on
+// (docs/RULES.md §5 says when).
 type listWriter struct {
 	passWriter
 	l       *listWatch

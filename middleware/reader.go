@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"math/bits"
 	"strconv"
+	"strings"
 	"unicode"
 	"unicode/utf8"
 )
@@ -56,16 +57,9 @@ const metaVersionKey = "io.modelcontextprotocol/protocolVersion"
 // case folding (or with invisible characters added) makes the body ambiguous:
 // decoders disagree on which member they read.
 var (
-	topKeys = []string{"jsonrpc", "id", "method", "params", "result", "error"}
-	// task, inputResponses and requestState are decoded into typed
-	// fields by servers before they look the tool up (mcp-go's
-	// CallToolParams, go-sdk's): a value of another type makes them refuse
-	// the call unparsed.
+	topKeys    = []string{"jsonrpc", "id", "method", "params", "result", "error"}
 	paramsKeys = []string{"name", "_meta", "arguments", "task", "inputResponses", "requestState"}
-	// progressToken is typed by the TypeScript SDKs (a string or a safe
-	// integer): they refuse a call whose token is anything else, and the
-	// guard's own list request carries no token to be refused for it.
-	metaKeys = []string{metaVersionKey, "progressToken"}
+	metaKeys   = []string{metaVersionKey, "progressToken"} // progressToken: see docs/RULES.md §4
 )
 
 // readMessage scans b once and reports what a JSON-RPC request in the strict
@@ -203,9 +197,7 @@ func (s *scanner) topObject(m *message) bool {
 	})
 }
 
-// paramsObject reads params. _meta and arguments, when present, must be
-// objects: SDKs disagree on other types (one runs the tool, another
-// answers invalid params), so anything else is outside the strict subset.
+// paramsObject reads params, within the strict subset (docs/RULES.md §4).
 func (s *scanner) paramsObject(m *message) bool {
 	return s.members(paramsKeys, func(k int) bool {
 		switch k {
@@ -519,11 +511,7 @@ func special(x uint64) uint64 {
 // and whether it holds backslash escapes. Runs of plain ASCII are skipped
 // eight bytes at a time; UTF-8 is decoded only where a byte is not ASCII.
 func scanString(b []byte, i int) (end int, escaped, ok bool) {
-	return scanStringAt(b, i+1)
-}
-
-// scanStringAt is scanString from i, inside the string.
-func scanStringAt(b []byte, i int) (end int, escaped, ok bool) {
+	i++ // past the opening quote
 	for {
 		// Most strings (keys) end within their first eight bytes: that
 		// word is read here, without the call.
@@ -542,10 +530,6 @@ func scanStringAt(b []byte, i int) (end int, escaped, ok bool) {
 			return i + 1, escaped, true
 		case c == '\\':
 			escaped = true
-			if i+1 < len(b) && simpleEscape[b[i+1]] {
-				i += 2
-				continue
-			}
 			n, ok := escape(b, i)
 			if !ok {
 				return i, escaped, false
@@ -577,9 +561,6 @@ func plainRun(b []byte, i int) int {
 	}
 	return i
 }
-
-// simpleEscape marks the bytes that form a two-byte escape after '\\'.
-var simpleEscape = [256]bool{'"': true, '\\': true, '/': true, 'b': true, 'f': true, 'n': true, 'r': true, 't': true}
 
 // escape checks the escape sequence at b[i] == '\\' and returns the index
 // after it. A \u escape of a surrogate must be a valid pair.
@@ -633,10 +614,6 @@ func hex4(b []byte, i int) (rune, bool) {
 	return r, true
 }
 
-// unquote decodes a string token (with its quotes) that the scanner
-// accepted, appending to dst.
-func unquote(dst, tok []byte) []byte { return unescape(dst, tok[1:len(tok)-1]) }
-
 // unescape decodes the inside of an accepted string token, appending to dst.
 func unescape(dst, tok []byte) []byte {
 	for i := 0; i < len(tok); {
@@ -680,25 +657,19 @@ func unescape(dst, tok []byte) []byte {
 // one of them under Unicode case folding once invisible characters are
 // dropped (NAME, paramſ, name\u0000, ...).
 func classifyKey(raw []byte, escaped bool, keys []string) (k int, ok bool) {
-	if len(keys) == 0 {
-		return -1, true
+	dec := raw
+	if escaped {
+		var buf [64]byte
+		dec = unescape(buf[:0], raw)
 	}
-	if !escaped {
-		// The usual case first: a key equal to one of keys is that key.
-		for j, key := range keys {
-			if string(raw) == key {
-				return j, true
-			}
+	for j, key := range keys {
+		if string(dec) == key {
+			return j, true
 		}
 	}
 	plain := !escaped
-	if plain {
-		for _, c := range raw {
-			if c >= utf8.RuneSelf || c == 0x7f || c == ' ' {
-				plain = false
-				break
-			}
-		}
+	for i := 0; plain && i < len(raw); i++ {
+		plain = raw[i] < utf8.RuneSelf && raw[i] != 0x7f && raw[i] != ' '
 	}
 	if plain {
 		for _, key := range keys {
@@ -708,19 +679,9 @@ func classifyKey(raw []byte, escaped bool, keys []string) (k int, ok bool) {
 		}
 		return -1, true
 	}
-	var buf [64]byte
-	dec := raw
-	if escaped {
-		dec = unescape(buf[:0], raw)
-	}
-	for j, key := range keys {
-		if string(dec) == key {
-			return j, true
-		}
-	}
 	vis := visible(dec)
 	for _, key := range keys {
-		if foldEqual(vis, key) {
+		if strings.EqualFold(vis, key) {
 			return -1, false
 		}
 	}
@@ -748,8 +709,8 @@ func lower(c byte) byte {
 
 // visible drops the code points a reader cannot see: control and format
 // characters, combining marks, spaces and invalid bytes.
-func visible(b []byte) []rune {
-	out := make([]rune, 0, len(b))
+func visible(b []byte) string {
+	out := make([]byte, 0, len(b))
 	for len(b) > 0 {
 		r, n := utf8.DecodeRune(b)
 		b = b[n:]
@@ -757,31 +718,7 @@ func visible(b []byte) []rune {
 			unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r) {
 			continue
 		}
-		out = append(out, r)
+		out = utf8.AppendRune(out, r)
 	}
-	return out
-}
-
-// foldEqual reports whether rs equals key under Unicode simple case folding.
-func foldEqual(rs []rune, key string) bool {
-	i := 0
-	for _, kr := range key {
-		if i >= len(rs) || !runeFoldEqual(rs[i], kr) {
-			return false
-		}
-		i++
-	}
-	return i == len(rs)
-}
-
-func runeFoldEqual(a, b rune) bool {
-	if a == b {
-		return true
-	}
-	for f := unicode.SimpleFold(a); f != a; f = unicode.SimpleFold(f) {
-		if f == b {
-			return true
-		}
-	}
-	return false
+	return string(out)
 }

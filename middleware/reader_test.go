@@ -398,7 +398,7 @@ func TestSkipValue(t *testing.T) {
 		"\"caf\u00e9 raw\"", "\"\xff\"", "\"a\x01b\"", "\"tab\tin\"", "\"1234567\x7f\"", "\"12345678\x80\"",
 		`"unterminated`, `"a\"`, `"\x"`, `"\u12"`, `01`, `1.`, `1e`, `-`, `1e400`, `123456789012345678901234567890`,
 		`0.0.`, `1.5e3.`, `1e5e`, `-01`, `-`, `[1,]`, `{"a":1,}`, `{"a"}`, `{1:2}`, `[1 2]`, `tru`, `nul`, `falsey`, `{"a":1}}`, `[`, `{`, `]`, `}`,
-		// Keys walk leaves to scanStringAt, strings and escapes across
+		// Keys walk leaves to scanString, strings and escapes across
 		// word boundaries, numbers walk leaves to scanNumber.
 		`{"k\u00e9y":1}`, "{\"k\u00e9y\":1}", `{"a\"b":1}`, "{\"a\x01\":1}", "{\"a\xff\":1}", `{"abc`, `{"abc"`, `{"abc":`,
 		`{"abcdefghijklmnopqrstuvwxyz":1}`, `{ "a" : 1 , "b" : [ ] , "c" : { } }`, `{"a":1 ,"b":2}`, `[ ]`, `{ }`,

@@ -92,8 +92,7 @@ type Pass struct {
 	Err error
 }
 
-// pass reports a pass-through to Options.OnPass and Options.Logger. It
-// costs nothing when neither is set.
+// pass reports a pass-through to Options.OnPass and Options.Logger, if set.
 func (g *Guard) pass(r *http.Request, reason Reason, method, tool string, err error) {
 	if g.opts.OnPass != nil {
 		if reason.toolsCall() {
@@ -132,9 +131,6 @@ func (g *Guard) method(body []byte, m message) string {
 	}
 	return string(decoded(nil, body, m.method))
 }
-
-// reporting reports whether anyone listens to pass-throughs.
-func (g *Guard) reporting() bool { return g.opts.OnPass != nil || g.opts.Logger != nil }
 
 // logNoList logs a translated answer that goes out without the caller's
 // list.

@@ -87,11 +87,7 @@ func (s *seenLists) mark(session string) listMark {
 
 // page records one page of a list the server gave the caller key, in
 // answer to the caller's tools/list with the given cursor ("" for the
-// first page) and mark. A first page starts the list again; a page asked
-// with the cursor the previous page gave continues it; any other page is
-// not part of a list the guard can trust to be whole, and ends the one
-// being read. The list is kept once a page has no nextCursor. An answer
-// whose session ended after it was asked is not read.
+// first page) and mark, as docs/RULES.md §5 says pages make a list.
 func (s *seenLists) page(key, session, cursor string, m listMark, p mcpwire.Page) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -116,10 +112,8 @@ func (s *seenLists) page(key, session, cursor string, m listMark, p mcpwire.Page
 	run.names = append(run.names, p.Names...)
 	s.names += len(p.Names)
 	if p.TTLMs != nil && *p.TTLMs > 0 {
-		// A stated lifetime shortens the TTL. A ttlMs of 0 (mcp-go states
-		// it on every 2026-07-28 list) asks the client to list again
-		// before it relies on the list; the guard shows it all the same,
-		// as what the caller was last shown.
+		// A stated lifetime shortens the TTL; a ttlMs of 0 does not
+		// (docs/RULES.md §5).
 		run.ttl = min(run.ttl, time.Duration(*p.TTLMs)*time.Millisecond)
 	}
 	if p.NextCursor != "" {

@@ -364,7 +364,7 @@ func (w *stdioWriter) Write(p []byte) (int, error) {
 			// empty: i is 0).
 			line := append(w.buf, p[i:i+j+1]...)
 			w.buf = w.buf[:0]
-			if repl := w.serverLine(line[:len(line)-1]); repl != nil {
+			if repl := w.s.serverLine(line[:len(line)-1]); repl != nil {
 				line = repl
 			}
 			if err := w.write(line); err != nil {
@@ -374,7 +374,7 @@ func (w *stdioWriter) Write(p []byte) (int, error) {
 			start = i
 		default:
 			end := i + j + 1
-			if repl := w.serverLine(p[i : end-1]); repl != nil {
+			if repl := w.s.serverLine(p[i : end-1]); repl != nil {
 				if err := w.write(p[start:i], repl); err != nil {
 					return 0, err
 				}
@@ -387,15 +387,6 @@ func (w *stdioWriter) Write(p []byte) (int, error) {
 		return 0, err
 	}
 	return len(p), nil
-}
-
-// serverLine is Stdio.serverLine for a line within MaxServerLineBytes; a
-// longer one passes unread, however it came.
-func (w *stdioWriter) serverLine(line []byte) []byte {
-	if len(line) > w.s.opts.MaxServerLineBytes {
-		return nil
-	}
-	return w.s.serverLine(line)
 }
 
 // write writes each of bs to the client, in order; the first error is
@@ -438,10 +429,11 @@ func (w *stdioWriter) Close() error {
 // serverLine looks at one whole server line (without its newline) and
 // returns what goes to the client in its place: nil for the line itself,
 // or the guard's answer (with its newline) to a call the server did not
-// find. The answer to a tracked tools/list is read as it passes.
+// find. The answer to a tracked tools/list is read as it passes. A line
+// longer than MaxServerLineBytes passes unread, however it came.
 func (s *Stdio) serverLine(line []byte) []byte {
 	tracked := s.tracked.Load() > 0
-	if !tracked && !mayBeListChanged(line) {
+	if len(line) > s.opts.MaxServerLineBytes || !tracked && !mayBeListChanged(line) {
 		return nil
 	}
 	id, method, ok := envelope(line)

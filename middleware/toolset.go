@@ -1,6 +1,7 @@
 package toolguard
 
 import (
+	"maps"
 	"net/http"
 	"slices"
 )
@@ -51,11 +52,7 @@ func StaticTools(names ...string) ToolSet {
 	for _, n := range names {
 		s.set[n] = struct{}{}
 	}
-	s.sorted = make([]string, 0, len(s.set))
-	for n := range s.set {
-		s.sorted = append(s.sorted, n)
-	}
-	slices.Sort(s.sorted)
+	s.sorted = slices.Sorted(maps.Keys(s.set))
 	return s
 }
 

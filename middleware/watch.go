@@ -55,24 +55,20 @@ const (
 // watchWriter is the ResponseWriter the server gets for a call the guard
 // handed on: it passes every answer through byte for byte, with its status
 // and headers, except the server's own not-found answer to the call,
-// which it replaces with the guard's -32602 answer (keeping the status).
-//
-// A JSON answer is held until the handler returns (a Flush is deferred
-// until then) or until it grows past the size no not-found answer reaches;
-// an event stream goes out event by event as each ends.
+// which it replaces with the guard's -32602 answer (keeping the status),
+// as docs/RULES.md §2 ("How the answer is watched") has it.
 type watchWriter struct {
-	w      http.ResponseWriter
-	c      *watched
-	mode   int
-	sse    bool // modeHold: the held answer is an event stream with a Content-Length
-	status int
-	buf    []byte      // modeHold: the answer so far; modeStream: the event being held
-	events eventReader // modeStream
-	done   bool        // the call's answer was seen (stream): no more to watch
-	lf     bool        // its event, replaced, ended at a CR that may be half a CRLF
-	later  bool        // modeStream: past the stream's first event (where a BOM may be)
-	err    error       // modeStream: the first write error: nothing more is written
-	limit  int
+	passWriter // its status is the answer's, once decided
+	c          *watched
+	mode       int
+	sse        bool        // modeHold: the held answer is an event stream with a Content-Length
+	buf        []byte      // modeHold: the answer so far; modeStream: the event being held
+	events     eventReader // modeStream
+	done       bool        // the call's answer was seen (stream): no more to watch
+	lf         bool        // its event, replaced, ended at a CR that may be half a CRLF
+	later      bool        // modeStream: past the stream's first event (where a BOM may be)
+	err        error       // modeStream: the first write error: nothing more is written
+	limit      int
 
 	// modeHold: the header as it was when the handler wrote its status,
 	// which is what net/http sends (what is set later goes out only as
@@ -82,15 +78,11 @@ type watchWriter struct {
 	sentBuf [8]keyedValues
 }
 
-func (c *watched) watch(w http.ResponseWriter) responseWatch { return newWatchWriter(w, c) }
-
-// newWatchWriter returns the writer of c, which passes through to w.
-func newWatchWriter(w http.ResponseWriter, c *watched) *watchWriter {
-	c.ww = watchWriter{w: w, c: c, limit: maxNotFoundBytes(c.name), buf: c.ansBuf[:0]}
+// watch returns the writer of c, which passes through to w.
+func (c *watched) watch(w http.ResponseWriter) responseWatch {
+	c.ww = watchWriter{passWriter: passWriter{w: w}, c: c, limit: maxNotFoundBytes(c.name), buf: c.ansBuf[:0]}
 	return &c.ww
 }
-
-func (ww *watchWriter) Header() http.Header { return ww.w.Header() }
 
 // asSent puts the header back as it was when the handler wrote its status,
 // if the handler has changed it since, and returns what puts the changes
@@ -133,9 +125,6 @@ func unchanged(h http.Header, sent []keyedValues) bool {
 	return true
 }
 
-// Unwrap lets http.ResponseController reach the writer beneath.
-func (ww *watchWriter) Unwrap() http.ResponseWriter { return ww.w }
-
 func (ww *watchWriter) WriteHeader(code int) {
 	if ww.mode != modeUndecided {
 		if ww.mode == modePass {
@@ -149,15 +138,15 @@ func (ww *watchWriter) WriteHeader(code int) {
 	}
 	ww.status = code
 	h := ww.w.Header()
-	ct := h.Get("Content-Type")
+	mt := mcpwire.MediaType(h.Get("Content-Type"))
 	switch {
-	case mcpwire.IsJSON(ct) && len(h["Content-Encoding"]) == 0:
+	case mt == "application/json" && len(h["Content-Encoding"]) == 0:
 		ww.mode = modeHold
 		ww.hold(h)
-	case mcpwire.IsEventStream(ct) && len(h["Content-Encoding"]) == 0 && len(h["Content-Length"]) == 0:
+	case mt == "text/event-stream" && len(h["Content-Encoding"]) == 0 && len(h["Content-Length"]) == 0:
 		ww.mode = modeStream
 		ww.w.WriteHeader(code)
-	case mcpwire.IsEventStream(ct) && len(h["Content-Encoding"]) == 0:
+	case mt == "text/event-stream" && len(h["Content-Encoding"]) == 0:
 		// An event stream of a stated length (the TypeScript SDK's JSON-less
 		// answers): held whole, like a JSON answer, so that its length
 		// can be stated again if its not-found event is replaced.
@@ -220,13 +209,8 @@ func (ww *watchWriter) Flush() {
 	if ww.mode == modeUndecided {
 		ww.WriteHeader(http.StatusOK) // as net/http's Flush does
 	}
-	if ww.mode == modeHold {
-		return
-	}
-	if f, ok := ww.w.(http.Flusher); ok {
-		f.Flush()
-	} else {
-		_ = http.NewResponseController(ww.w).Flush()
+	if ww.mode != modeHold {
+		ww.passWriter.Flush()
 	}
 }
 

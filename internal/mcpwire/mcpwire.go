@@ -13,8 +13,8 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"mime"
-	"strconv"
 	"strings"
 )
 
@@ -89,16 +89,6 @@ func hasSentinel(v string) bool {
 		strings.HasPrefix(v, sentinelPrefix) && strings.HasSuffix(v, sentinelSuffix)
 }
 
-// DecodeName decodes an Mcp-Name header value; ok is false when it uses
-// the sentinel with invalid base64.
-func DecodeName(v string) (name string, ok bool) {
-	if !hasSentinel(v) {
-		return v, true
-	}
-	dec, err := base64.StdEncoding.DecodeString(v[len(sentinelPrefix) : len(v)-len(sentinelSuffix)])
-	return string(dec), err == nil
-}
-
 // NameEquals reports whether the Mcp-Name header value v names name, the
 // decoded params.name of the body, after decoding the sentinel. It does not
 // allocate for plain values.
@@ -106,8 +96,8 @@ func NameEquals(v string, name []byte) bool {
 	if !hasSentinel(v) {
 		return v == string(name)
 	}
-	dec, ok := DecodeName(v)
-	return ok && dec == string(name)
+	dec, err := base64.StdEncoding.DecodeString(v[len(sentinelPrefix) : len(v)-len(sentinelSuffix)])
+	return err == nil && string(dec) == string(name)
 }
 
 // Accepts reads Accept header values as a Streamable HTTP server does:
@@ -118,22 +108,6 @@ func Accepts(values []string) (json, stream bool) {
 	if len(values) == 0 {
 		return true, true
 	}
-	if len(values) == 1 {
-		// What clients send, read without cutting it up.
-		switch values[0] {
-		case "application/json, text/event-stream", "text/event-stream, application/json":
-			return true, true
-		case "application/json":
-			return true, false
-		case "text/event-stream":
-			return false, true
-		}
-	}
-	return acceptsRanges(values)
-}
-
-// acceptsRanges is Accepts for any values, range by range.
-func acceptsRanges(values []string) (json, stream bool) {
 	for _, v := range values {
 		for v != "" {
 			var rng string
@@ -186,12 +160,6 @@ func MediaType(ct string) string {
 	return mt
 }
 
-// IsJSON reports whether a Content-Type is application/json.
-func IsJSON(ct string) bool { return MediaType(ct) == "application/json" }
-
-// IsEventStream reports whether a Content-Type is text/event-stream.
-func IsEventStream(ct string) bool { return MediaType(ct) == "text/event-stream" }
-
 // A Page is one tools/list result.
 type Page struct {
 	Names      []string // the tools' names, in the order listed
@@ -239,12 +207,15 @@ func DecodePage(result []byte) (Page, error) {
 
 // DecodeListReply reads msg, the JSON-RPC response to the tools/list with
 // the given id (its JSON bytes, as sent: a string or an integer), in one
-// pass: the page, or a *ReplyError.
+// pass: the page, or an error (a JSON-RPC error reply's code and message).
 func DecodeListReply(msg []byte, id []byte) (Page, error) {
 	var reply struct {
 		ID     json.RawMessage `json:"id"`
 		Result *pageFields     `json:"result"`
-		Error  *ReplyError     `json:"error"`
+		Error  *struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
 	}
 	if err := json.Unmarshal(msg, &reply); err != nil {
 		return Page{}, err
@@ -253,7 +224,7 @@ func DecodeListReply(msg []byte, id []byte) (Page, error) {
 		return Page{}, errors.New("the reply answers another id")
 	}
 	if reply.Error != nil {
-		return Page{}, reply.Error
+		return Page{}, fmt.Errorf("JSON-RPC error %d: %s", reply.Error.Code, reply.Error.Message)
 	}
 	if reply.Result == nil {
 		return Page{}, errors.New("the reply has no result")
@@ -274,15 +245,4 @@ func SameID(got, want []byte) bool {
 		return got[0] == want[0] && json.Unmarshal(got, &a) == nil && json.Unmarshal(want, &b) == nil && a == b
 	}
 	return bytes.Equal(got, want)
-}
-
-// A ReplyError is a JSON-RPC error object in a reply.
-type ReplyError struct {
-	Code    int    `json:"code"`    // the JSON-RPC error code
-	Message string `json:"message"` // the error's message
-}
-
-// Error formats the code and the message.
-func (e *ReplyError) Error() string {
-	return "JSON-RPC error " + strconv.Itoa(e.Code) + ": " + e.Message
 }

@@ -38,14 +38,11 @@ func TestNameCodec(t *testing.T) {
 		if got := EncodeName(tc.name); got != tc.header {
 			t.Errorf("EncodeName(%q) = %q, want %q", tc.name, got, tc.header)
 		}
-		if got, ok := DecodeName(tc.header); !ok || got != tc.name {
-			t.Errorf("DecodeName(%q) = %q, %v", tc.header, got, ok)
-		}
 		if !NameEquals(tc.header, []byte(tc.name)) || NameEquals(tc.header, []byte(tc.name+"x")) {
 			t.Errorf("NameEquals(%q, %q)", tc.header, tc.name)
 		}
 	}
-	if _, ok := DecodeName("=?base64?!!!?="); ok || NameEquals("=?base64?!!!?=", []byte("!!!")) {
+	if NameEquals("=?base64?!!!?=", []byte("!!!")) {
 		t.Error("invalid base64 decoded")
 	}
 }
@@ -74,16 +71,6 @@ func TestAccepts(t *testing.T) {
 	}
 }
 
-// The values Accepts reads whole read as their ranges do.
-func TestAcceptsCommonValues(t *testing.T) {
-	for _, v := range []string{"application/json, text/event-stream", "text/event-stream, application/json", "application/json", "text/event-stream"} {
-		j, s := Accepts([]string{v})
-		if wj, ws := acceptsRanges([]string{v}); j != wj || s != ws {
-			t.Errorf("Accepts(%q) = %v, %v; by ranges %v, %v", v, j, s, wj, ws)
-		}
-	}
-}
-
 func TestMediaType(t *testing.T) {
 	for ct, want := range map[string]string{
 		"application/json":                "application/json",
@@ -97,8 +84,8 @@ func TestMediaType(t *testing.T) {
 			t.Errorf("MediaType(%q) = %q, want %q", ct, got, want)
 		}
 	}
-	if !IsJSON("application/json;charset=utf-8") || IsJSON("text/plain") || !IsEventStream("text/event-stream; x=1") {
-		t.Error("IsJSON, IsEventStream")
+	if MediaType("application/json;charset=utf-8") != "application/json" || MediaType("text/plain") == "application/json" || MediaType("text/event-stream; x=1") != "text/event-stream" {
+		t.Error("MediaType with parameters")
 	}
 }
 
@@ -112,8 +99,7 @@ func TestDecodePage(t *testing.T) {
 			t.Errorf("DecodePage(%s) accepted", bad)
 		}
 	}
-	var re *ReplyError
-	if _, err := DecodeListReply([]byte(`{"jsonrpc":"2.0","id":"x","error":{"code":-32601,"message":"no"}}`), []byte(`"x"`)); !errors.As(err, &re) || re.Code != -32601 {
+	if _, err := DecodeListReply([]byte(`{"jsonrpc":"2.0","id":"x","error":{"code":-32601,"message":"no"}}`), []byte(`"x"`)); err == nil || err.Error() != "JSON-RPC error -32601: no" {
 		t.Errorf("error reply: %v", err)
 	}
 }
@@ -124,7 +110,7 @@ func twoPass(msg []byte, id string) (Page, error) {
 	var reply struct {
 		ID     json.RawMessage `json:"id"`
 		Result json.RawMessage `json:"result"`
-		Error  *ReplyError     `json:"error"`
+		Error  json.RawMessage `json:"error"`
 	}
 	switch err := json.Unmarshal(msg, &reply); {
 	case err != nil:
@@ -132,7 +118,7 @@ func twoPass(msg []byte, id string) (Page, error) {
 	case string(reply.ID) != strconv.Quote(id):
 		return Page{}, errors.New("another id")
 	case reply.Error != nil:
-		return Page{}, reply.Error
+		return Page{}, errors.New("an error reply")
 	case len(reply.Result) == 0 || string(reply.Result) == "null":
 		return Page{}, errors.New("no result")
 	}
