@@ -196,20 +196,14 @@ func appendDidYouMean(b []byte, names []string) []byte {
 	return append(b, '?')
 }
 
-// sortedList returns names sorted and unique, in a slice of its own unless
-// names already is (as tool sets usually return it): an empty list, not
-// nil, for a server without tools (it is shown as any other).
+// sortedList returns names sorted and unique, in a slice of its own: an
+// empty list, not nil, for a server without tools (it is shown as any
+// other).
 func sortedList(names []string) []string {
-	if names == nil {
+	if len(names) == 0 {
 		return []string{}
 	}
-	for i := 1; i < len(names); i++ {
-		if names[i-1] >= names[i] {
-			sorted := slices.Sorted(slices.Values(names))
-			return slices.Compact(sorted)
-		}
-	}
-	return names
+	return slices.Compact(slices.Sorted(slices.Values(names)))
 }
 
 func newHeaderMismatch(id []byte, name, header string, sse bool) *Rejection {

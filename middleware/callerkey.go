@@ -34,8 +34,9 @@ type caller struct {
 	path, rawPath, query, host, remote string
 	local                              net.Addr
 	tls                                *tls.ConnectionState
-	header                             []keyedValues
-	headerBuf                          [16]keyedValues
+	n                                  int            // keyed headers in header
+	header                             [8]keyedValues // the first eight
+	more                               []keyedValues  // and the rest
 }
 
 // take notes what key reads of r.
@@ -43,10 +44,15 @@ func (c *caller) take(r *http.Request) {
 	c.path, c.rawPath, c.query = r.URL.Path, r.URL.RawPath, r.URL.RawQuery
 	c.host, c.remote, c.tls = r.Host, r.RemoteAddr, r.TLS
 	c.local, _ = r.Context().Value(http.LocalAddrContextKey).(net.Addr)
-	c.header = c.headerBuf[:0]
+	c.n, c.more = 0, nil
 	for k, vs := range r.Header {
-		if keyedHeader(k) {
-			c.header = append(c.header, keyedValues{k, vs})
+		switch {
+		case !keyedHeader(k):
+		case c.n < len(c.header):
+			c.header[c.n] = keyedValues{k, vs}
+			c.n++
+		default:
+			c.more = append(c.more, keyedValues{k, vs})
 		}
 	}
 }
@@ -64,7 +70,11 @@ func (c *caller) key(meta []byte) string {
 	if c.local != nil {
 		local = c.local.String()
 	}
-	slices.SortFunc(c.header, func(a, b keyedValues) int { return strings.Compare(a.name, b.name) })
+	keys := c.header[:c.n]
+	if c.more != nil {
+		keys = append(keys[:c.n:c.n], c.more...)
+	}
+	slices.SortFunc(keys, func(a, b keyedValues) int { return strings.Compare(a.name, b.name) })
 	// Each part ends with a 0 byte, which no header value, URL or
 	// accepted _meta holds; a header's name starts with a newline.
 	var buf [1024]byte
@@ -81,7 +91,7 @@ func (c *caller) key(meta []byte) string {
 			b = append(b, sum[:]...)
 		}
 	}
-	for _, k := range c.header {
+	for _, k := range keys {
 		b = append(append(append(b, '\n'), k.name...), 0)
 		for _, v := range k.values {
 			b = append(append(b, v...), 0)

@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"testing"
 )
 
@@ -118,4 +119,29 @@ func BenchmarkCallerKey(b *testing.B) {
 			c.key(nil)
 		}
 	})
+}
+
+// A request with more headers than the caller holds inline keys every one
+// of them, in whatever order the header map gives them.
+func TestCallerKeyOfManyHeaders(t *testing.T) {
+	many := func() *http.Request {
+		r := keyRequest("tools/call")
+		for i := range 12 {
+			r.Header.Set("X-Tenant-"+strconv.Itoa(i), "t")
+		}
+		return r
+	}
+	base := callerKey(many(), nil)
+	for range 20 { // the map's order differs from one range to the next
+		if callerKey(many(), nil) != base {
+			t.Fatal("the same many headers give two keys")
+		}
+	}
+	for i := range 12 {
+		r := many()
+		r.Header.Set("X-Tenant-"+strconv.Itoa(i), "u")
+		if callerKey(r, nil) == base {
+			t.Errorf("X-Tenant-%d changed, same key", i)
+		}
+	}
 }
