@@ -206,11 +206,11 @@ func sortedList(names []string) []string {
 	return slices.Compact(slices.Sorted(slices.Values(names)))
 }
 
-func newHeaderMismatch(id []byte, name, header string, sse bool) *Rejection {
+func newHeaderMismatch(id []byte, name, header string) *Rejection {
 	b, at := startMessage(id, 128)
 	b = strconv.AppendInt(b, CodeHeaderMismatch, 10)
 	b = append(b, `,"message":"Header mismatch: `+header+` header is missing or does not match the request body"}}`...)
-	return &Rejection{Name: name, Code: CodeHeaderMismatch, Status: http.StatusBadRequest, SSE: sse, msg: b, rendered: CodeHeaderMismatch, codeAt: at}
+	return &Rejection{Name: name, Code: CodeHeaderMismatch, Status: http.StatusBadRequest, msg: b, rendered: CodeHeaderMismatch, codeAt: at}
 }
 
 func appendStrings(b []byte, ss []string) []byte {

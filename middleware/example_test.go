@@ -79,7 +79,7 @@ func ExampleGuard_Check() {
 	r := httptest.NewRequest("POST", "/mcp", strings.NewReader(
 		`{"jsonrpc":"2.0","id":"a-1","method":"tools/call","params":{"name":"nope"}}`))
 	r.Header.Set("Content-Type", "application/json")
-	r.Header.Set("Accept", "text/event-stream")
+	r.Header.Set("Accept", "application/json, text/event-stream")
 
 	pass, rej := guard.Check(r)
 	if rej == nil {
@@ -91,9 +91,8 @@ func ExampleGuard_Check() {
 	fmt.Println(w.Code, w.Header().Get("Content-Type"))
 	fmt.Print(w.Body)
 	// Output:
-	// 200 text/event-stream
-	// event: message
-	// data: {"jsonrpc":"2.0","id":"a-1","error":{"code":-32602,"message":"Unknown tool: nope. Call tools/list for the available tools.","data":{"availableTools":["get_weather"]}}}
+	// 200 application/json
+	// {"jsonrpc":"2.0","id":"a-1","error":{"code":-32602,"message":"Unknown tool: nope. Call tools/list for the available tools.","data":{"availableTools":["get_weather"]}}}
 }
 
 // Options.Logger says why a tools/call passed through: here a guard

@@ -145,14 +145,9 @@ func goldenHTTPCases() []goldenHTTP {
 	return []goldenHTTP{
 		{name: "before-json-2025", comment: "Answered before the server (StaticTools), 2025 era, JSON.\n",
 			opts: Options{Tools: weatherTools}, body: goldenCall, header: jsonAccept},
-		{name: "before-sse-2025", comment: "Answered before the server, to a client that accepts only an event stream.\n",
-			opts: Options{Tools: weatherTools}, body: goldenCall, header: streamAccept},
-		{name: "before-sse-2026", comment: "Answered before the server, 2026-07-28, to a client that accepts only an event stream.\n",
-			opts: Options{Tools: weatherTools}, body: goldenModernCall, header: func() http.Header {
-				h := modernHdr.Clone()
-				h["Accept"] = []string{"text/event-stream"}
-				return h
-			}()},
+		{name: "accept-one-2025", comment: "An Accept that takes only an event stream: go-sdk (400) and the TypeScript SDKs (406) refuse it\nbefore the lookup, so the call goes to the server, whose refusal passes.\n",
+			opts: Options{Tools: weatherTools}, body: goldenCall, header: streamAccept,
+			server: &serverAnswer{400, "text/plain; charset=utf-8", "Accept must contain both 'application/json' and 'text/event-stream'\n"}},
 		{name: "before-json-2026", comment: "Answered before the server, 2026-07-28: HTTP 400, as mcp-go and go-sdk.\n",
 			opts: Options{Tools: weatherTools}, body: goldenModernCall, header: modernHdr},
 		{name: "before-header-mismatch-2026", comment: "AnswerHeaderMismatch: the spec's -32020 to an Mcp-Name that does not match the body.\n",

@@ -47,6 +47,12 @@ func TestRecognizesNotFoundInTheirOwnWords(t *testing.T) {
 		// caller whose list lacks it
 		{"not enabled", textResult("1", "Error: Tool '"+X+"' is not enabled. Please check your ENABLED_TOOLS configuration.", true), confirmed},
 		{"disabled", errorReply("1", -32602, "tool '"+X+"' is disabled"), confirmed},
+		// A tool's own word that it cannot run now: the tool may be one
+		// the server has, so only a list that lacks it makes it unknown.
+		{"not available now", textResult("1", "Tool "+X+" is not available: no display is attached to this host", true), confirmed},
+		{"not available", errorReply("1", -32602, "Tool '"+X+"' is not available."), confirmed},
+		{"not supported", textResult("1", "Tool "+X+" not supported on this platform", true), confirmed},
+		{"not registered", errorReply("1", -32602, "Tool "+X+" is not registered"), every},
 		// "X not found", no tool named as such
 		{"a name not found", textResult("1", X+" not found", true), confirmed},
 		{"the tool was not found", errorReply("1", -32602, "The tool "+X+" was not found."), every},

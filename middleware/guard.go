@@ -346,11 +346,10 @@ func (g *Guard) decide(r *http.Request, body []byte) decision {
 	if p != Absent {
 		return decision{reason: ReasonToServer, tool: name, obs: c}
 	}
-	json, stream := mcpwire.Accepts(r.Header["Accept"])
-	if reason := mayRefuse(r.Header, body, m, nameBytes, c, eraOK, json || stream); reason != 0 {
+	if reason := mayRefuse(r.Header, body, m, nameBytes, c, eraOK); reason != 0 {
 		return decision{reason: reason, tool: name, obs: c}
 	}
-	return g.answerBefore(r, c, json, stream)
+	return g.answerBefore(r, c)
 }
 
 // notACall returns why m is not a tools/call the guard reads with
@@ -369,27 +368,22 @@ func notACall(body []byte, m message) Reason {
 
 // headerMismatch returns the -32020 answer to a 2026-07-28 call whose
 // Mcp-Method or Mcp-Name header does not match; nil otherwise, and for a
-// repeated header or an Accept header the answer cannot satisfy.
+// repeated header or an Accept a server refuses first (acceptsBoth).
 func (g *Guard) headerMismatch(h http.Header, id, name []byte) *Rejection {
-	if len(h["Accept"]) == 0 {
+	if !acceptsBoth(h["Accept"]) {
 		return nil
 	}
 	hdr, single := mismatchedHeader(h, name)
 	if hdr == "" || !single {
 		return nil
 	}
-	json, stream := mcpwire.Accepts(h["Accept"])
-	if !json && !stream {
-		return nil
-	}
-	return newHeaderMismatch(id, string(name), hdr, stream && !json)
+	return newHeaderMismatch(id, string(name), hdr)
 }
 
 // mayRefuse returns why a server may refuse the call c before it looks
 // the tool up, or zero: the guard then leaves the call to the server.
-// eraOK is era's ok; accepts reports an Accept that takes JSON or an event
-// stream.
-func mayRefuse(h http.Header, body []byte, m message, name []byte, c *watched, eraOK, accepts bool) Reason {
+// eraOK is era's ok.
+func mayRefuse(h http.Header, body []byte, m message, name []byte, c *watched, eraOK bool) Reason {
 	switch {
 	case m.id.kind == kInt && !jsSafeInteger(m.id.raw(body)):
 		return ReasonUnsafeID
@@ -397,10 +391,7 @@ func mayRefuse(h http.Header, body []byte, m message, name []byte, c *watched, e
 		return ReasonProtocolVersion
 	case len(h[mcpwire.HeaderLastEventID]) > 0:
 		return ReasonLastEventID
-	case len(h["Accept"]) == 0 || !accepts:
-		// No Accept, or one that takes neither JSON nor an event stream
-		// (accepts): go-sdk (400) and the TypeScript SDKs (406) refuse it
-		// before the lookup.
+	case !acceptsBoth(h["Accept"]):
 		return ReasonAccept
 	}
 	if !c.modern {
@@ -415,11 +406,23 @@ func mayRefuse(h http.Header, body []byte, m message, name []byte, c *watched, e
 	return 0
 }
 
+// acceptsBoth reports whether Accept headers take both application/json
+// and text/event-stream, as a server asks of a POST before it looks a
+// tool up: go-sdk parses the media ranges (400 otherwise), the TypeScript
+// SDKs look for both names, letter case and all, in the header (406
+// otherwise). A range of quality zero does not count.
+func acceptsBoth(values []string) bool {
+	json, stream := mcpwire.Accepts(values)
+	joined := strings.Join(values, ",")
+	return len(values) > 0 && json && stream &&
+		strings.Contains(joined, "application/json") && strings.Contains(joined, "text/event-stream")
+}
+
 // answerBefore answers c before the server. The list it shows is the one
 // the server gave the caller, when the guard has seen one, else the tool
 // set's; a list that fails or has the name after all leaves the call to
 // the server.
-func (g *Guard) answerBefore(r *http.Request, c *watched, json, stream bool) decision {
+func (g *Guard) answerBefore(r *http.Request, c *watched) decision {
 	var listed []byte
 	var near []string
 	if seen := c.list(); seen != nil {
@@ -447,7 +450,7 @@ func (g *Guard) answerBefore(r *http.Request, c *watched, json, stream bool) dec
 	if c.modern {
 		status = http.StatusBadRequest // as mcp-go and go-sdk answer -32602 in 2026-07-28
 	}
-	return decision{rej: g.unknownTool(c.id, c.name, listed, near, status, stream && !json)}
+	return decision{rej: g.unknownTool(c.id, c.name, listed, near, status, false)}
 }
 
 // toolSetList asks the tool set for the caller's list, in process. A

@@ -226,21 +226,34 @@ func TestRejection(t *testing.T) {
 		}
 	})
 
-	t.Run("SSE when only event-stream is accepted", func(t *testing.T) {
-		w, msg := rejection(t, g, call("2", `"nope"`), http.Header{"Accept": {"text/event-stream"}})
-		if w.Header().Get("Content-Type") != "text/event-stream" || errField(msg)["code"] != -32602.0 {
-			t.Errorf("got %s %v", w.Header().Get("Content-Type"), msg)
-		}
-	})
-	for _, accept := range []string{"*/*", "application/json", "text/event-stream, application/json", "application/*;q=0.5, text/event-stream"} {
+	// go-sdk (400) and the TypeScript SDKs (406) refuse a POST whose Accept
+	// does not take both JSON and an event stream, before any lookup; the
+	// TypeScript SDKs look for both names, in this letter case.
+	for _, accept := range []string{"text/event-stream", "*/*", "application/json", "application/*;q=0.5, text/event-stream",
+		"Application/JSON, Text/Event-Stream", "application/json;q=0, text/event-stream", "application/jsonx"} {
+		t.Run("to the server for Accept "+accept, func(t *testing.T) {
+			rec := &recorder{}
+			w := httptest.NewRecorder()
+			g.Handler(rec).ServeHTTP(w, newRequest("POST", call("2", `"nope"`), http.Header{"Accept": {accept}}))
+			if !rec.called {
+				t.Errorf("answered before the server: %d %s", w.Code, w.Body)
+			}
+		})
+	}
+	for _, accept := range []string{"application/json, text/event-stream", "text/event-stream;q=0.9, application/json", "application/json;q=0.5, text/event-stream"} {
 		t.Run("JSON for Accept "+accept, func(t *testing.T) {
-			h := http.Header{"Accept": {accept}}
-			w, _ := rejection(t, g, call("2", `"nope"`), h)
+			w, _ := rejection(t, g, call("2", `"nope"`), http.Header{"Accept": {accept}})
 			if ct := w.Header().Get("Content-Type"); ct != "application/json" {
 				t.Errorf("Content-Type %s", ct)
 			}
 		})
 	}
+	t.Run("JSON for Accept in two headers", func(t *testing.T) {
+		w, _ := rejection(t, g, call("2", `"nope"`), http.Header{"Accept": {"application/json", "text/event-stream"}})
+		if ct := w.Header().Get("Content-Type"); ct != "application/json" {
+			t.Errorf("Content-Type %s", ct)
+		}
+	})
 
 	t.Run("modern request gets 400", func(t *testing.T) {
 		w, msg := rejection(t, g, modernCall(`"m"`, `"nope"`), modernHeaders("nope"))

@@ -424,8 +424,8 @@ func matchNotFound(text, name string) saying {
 	if !noun {
 		// "X not found" names no tool: it may be a tool's own error
 		// about a thing named like it ("document not found: id 42" from
-		// the tool document); "Tool X is disabled" names one the server
-		// has. Each counts only as a bare saying does.
+		// the tool document); "Tool X is not available" may name one the
+		// server has. Each counts only as a bare saying does.
 		return saysBare
 	}
 	switch trimmed := strings.TrimSpace(rest); {
@@ -522,9 +522,15 @@ var (
 	}
 	namedBefore = [...]string{
 		" not found", " was not found", " is not found", " could not be found", " cannot be found",
-		" does not exist", " doesn't exist", " is unknown", " is not available", " not available",
-		" is not registered", " not registered", " is not supported", " not supported",
+		" does not exist", " doesn't exist", " is unknown", " is not registered", " not registered",
 		" is not a known tool", " is not a valid tool",
+	}
+	// Phrases that may speak of a tool the server has but cannot run now
+	// ("Tool screenshot is not available: no display is attached";
+	// @dangahagan/weather-mcp answers every name it does not run "is not
+	// enabled"): unknown only to a caller whose list lacks the name.
+	namedUnavailable = [...]string{
+		" is not enabled", " is disabled", " is not available", " not available", " is not supported", " not supported",
 	}
 )
 
@@ -568,9 +574,7 @@ func phrase(t, name string) (rest string, ok, noun bool) {
 			return s, true, noun || strings.Contains(p, "tool")
 		}
 	}
-	for _, p := range [...]string{" is not enabled", " is disabled"} {
-		// A tool turned off (@dangahagan/weather-mcp answers every name it
-		// does not run so): unknown to a caller whose list lacks it.
+	for _, p := range namedUnavailable {
 		if s, ok := cutFold(r, p); ok {
 			return s, true, false
 		}

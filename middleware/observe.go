@@ -30,8 +30,8 @@ var listChangedWord = []byte("list_changed")
 
 // observe notes a request that is not a tools/call before it passes: an
 // initialize drops the lists of its session (a new session starts with
-// none); a tools/list gets its answer read. It returns the observer of the
-// answer, or nil.
+// none); a tools/list gets its answer read; a subscriptions/listen its
+// stream watched. It returns the observer of the answer, or nil.
 func (g *Guard) observe(r *http.Request, body []byte, m message) observer {
 	if !m.strict || m.jsonrpc.kind != kString || !strEquals(body, m.jsonrpc, "2.0") ||
 		m.method.kind != kString {
@@ -41,6 +41,12 @@ func (g *Guard) observe(r *http.Request, body []byte, m message) observer {
 	if strEquals(body, m.method, "initialize") {
 		g.seen.dropSession(session, true)
 		return nil
+	}
+	if strEquals(body, m.method, "subscriptions/listen") {
+		// 2026-07-28's stream of the notifications a caller subscribed
+		// to, where a changed list is announced: watched as a GET stream
+		// is (with no session, every list kept without one goes).
+		return &sessionWatch{g: g, session: session}
 	}
 	if (m.id.kind != kString && m.id.kind != kInt) || !strEquals(body, m.method, "tools/list") {
 		return nil

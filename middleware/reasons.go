@@ -29,7 +29,7 @@ const (
 	ReasonUnsafeID        // an integer id beyond ±(2^53−1)
 	ReasonProtocolVersion // a protocol version header or _meta a server may refuse
 	ReasonLastEventID     // a Last-Event-ID header on the POST
-	ReasonAccept          // no Accept, or one that takes neither JSON nor an event stream
+	ReasonAccept          // an Accept that does not take both JSON and an event stream
 	ReasonHeaderMismatch  // 2026-07-28: Mcp-Method or Mcp-Name missing, repeated or not the body's
 	ReasonClientMeta      // 2026-07-28: _meta client capabilities an SDK may refuse
 	ReasonListFailed      // the tool set's List failed (Pass.Err says why)

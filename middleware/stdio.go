@@ -223,12 +223,18 @@ func (s *Stdio) clientLine(line []byte) {
 		s.guard.seen.dropSession("", true)
 		return
 	}
+	call := strEquals(line, m.method, "tools/call")
 	if m.id.kind != kString && m.id.kind != kInt {
+		if call && m.id.kind != absent { // (without an id, a notification: no answer)
+			s.untracked("a tools/call whose id is neither a string nor an integer is outside the strict subset: its answer is not translated")
+		}
 		return
 	}
 	id := bytes.Clone(m.id.raw(line))
 	switch {
-	case strEquals(line, m.method, "tools/call") && m.paramsObject && m.name.kind == kString:
+	case call && (!m.paramsObject || m.name.kind != kString):
+		s.untracked("a tools/call whose params.name is not a string is outside the strict subset: its answer is not translated")
+	case call:
 		s.record(stdioRequest{id: id, key: stdioKey(line, m), name: string(decoded(nil, line, m.name))})
 	case strEquals(line, m.method, "tools/list"):
 		if cursor, ok := listCursor(line, m); ok {

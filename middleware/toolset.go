@@ -2,8 +2,13 @@ package toolguard
 
 import (
 	"maps"
+	"net"
 	"net/http"
+	"net/netip"
 	"slices"
+	"strings"
+
+	"github.com/toolguard/toolguard/internal/mcpwire"
 )
 
 // Presence is a tool set's answer about one tool name, before the server.
@@ -41,12 +46,11 @@ type ToolSet interface {
 	List(r *http.Request) ([]string, error)
 }
 
-// StaticTools returns a ToolSet holding exactly the given names, for servers
-// whose tools never change. The author asserts that these are the tools the
-// server has, for every caller: the guard answers any other name before the
-// server. No names assert nothing (a server without tools refuses every
-// tools/call before any lookup, as mcp-go does with -32601): every call
-// then goes to the server, which decides.
+// StaticTools returns a ToolSet holding exactly the given names: the author
+// asserts they are the tools of a stateless server, for every caller, and
+// the guard answers any other name before the server. No names assert
+// nothing (a server without tools refuses tools/call before any lookup):
+// the server decides, as it does a call naming a session or a foreign Host.
 func StaticTools(names ...string) ToolSet {
 	s := staticTools{set: make(map[string]struct{}, len(names))}
 	for _, n := range names {
@@ -61,24 +65,47 @@ type staticTools struct {
 	sorted []string
 }
 
-func (s staticTools) Lookup(_ *http.Request, name string) Presence {
+func (s staticTools) Lookup(r *http.Request, name string) Presence {
 	if _, ok := s.set[name]; ok {
 		return Present
 	}
-	if len(s.set) == 0 {
+	if len(s.set) == 0 || unseenRefusal(r) {
 		return Unsure
 	}
 	return Absent
 }
 
+// unseenRefusal reports a request a declared set cannot see the server
+// accept: one that names a session (the server may not know it, and
+// answers 404), or one that reached a loopback address naming a Host that
+// is not loopback (go-sdk and mcp-go refuse it with 403, against DNS
+// rebinding).
+func unseenRefusal(r *http.Request) bool {
+	if len(r.Header[mcpwire.HeaderSessionID]) > 0 {
+		return true
+	}
+	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	return ok && local != nil && loopback(local.String()) && !loopback(r.Host)
+}
+
+// loopback reports whether addr (host, or host:port) names a loopback
+// host as every SDK reads it: "localhost" (go-sdk takes no other letter
+// case) or a loopback IP.
+func loopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		host = strings.Trim(addr, "[]")
+	}
+	ip, err := netip.ParseAddr(host)
+	return host == "localhost" || err == nil && ip.IsLoopback()
+}
+
 func (s staticTools) List(*http.Request) ([]string, error) { return s.sorted, nil }
 
 // ToolsFunc is a ToolSet backed by a function that returns the names the
-// caller of r can call: the author asserts that these are the tools the
-// server will run for that caller, and the guard answers any other name
-// before the server (an empty list asserts nothing, as with StaticTools:
-// the server decides). It is called for every tools/call, so it should be
-// cheap; an error means "cannot tell": the server decides.
+// caller of r can call, asserted as with StaticTools (which calls it leaves
+// to the server, and an empty list). It is called for every tools/call, so
+// it should be cheap; an error means "cannot tell": the server decides.
 type ToolsFunc func(r *http.Request) ([]string, error)
 
 // Lookup calls f and reports whether name is among its names.
@@ -90,7 +117,7 @@ func (f ToolsFunc) Lookup(r *http.Request, name string) Presence {
 	if slices.Contains(names, name) {
 		return Present
 	}
-	if len(names) == 0 {
+	if len(names) == 0 || unseenRefusal(r) {
 		return Unsure
 	}
 	return Absent

@@ -341,7 +341,10 @@ func endsOnShutdown(done context.Context, h http.Handler) http.Handler {
 // listErrText says why an answer went out without the tool list, in the
 // words of the command's flags.
 func listErrText(err error, c *config) string {
-	if errors.Is(err, toolguard.ErrNoList) {
+	switch {
+	case errors.Is(err, toolguard.ErrNoList) && c.guard.ListTTL <= time.Nanosecond:
+		return "no list is kept (-list-ttl 0)"
+	case errors.Is(err, toolguard.ErrNoList):
 		return fmt.Sprintf("the caller has not listed its tools (or not within -list-ttl %v)", c.guard.ListTTL)
 	}
 	return err.Error()

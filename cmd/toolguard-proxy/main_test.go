@@ -19,6 +19,7 @@ import (
 
 	"github.com/toolguard/toolguard/internal/cmdlog"
 	"github.com/toolguard/toolguard/internal/fixture"
+	toolguard "github.com/toolguard/toolguard/middleware"
 )
 
 func TestParse(t *testing.T) {
@@ -367,6 +368,9 @@ func TestZeroMeansZero(t *testing.T) {
 	}
 	if c.guard.ListTTL != time.Nanosecond || c.shutdown != 0 {
 		t.Errorf("TTL %v, shutdown %v: want no caching, no wait", c.guard.ListTTL, c.shutdown)
+	}
+	if got := listErrText(toolguard.ErrNoList, c); got != "no list is kept (-list-ttl 0)" {
+		t.Errorf("the log says %q of an answer without the list", got)
 	}
 	var hosts []string
 	up := httptest.NewServer(fakeUpstream(&hosts))
