@@ -370,11 +370,8 @@ func notACall(body []byte, m message) Reason {
 // Mcp-Method or Mcp-Name header does not match; nil otherwise, and for a
 // repeated header or an Accept a server refuses first (acceptsBoth).
 func (g *Guard) headerMismatch(h http.Header, id, name []byte) *Rejection {
-	if !acceptsBoth(h["Accept"]) {
-		return nil
-	}
 	hdr, single := mismatchedHeader(h, name)
-	if hdr == "" || !single {
+	if hdr == "" || !single || !acceptsBoth(h["Accept"]) {
 		return nil
 	}
 	return newHeaderMismatch(id, string(name), hdr)
@@ -412,10 +409,16 @@ func mayRefuse(h http.Header, body []byte, m message, name []byte, c *watched, e
 // SDKs look for both names, letter case and all, in the header (406
 // otherwise). A range of quality zero does not count.
 func acceptsBoth(values []string) bool {
-	json, stream := mcpwire.Accepts(values)
-	joined := strings.Join(values, ",")
-	return len(values) > 0 && json && stream &&
-		strings.Contains(joined, "application/json") && strings.Contains(joined, "text/event-stream")
+	if json, stream := mcpwire.Accepts(values); len(values) == 0 || !json || !stream {
+		return false
+	}
+	// (Neither name holds a comma, so none spans two joined values.)
+	var jsonNamed, streamNamed bool
+	for _, v := range values {
+		jsonNamed = jsonNamed || strings.Contains(v, "application/json")
+		streamNamed = streamNamed || strings.Contains(v, "text/event-stream")
+	}
+	return jsonNamed && streamNamed
 }
 
 // answerBefore answers c before the server. The list it shows is the one
