@@ -319,6 +319,24 @@ func TestStdioServerThatExits(t *testing.T) {
 	}
 }
 
+// A stdio server that logs to its standard output instead of answering
+// times out, and the report says what it wrote there: the usual cause.
+func TestStdioServerThatLogsToStdoutIsNamedInTheTimeout(t *testing.T) {
+	rep, err := conformance.CheckCommand(context.Background(),
+		[]string{"sh", "-c", "echo 'Server listening on stdio'; echo '{\"level\":\"info\"}'; cat >/dev/null"}, conformance.Options{Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Category != conformance.Timeout || !strings.Contains(rep.Detail, "2 line(s)") ||
+		!strings.Contains(rep.Detail, "Server listening on stdio") || !strings.Contains(rep.Detail, "not JSON-RPC") {
+		t.Errorf("%s", rep)
+	}
+	rep, err = conformance.CheckCommand(context.Background(), []string{"sh", "-c", "cat >/dev/null"}, conformance.Options{Timeout: time.Second})
+	if err != nil || rep.Category != conformance.Timeout || strings.Contains(rep.Detail, "not JSON-RPC") {
+		t.Errorf("a silent server: %s, %v", rep, err)
+	}
+}
+
 // Requests to one host keep the spacing, however many of its targets are
 // in progress at once. Times are taken as each request leaves the checker,
 // which is what the spacing governs (arrival times add the network's

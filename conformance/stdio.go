@@ -167,10 +167,11 @@ func (c *stdioConn) roundTrip(ctx context.Context, r request) (reply, error) {
 	if r.id == 0 {
 		return reply{}, nil
 	}
+	var stray stdioStray
 	for {
 		select {
 		case <-ctx.Done():
-			return reply{}, ctx.Err()
+			return reply{}, stray.timedOut(ctx.Err())
 		case line, ok := <-c.lines:
 			if !ok {
 				return reply{}, c.wentAway(ctx)
@@ -179,12 +180,39 @@ func (c *stdioConn) roundTrip(ctx context.Context, r request) (reply, error) {
 				// It may be the reply: it is not classified from a part.
 				return reply{tooLarge: true}, nil
 			}
-			if ok, _ := answers(line.b, r.id); !ok {
+			if ok, notRPC := answers(line.b, r.id); !ok {
+				if notRPC {
+					stray.see(line.b)
+				}
 				continue // log output, a notification, a request from the server, another answer
 			}
 			return reply{body: line.b}, nil
 		}
 	}
+}
+
+// stdioStray counts the lines a server wrote on its standard output while
+// a request waited that are not JSON-RPC messages (log output, a banner):
+// over stdio, standard output carries only messages, and a server that
+// logs there is the usual reason no reply is found in time.
+type stdioStray struct {
+	n     int
+	first string
+}
+
+func (s *stdioStray) see(line []byte) {
+	if s.n++; s.n == 1 {
+		s.first = strings.ToValidUTF8(string(line[:min(len(line), 120)]), "")
+	}
+}
+
+// timedOut is the error for a request that got no reply before ctx
+// ended: err itself, or err with the stray lines seen.
+func (s *stdioStray) timedOut(err error) error {
+	if s.n == 0 {
+		return err
+	}
+	return fmt.Errorf("%w: no reply, and %d line(s) on the server's stdout that are not JSON-RPC (the first: %q); over stdio, stdout must carry only JSON-RPC messages (logs go to stderr)", err, s.n, s.first)
 }
 
 // wentAway is the error for a server whose pipes broke: one message, with

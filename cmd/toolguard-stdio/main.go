@@ -206,7 +206,7 @@ func run(args []string, stdin io.Reader, stdout io.WriteCloser, stderr io.Writer
 	if stop != nil {
 		stop.Stop()
 	} else {
-		noteEarlyEnd(stderr, argv[0], in.sent.Load(), cmd.ProcessState)
+		noteEarlyEnd(stderr, argv[0], in, cmd.ProcessState)
 	}
 	endLeftovers(cmd.Process, wait, drained, logger)
 	awaitDrained(drained, outR, wait)
@@ -226,12 +226,17 @@ func after(sig os.Signal) syscall.Signal {
 }
 
 // noteEarlyEnd says, in one line, that the server ended by itself before
-// the client sent a byte (ps nil: it did not end by itself): whatever it
-// wrote to standard error is above, and this says that it is the server
-// that is gone. The command's name alone, for its arguments may hold
-// secrets.
-func noteEarlyEnd(stderr io.Writer, name string, clientSent bool, ps *os.ProcessState) {
-	if !clientSent && ps != nil {
+// the client sent a byte (ps nil: it did not end by itself), and whether
+// the client's input had ended by then (a server ends when its input
+// does): whatever the server wrote to standard error is above, and this
+// says that it is the server that is gone. The command's name alone, for
+// its arguments may hold secrets.
+func noteEarlyEnd(stderr io.Writer, name string, in *clientIn, ps *os.ProcessState) {
+	switch {
+	case in.sent.Load() || ps == nil:
+	case in.ended.Load():
+		fmt.Fprintf(stderr, "toolguard-stdio: the server (%s) %s after the client closed its input without sending anything\n", name, ended(ps))
+	default:
 		fmt.Fprintf(stderr, "toolguard-stdio: the server (%s) %s before the client sent anything\n", name, ended(ps))
 	}
 }
@@ -319,16 +324,20 @@ func endLeftovers(p *os.Process, grace time.Duration, drained <-chan struct{}, l
 }
 
 // clientIn is the client's standard input; sent is set once a read has
-// returned a byte.
+// returned a byte, ended once one has returned an error (its end).
 type clientIn struct {
-	r    io.Reader
-	sent atomic.Bool
+	r     io.Reader
+	sent  atomic.Bool
+	ended atomic.Bool
 }
 
 func (c *clientIn) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
 	if n > 0 && !c.sent.Load() {
 		c.sent.Store(true)
+	}
+	if err != nil {
+		c.ended.Store(true)
 	}
 	return n, err
 }

@@ -81,7 +81,14 @@ func TestServerGoneAtOnceIsOneLine(t *testing.T) {
 			t.Errorf("%q: exit %d, stderr %q; want %d, %q", tc.argv, code, errOut.String(), tc.code, tc.lines)
 		}
 	}
-	w, errOut := startWrapper(t, "--", "sh", "-c", "read line; exit 3")
+	// A server that ends because the client closed its input at once is
+	// said to end after that, not before the client spoke.
+	w, errOut := startWrapper(t, "--", "sh", "-c", "cat >/dev/null; exit 4")
+	w.in.Close()
+	if code, want := w.wait(t), "toolguard-stdio: the server (sh) exited with status 4 after the client closed its input without sending anything\n"; code != 4 || errOut.String() != want {
+		t.Errorf("a client that closes its input at once: exit %d, stderr %q; want 4 and %q", code, errOut.String(), want)
+	}
+	w, errOut = startWrapper(t, "--", "sh", "-c", "read line; exit 3")
 	io.WriteString(w.in, "{}\n")
 	if code := w.wait(t); code != 3 || errOut.String() != "" {
 		t.Errorf("a server ending after the client's first line: exit %d, stderr %q; want 3 and nothing", code, errOut.String())
