@@ -475,7 +475,7 @@ func (g *Guard) toolSetList(r *http.Request) (names []string, err error) {
 // not-found answer has no data.availableTools: the guard has seen no
 // tools/list answer for this caller (or the one it saw has expired or was
 // dropped). The guard never asks for a list.
-var ErrNoList = errors.New("toolguard: no tools/list answer seen for this caller")
+var ErrNoList = errors.New("toolguard: no tools/list answer kept for this caller (none seen, or it expired or was dropped)")
 
 // translate makes the guard's answer to c, whose server answered not
 // found with the given status, from the list the server gave c's caller,

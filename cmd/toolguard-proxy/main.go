@@ -345,7 +345,7 @@ func listErrText(err error, c *config) string {
 	case errors.Is(err, toolguard.ErrNoList) && c.guard.ListTTL <= time.Nanosecond:
 		return "no list is kept (-list-ttl 0)"
 	case errors.Is(err, toolguard.ErrNoList):
-		return fmt.Sprintf("the caller has not listed its tools (or not within -list-ttl %v)", c.guard.ListTTL)
+		return fmt.Sprintf("the caller has not listed its tools (or not within -list-ttl %v, or since the upstream said its list changed)", c.guard.ListTTL)
 	}
 	return err.Error()
 }
