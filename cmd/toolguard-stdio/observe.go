@@ -54,6 +54,7 @@ func (o *observe) hooks(opts *toolguard.StdioOptions, stderr io.Writer, logAnswe
 	}
 	if o.statsPath != "" {
 		o.answers = stats.NewAnswers()
+		o.checkStats()
 	}
 	if !logAnswers && o.answers == nil {
 		return nil
@@ -83,6 +84,21 @@ func (o *observe) hooks(opts *toolguard.StdioOptions, stderr io.Writer, logAnswe
 		}
 	}
 	return nil
+}
+
+// checkStats says at the start, as a warning, when -stats FILE cannot be
+// written (its directory is missing or not writable): the session runs
+// all the same, and its end says it again.
+func (o *observe) checkStats() {
+	f, err := os.CreateTemp(filepath.Dir(o.statsPath), ".toolguard-stats-*")
+	if err == nil {
+		f.Close()
+		err = os.Remove(f.Name())
+	}
+	if err != nil {
+		o.log.Event(slog.LevelWarn, "stats", fmt.Sprintf("-stats %s: cannot be written (%v); the session runs, and its counts will be lost", o.statsPath, err),
+			slog.String("file", o.statsPath), slog.String("err", err.Error()))
+	}
 }
 
 // writeStats writes the counts to -stats FILE, through a file beside it

@@ -54,6 +54,10 @@ func TestStatsFileThatCannotBeWrittenIsLogged(t *testing.T) {
 	if !strings.Contains(log.String(), "-stats ") || !strings.Contains(log.String(), "no such file") {
 		t.Errorf("log %q", log.String())
 	}
+	// Said at the start, before any client line, and again at the end.
+	if first, _, _ := strings.Cut(log.String(), "\n"); !strings.Contains(first, "cannot be written") || strings.Count(log.String(), "-stats ") != 2 {
+		t.Errorf("log %q", log.String())
+	}
 }
 
 // TestJSONLogLinesAreObjects: with -log -log-format json, a translation
