@@ -358,7 +358,7 @@ func normalize(s string, dst []rune) []rune {
 // one within k in the row between: two replacements reach it too). a and
 // b are at most 2*64 runes.
 func osaDistance(a, b []rune, k int, rows *[3][2*64 + 1]int) int {
-	if abs(len(a)-len(b)) > k {
+	if max(len(a)-len(b), len(b)-len(a)) > k {
 		return k + 1
 	}
 	const far = 1 << 20
@@ -405,11 +405,4 @@ func osaDistance(a, b []rune, k int, rows *[3][2*64 + 1]int) int {
 		return k + 1
 	}
 	return prev[len(b)]
-}
-
-func abs(x int) int {
-	if x < 0 {
-		return -x
-	}
-	return x
 }

@@ -111,13 +111,11 @@ func readReply(b []byte) (r reply, ok bool) {
 	return r, s.i == len(b)
 }
 
-// null steps over a null literal at s.i.
+// null steps over a null literal at s.i, if there is one.
 func (s *scanner) null() bool {
-	if len(s.b)-s.i >= 4 && string(s.b[s.i:s.i+4]) == "null" {
-		s.i += 4
-		return true
-	}
-	return false
+	end, ok := literal(s.b, s.i, "null") // (end is s.i when not)
+	s.i = end
+	return ok
 }
 
 // listPage reads a tools/list result object: tools an array of objects

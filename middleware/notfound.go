@@ -107,23 +107,8 @@ func readCallAnswer(msg, id []byte, name string, absent func() bool) (answer, bo
 		// nor one for a name the caller's list does not show absent.
 		return answer{}, false
 	}
-	// The usual answer, an error reply in the strict subset, is read by
-	// the strict scanner; anything else by encoding/json, and the two
-	// agree wherever the scanner answers (FuzzIsNotFound).
-	if replyID, code, message, data, ok := readErrorReply(msg); ok {
-		if !mcpwire.SameID(replyID, id) {
-			return answer{}, false
-		}
-		a := answer{kind: kindError, code: code, texts: []string{message}}
-		if data != "" {
-			a.texts = append(a.texts, data)
-		}
-		return a, true
-	}
-	if keyVariants(msg) {
-		return answer{}, false
-	}
-	return answerJSON(msg, id)
+	replyID, a, ok := readCallReply(msg)
+	return a, ok && mcpwire.SameID(replyID, id)
 }
 
 // isNotFoundAnswer reports whether msg is the server's not-found answer to
@@ -196,155 +181,130 @@ func (a answer) exactShape(name string) bool {
 	return false
 }
 
+// Keys of a reply to a call, per level, for the strict scanner.
 var (
-	errorReplyKeys = []string{"jsonrpc", "id", "error", "result"}
-	errorKeys      = []string{"code", "message", "data"}
+	answerKeys  = []string{"jsonrpc", "id", "error", "result"}
+	errorKeys   = []string{"code", "message", "data"}
+	outcomeKeys = []string{"isError", "content"}
+	contentKeys = []string{"type", "text"}
 )
 
-// readErrorReply reads an error reply in the strict subset: jsonrpc
-// "2.0", an id, and an error with an integer code, a string message and
-// any data (returned when it is a string, "" otherwise: an empty message
-// names no tool). ok is false for anything else (a result, a reply
-// outside the subset).
-func readErrorReply(b []byte) (id []byte, code int64, message, data string, ok bool) {
+// readCallReply reads b, a reply to a call, in the strict subset
+// (docs/RULES.md §2): jsonrpc "2.0", an id, and either an error (an integer
+// code, a string message, any data: its texts are the message and the data
+// when a string) or a result (isError true, false or null; its text is that
+// of a content array of one text item, and the strings of that text when it
+// is a JSON object). ok is false for anything else: a reply whose keys
+// decoders read apart (one twice, or in another letter case) is never a
+// not-found answer.
+func readCallReply(b []byte) (id []byte, a answer, ok bool) {
 	s := scanner{b: b}
 	s.ws()
-	var jsonrpc, idSp span
-	var e errorSpans
-	ok = s.members(errorReplyKeys, func(k int) bool {
+	var r replySpans
+	ok = s.members(answerKeys, func(k int) bool {
 		switch k {
 		case 0:
-			return s.capture(&jsonrpc)
+			return s.capture(&r.jsonrpc)
 		case 1:
-			return s.capture(&idSp)
+			return s.capture(&r.id)
 		case 2:
-			return s.errorObject(&e)
+			r.hasError = !s.null() // an error of null is none
+			return !r.hasError || s.errorObject(&r)
 		case 3:
-			return false // a result: read by encoding/json
+			r.hasResult = !s.null()
+			return !r.hasResult || s.outcome(&r)
 		}
 		return s.value()
 	})
 	s.ws()
-	if !ok || s.i != len(b) || e.code.kind != kInt || e.message.kind != kString || jsonrpc.kind != kString || !strEquals(b, jsonrpc, "2.0") || idSp.kind == absent {
-		return nil, 0, "", "", false
+	if !ok || s.i != len(b) || r.jsonrpc.kind != kString || !strEquals(b, r.jsonrpc, "2.0") || r.id.kind == absent {
+		return nil, answer{}, false
 	}
-	var scratch [256]byte
-	if e.data.kind == kString {
-		data = string(decoded(scratch[:0], b, e.data))
-	}
-	code, _ = strconv.ParseInt(string(e.code.raw(b)), 10, 64)
-	return idSp.raw(b), code, string(decoded(scratch[:0], b, e.message)), data, true
+	a, ok = r.answer(b)
+	return r.id.raw(b), a, ok
 }
 
-// errorSpans locates the members of an error object.
-type errorSpans struct{ code, message, data span }
+// replySpans locates what readCallReply reads of a reply.
+type replySpans struct {
+	jsonrpc, id, code, message, data, text span
+	hasError, hasResult, isError           bool
+}
 
-// errorObject reads an error object: an integer code, a string message
-// and any data.
-func (s *scanner) errorObject(e *errorSpans) bool {
+// answer makes the answer of the reply in b, an error or a result.
+func (r *replySpans) answer(b []byte) (answer, bool) {
+	var a answer
+	var scratch [256]byte
+	switch {
+	case r.hasError && !r.hasResult && r.code.kind == kInt && r.message.kind == kString:
+		a = answer{kind: kindError, texts: []string{string(decoded(scratch[:0], b, r.message))}}
+		a.code, _ = strconv.ParseInt(string(r.code.raw(b)), 10, 64) // kInt: it fits
+		if r.data.kind == kString {
+			a.texts = append(a.texts, string(decoded(scratch[:0], b, r.data)))
+		}
+	case r.hasResult && !r.hasError && r.text.kind == kString:
+		a = answer{kind: kindResult, texts: []string{string(decoded(scratch[:0], b, r.text))}}
+		if r.isError {
+			a.kind = kindIsError
+		}
+		a.texts = append(a.texts, jsonTexts(a.texts[0])...)
+	default:
+		return answer{}, false
+	}
+	return a, true
+}
+
+// errorObject reads an error object for readCallReply.
+func (s *scanner) errorObject(r *replySpans) bool {
 	return s.members(errorKeys, func(k int) bool {
 		switch k {
 		case 0:
-			return s.capture(&e.code) && e.code.kind == kInt
+			return s.capture(&r.code)
 		case 1:
-			return s.capture(&e.message) && e.message.kind == kString
+			return s.capture(&r.message)
 		case 2:
-			return s.capture(&e.data)
+			return s.capture(&r.data)
 		}
 		return s.value()
 	})
 }
 
-// keyVariants reports whether msg has, where a not-found answer is read,
-// a member whose key is one it is read by in another letter case
-// ("Error", "DATA"): encoding/json would read it as that key, a
-// JavaScript or Python client would not, so the reply is not read as a
-// not-found answer at all.
-func keyVariants(msg []byte) bool {
-	var top map[string]json.RawMessage
-	if json.Unmarshal(msg, &top) != nil {
-		return false // not an object: notFoundJSON refuses it
-	}
-	if variant(top, "jsonrpc", "id", "error", "result") {
-		return true
-	}
-	var e, r map[string]json.RawMessage
-	if json.Unmarshal(top["error"], &e) == nil && variant(e, "code", "message", "data") {
-		return true
-	}
-	if json.Unmarshal(top["result"], &r) == nil {
-		if variant(r, "isError", "content") {
-			return true
-		}
-		var content []map[string]json.RawMessage
-		if json.Unmarshal(r["content"], &content) == nil {
-			for _, c := range content {
-				if variant(c, "type", "text") {
-					return true
+// outcome reads a result object for readCallReply: isError, and the text
+// of its content when that is one item of type "text".
+func (s *scanner) outcome(r *replySpans) bool {
+	return s.members(outcomeKeys, func(k int) bool {
+		switch k {
+		case 0:
+			var sp span
+			ok := s.capture(&sp)
+			v := string(sp.raw(s.b))
+			r.isError = v == "true"
+			return ok && (v == "true" || v == "false" || v == "null")
+		case 1:
+			items := 0
+			ok := s.null() || s.elements('[', func() bool {
+				var typ, txt span
+				items++
+				ok := s.members(contentKeys, func(k int) bool {
+					switch k {
+					case 0:
+						return s.capture(&typ)
+					case 1:
+						return s.capture(&txt)
+					}
+					return s.value()
+				})
+				if typ.kind == kString && strEquals(s.b, typ, "text") {
+					r.text = txt
 				}
+				return ok
+			})
+			if items != 1 {
+				r.text = span{}
 			}
+			return ok
 		}
-	}
-	return false
-}
-
-// variant reports whether m has one of keys in another letter case.
-func variant(m map[string]json.RawMessage, keys ...string) bool {
-	for k := range m {
-		for _, want := range keys {
-			if k != want && strings.EqualFold(k, want) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// answerJSON reads msg with encoding/json (which matches keys in any
-// letter case: readCallAnswer first refuses replies where that matters).
-func answerJSON(msg []byte, id []byte) (answer, bool) {
-	var m struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Error   *struct {
-			Code    json.Number     `json:"code"`
-			Message *string         `json:"message"`
-			Data    json.RawMessage `json:"data"`
-		} `json:"error"`
-		Result *struct {
-			IsError bool `json:"isError"`
-			Content []struct {
-				Type string `json:"type"`
-				Text string `json:"text"`
-			} `json:"content"`
-		} `json:"result"`
-	}
-	if json.Unmarshal(msg, &m) != nil || m.JSONRPC != "2.0" || !mcpwire.SameID(m.ID, id) {
-		return answer{}, false
-	}
-	switch {
-	case m.Error != nil && m.Result == nil:
-		code, err := m.Error.Code.Int64()
-		if err != nil || m.Error.Message == nil {
-			return answer{}, false
-		}
-		a := answer{kind: kindError, code: code, texts: []string{*m.Error.Message}}
-		var data string
-		if len(m.Error.Data) > 0 && m.Error.Data[0] == '"' && json.Unmarshal(m.Error.Data, &data) == nil {
-			a.texts = append(a.texts, data)
-		}
-		return a, true
-	case m.Result != nil && m.Error == nil && len(m.Result.Content) == 1 && m.Result.Content[0].Type == "text":
-		a := answer{kind: kindResult}
-		if m.Result.IsError {
-			a.kind = kindIsError
-		}
-		text := m.Result.Content[0].Text
-		a.texts = append(a.texts, text)
-		a.texts = append(a.texts, jsonTexts(text)...)
-		return a, true
-	}
-	return answer{}, false
+		return s.value()
+	})
 }
 
 // jsonTexts returns, for a text that is a JSON object, the strings of its

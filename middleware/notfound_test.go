@@ -107,9 +107,13 @@ func TestIsNotFound(t *testing.T) {
 		{`{"jsonrpc":"2.0","id":1,"Error":{"code":-32602,"message":"Unknown tool: nope"}}`, "1", "nope", false},
 		{`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","Text":"Unknown tool: nope"}],"isError":true}}`, "1", "nope", false},
 		{`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"Unknown tool: nope"}],"IsError":true}}`, "1", "nope", false},
-		// Outside the strict subset but plain: still read.
-		{`{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Unknown tool: nope","data":{"a":1e400}}}`, "1", "nope", true},
-		{`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"Unknown tool: nope"}],"isError":true}}`, "1", "nope", true},
+		// Outside the strict subset (a number beyond float64, a key
+		// twice): passed as the server wrote it.
+		{`{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Unknown tool: nope","data":{"a":1e400}}}`, "1", "nope", false},
+		{`{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Unknown tool: nope","message":"Unknown tool: nope"}}`, "1", "nope", false},
+		// Members in any order, with others beside them: read.
+		{`{"result":{"_meta":{"k":[1,{"a":null}]},"isError":true,"content":[{"text":"Unknown tool: nope","annotations":{},"type":"text"}]},"id":1,"x":0,"jsonrpc":"2.0"}`, "1", "nope", true},
+		{`{"jsonrpc":"2.0","id":1,"result":null,"error":{"code":-32602,"message":"Unknown tool: nope","data":null}}`, "1", "nope", true},
 	} {
 		if got := isNotFound([]byte(tc.reply), []byte(tc.id), tc.name); got != tc.want {
 			t.Errorf("isNotFound(%s, %s, %q) = %v, want %v", tc.reply, tc.id, tc.name, got, tc.want)
@@ -148,15 +152,16 @@ func FuzzIsNotFound(f *testing.F) {
 		got := isNotFound([]byte(reply), []byte(id), name)
 		// Never a not-found answer that encoding/json would not read as
 		// one; and where the strict scanner reads the reply, the same
-		// answer as encoding/json. (isNotFound refuses more: replies with
-		// keys in another letter case, which encoding/json reads as the
-		// keys and a JavaScript client does not.)
-		a, ok := answerJSON([]byte(reply), []byte(id))
+		// answer as encoding/json. (The scanner refuses more: replies
+		// outside the strict subset, among them keys in another letter
+		// case, which encoding/json reads as the keys and a JavaScript
+		// client does not.)
+		a, ok := answerByJSON([]byte(reply), []byte(id))
 		byJSON := ok && a.notFound(name, stateIs(listUnseen))
 		if got && !byJSON {
 			t.Fatalf("isNotFound(%q, %q, %q) = true, encoding/json says false", reply, id, name)
 		}
-		if _, _, _, _, ok := readErrorReply([]byte(reply)); ok && len(reply) <= maxNotFoundBytes(name) && got != byJSON {
+		if _, _, ok := readCallReply([]byte(reply)); ok && len(reply) <= maxNotFoundBytes(name) && got != byJSON {
 			t.Fatalf("isNotFound(%q, %q, %q) = %v, encoding/json says %v", reply, id, name, got, byJSON)
 		}
 		if !got {
@@ -176,6 +181,100 @@ func FuzzIsNotFound(f *testing.F) {
 			t.Fatalf("recognised %q, which has keys in another letter case", reply)
 		}
 	})
+}
+
+// answerByJSON is FuzzIsNotFound's reference: msg read by encoding/json
+// into the fields a not-found answer is read by, as the guard read replies
+// outside the strict subset before it read them strictly only, refusing
+// replies with keys in another letter case (keyVariants).
+func answerByJSON(msg []byte, id []byte) (answer, bool) {
+	if keyVariants(msg) {
+		return answer{}, false
+	}
+	var m struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   *struct {
+			Code    json.Number     `json:"code"`
+			Message *string         `json:"message"`
+			Data    json.RawMessage `json:"data"`
+		} `json:"error"`
+		Result *struct {
+			IsError bool `json:"isError"`
+			Content []struct {
+				Type string `json:"type"`
+				Text string `json:"text"`
+			} `json:"content"`
+		} `json:"result"`
+	}
+	if json.Unmarshal(msg, &m) != nil || m.JSONRPC != "2.0" || !mcpwire.SameID(m.ID, id) {
+		return answer{}, false
+	}
+	switch {
+	case m.Error != nil && m.Result == nil:
+		code, err := m.Error.Code.Int64()
+		if err != nil || m.Error.Message == nil {
+			return answer{}, false
+		}
+		a := answer{kind: kindError, code: code, texts: []string{*m.Error.Message}}
+		var data string
+		if len(m.Error.Data) > 0 && m.Error.Data[0] == '"' && json.Unmarshal(m.Error.Data, &data) == nil {
+			a.texts = append(a.texts, data)
+		}
+		return a, true
+	case m.Result != nil && m.Error == nil && len(m.Result.Content) == 1 && m.Result.Content[0].Type == "text":
+		a := answer{kind: kindResult}
+		if m.Result.IsError {
+			a.kind = kindIsError
+		}
+		text := m.Result.Content[0].Text
+		a.texts = append(a.texts, text)
+		a.texts = append(a.texts, jsonTexts(text)...)
+		return a, true
+	}
+	return answer{}, false
+}
+
+// keyVariants reports whether msg has, where a not-found answer is read,
+// a member whose key is one it is read by in another letter case.
+func keyVariants(msg []byte) bool {
+	var top map[string]json.RawMessage
+	if json.Unmarshal(msg, &top) != nil {
+		return false
+	}
+	if variant(top, "jsonrpc", "id", "error", "result") {
+		return true
+	}
+	var e, r map[string]json.RawMessage
+	if json.Unmarshal(top["error"], &e) == nil && variant(e, "code", "message", "data") {
+		return true
+	}
+	if json.Unmarshal(top["result"], &r) == nil {
+		if variant(r, "isError", "content") {
+			return true
+		}
+		var content []map[string]json.RawMessage
+		if json.Unmarshal(r["content"], &content) == nil {
+			for _, c := range content {
+				if variant(c, "type", "text") {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// variant reports whether m has one of keys in another letter case.
+func variant(m map[string]json.RawMessage, keys ...string) bool {
+	for k := range m {
+		for _, want := range keys {
+			if k != want && strings.EqualFold(k, want) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // containsName reports whether the decoded strings of reply mention name.

@@ -493,7 +493,8 @@ func TestLongEventDoesNotEndTheWatch(t *testing.T) {
 		// the size bound, and every 101 bytes; then pairs of cuts.
 		var cuts []int
 		for i := 1; i < len(stream); i++ {
-			near := i%101 == 0 || abs(i-len(small)-maxNotFoundBytes("nope")) < 4
+			off := i - len(small) - maxNotFoundBytes("nope")
+			near := i%101 == 0 || off > -4 && off < 4
 			for d := -3; d <= 3 && !near; d++ {
 				near = i+d >= 0 && i+d < len(stream) && (stream[i+d] == '\r' || stream[i+d] == '\n')
 			}
