@@ -293,7 +293,7 @@ func (s *scanner) outcome(r *replySpans) bool {
 					}
 					return s.value()
 				})
-				if typ.kind == kString && strEquals(s.b, typ, "text") {
+				if ok && typ.kind == kString && strEquals(s.b, typ, "text") {
 					r.text = txt
 				}
 				return ok
