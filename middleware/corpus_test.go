@@ -90,7 +90,7 @@ func TestRealServersAnswers(t *testing.T) {
 		}
 	}
 	// The answers left as they are: those not about the name.
-	want := []string{"@drawio/mcp", "@modelcontextprotocol/server-puppeteer", "@playwright/mcp", "@tiberriver256/mcp-server-azure-devops"}
+	want := []string{"@drawio/mcp", "@modelcontextprotocol/server-puppeteer", "@morphllm/morphmcp", "@playwright/mcp", "@tiberriver256/mcp-server-azure-devops"}
 	if got := slices.Sorted(maps.Keys(left)); !slices.Equal(got, want) {
 		t.Errorf("unknown-tool answers left untranslated: %q, want only %q", got, want)
 	}

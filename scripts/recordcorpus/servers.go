@@ -124,6 +124,43 @@ var servers = []Server{
 	{Package: "@kazuph/mcp-fetch", Version: "1.6.3"},
 	{Package: "fastmcp", Version: "4.20.16", Script: "fastmcp-server/index.js"},
 	{Package: "tmcp", Version: "1.20.0", Script: "tmcp-server/index.js"},
+	// --- corpus extension, third batch ---
+	{Package: "@azure/mcp", Version: "2.0.5", Args: []string{"server", "start"}, Env: map[string]string{"AZURE_MCP_COLLECT_TELEMETRY": "false"}},
+	{Package: "@takescake/1password-mcp", Version: "4.0.2", Env: map[string]string{"OP_SERVICE_ACCOUNT_TOKEN": "ops_dummy"}},
+	{Package: "bitbucket-mcp", Version: "5.0.6", Env: map[string]string{"BITBUCKET_URL": "https://api.bitbucket.org/2.0", "BITBUCKET_USERNAME": "dummy", "BITBUCKET_PASSWORD": "dummy", "BITBUCKET_WORKSPACE": "dummy"}},
+	{Package: "@bitwarden/mcp-server", Version: "2026.7.0", Env: map[string]string{"BW_SESSION": "dummy"}},
+	{Package: "@google-cloud/cloud-run-mcp", Version: "1.10.0"},
+	{Package: "@masonator/coolify-mcp", Version: "3.5.0", Env: map[string]string{"COOLIFY_BASE_URL": "http://127.0.0.1:9", "COOLIFY_ACCESS_TOKEN": "dummy"}},
+	{Package: "datadog-mcp", Version: "5.8.2", Env: map[string]string{"DD_API_KEY": "dummy", "DD_APP_KEY": "dummy"}},
+	{Package: "hevy-mcp", Version: "6.1.13", Env: map[string]string{"HEVY_API_KEY": "dummy"}},
+	{Package: "@instantdb/mcp", Version: "1.0.67", Args: []string{"--token", "dummy"}},
+	{Package: "mcp-jira-cloud", Version: "4.4.0", Env: map[string]string{"JIRA_BASE_URL": "https://dummy.atlassian.net", "JIRA_EMAIL": "dummy@example.invalid", "JIRA_API_TOKEN": "dummy"}},
+	{Package: "@larksuiteoapi/lark-mcp", Version: "0.5.1", Args: []string{"mcp", "-a", "cli_dummy", "-s", "dummy"}},
+	{Package: "@mobilenext/mobile-mcp", Version: "1.0.4"},
+	{Package: "@mondaydotcomorg/monday-api-mcp", Version: "3.3.0", Args: []string{"-t", "dummy"}},
+	{Package: "@morphllm/morphmcp", Version: "0.8.213", Env: map[string]string{"MORPH_API_KEY": "dummy", "ALL_TOOLS": "true"}},
+	{Package: "@softeria/ms-365-mcp-server", Version: "0.155.0"},
+	{Package: "n8n-mcp", Version: "2.87.0", Env: map[string]string{"MCP_MODE": "stdio", "LOG_LEVEL": "error", "DISABLE_CONSOLE_OUTPUT": "true"}},
+	{Package: "@remotion/mcp", Version: "4.0.527"},
+	{Package: "@shopify/dev-mcp", Version: "1.16.0", Env: map[string]string{"OPT_OUT_INSTRUMENTATION": "true"}},
+	{Package: "@z_ai/mcp-server", Version: "0.1.5", Env: map[string]string{"Z_AI_API_KEY": "dummy", "Z_AI_MODE": "ZAI"}},
+	{Package: "argocd-mcp", Version: "0.9.0", Args: []string{"stdio"}, Env: map[string]string{"ARGOCD_BASE_URL": "https://127.0.0.1:9", "ARGOCD_API_TOKEN": "dummy"}},
+	{Package: "@google-cloud/observability-mcp", Version: "0.2.3"},
+	{Package: "@postman/postman-mcp-server", Version: "2.13.0", Env: map[string]string{"POSTMAN_API_KEY": "PMAK-dummy"}},
+	{Package: "fetcher-mcp", Version: "0.3.9"},
+	{Package: "figma-console-mcp", Version: "1.40.4", Env: map[string]string{"FIGMA_ACCESS_TOKEN": "figd_dummy"}},
+	{Package: "@agent-infra/mcp-server-filesystem", Version: "1.2.29", Args: []string{"--allowed-directories", "$ROOT/empty"}},
+	{Package: "hostinger-api-mcp", Version: "1.63.2", Env: map[string]string{"API_TOKEN": "dummy"}},
+	{Package: "@browserstack/mcp-server", Version: "1.4.2", Env: map[string]string{"BROWSERSTACK_USERNAME": "dummy", "BROWSERSTACK_ACCESS_KEY": "dummy"}},
+	{Package: "@aashari/mcp-server-atlassian-bitbucket", Version: "3.1.0", Env: map[string]string{"ATLASSIAN_BITBUCKET_USERNAME": "dummy", "ATLASSIAN_BITBUCKET_APP_PASSWORD": "dummy"}},
+	{Package: "howtocook-mcp", Version: "0.2.2"},
+	{Package: "@knip/mcp", Version: "0.0.36"},
+	{Package: "@delorenj/mcp-server-trello", Version: "1.8.1", Env: map[string]string{"TRELLO_API_KEY": "dummy", "TRELLO_TOKEN": "dummy", "TRELLO_BOARD_ID": "dummy"}},
+	{Package: "@neondatabase/mcp-server-neon", Version: "0.3.7", Args: []string{"start", "napi_dummy"}},
+	{Package: "@cablate/mcp-google-map", Version: "0.0.63", Args: []string{"--stdio"}, Env: map[string]string{"GOOGLE_MAPS_API_KEY": "dummy"}},
+	{Package: "@kimsungwhee/apple-docs-mcp", Version: "1.0.26"},
+	{Package: "@variflight-ai/variflight-mcp", Version: "1.0.3", Env: map[string]string{"VARIFLIGHT_API_KEY": "dummy"}},
+	{Package: "@makeplane/plane-mcp-server", Version: "0.1.5", Env: map[string]string{"PLANE_API_KEY": "dummy", "PLANE_WORKSPACE_SLUG": "dummy", "PLANE_API_HOST_URL": "http://127.0.0.1:9"}},
 }
 
 // probes are, by package, calls of real listed tools that fail without a
@@ -335,4 +372,156 @@ var probes = map[string][]Probe{
 	"@kazuph/mcp-fetch": {{Tool: "imageFetch", Args: map[string]any{"url": "not a url"}}},
 	"fastmcp":           {{Tool: "add", Args: map[string]any{"a": "one", "b": 2}}},
 	"tmcp":              {{Tool: "echo", Args: map[string]any{}}},
+	// --- corpus extension, third batch ---
+	"@azure/mcp": {
+		{Tool: "group_list", Args: map[string]any{}},
+		{Tool: "storage", Args: map[string]any{}},
+	},
+	"@takescake/1password-mcp": {
+		{Tool: "item_lookup", Args: map[string]any{}},
+		{Tool: "item_get", Args: map[string]any{"vaultId": "no-such-vault", "itemId": "no-such-item"}},
+		{Tool: "op_check_ref", Args: map[string]any{"secretReference": "no-such-reference"}},
+	},
+	"bitbucket-mcp": {
+		{Tool: "getRepository", Args: map[string]any{"workspace": "no-such-workspace", "repo_slug": "no-such-repo"}},
+		{Tool: "getPullRequest", Args: map[string]any{"workspace": "no-such-workspace", "repo_slug": "no-such-repo", "pull_request_id": "0"}},
+	},
+	"@bitwarden/mcp-server": {
+		{Tool: "get", Args: map[string]any{"object": "no-such-object", "id": "no-such-id"}},
+		{Tool: "list", Args: map[string]any{"type": "no-such-type"}},
+		{Tool: "generate", Args: map[string]any{"length": 1}},
+	},
+	"@google-cloud/cloud-run-mcp": {
+		{Tool: "get_service", Args: map[string]any{"project": "no-such-project", "region": "us-central1", "service": "no-such-service"}},
+		{Tool: "list_services", Args: map[string]any{}},
+	},
+	"@masonator/coolify-mcp": {
+		{Tool: "get_application", Args: map[string]any{"uuid": "no-such-application"}},
+		{Tool: "get_server", Args: map[string]any{}},
+	},
+	"datadog-mcp": {
+		{Tool: "monitors", Args: map[string]any{}},
+		{Tool: "incidents", Args: map[string]any{"action": "get", "id": "no-such-incident"}},
+	},
+	"hevy-mcp": {
+		{Tool: "get-workout", Args: map[string]any{}},
+		{Tool: "get-routine", Args: map[string]any{"routine_id": "no-such-routine"}},
+	},
+	"@instantdb/mcp": {
+		{Tool: "get-schema", Args: map[string]any{"appId": "no-such-app"}},
+		{Tool: "query", Args: map[string]any{"appId": "00000000-0000-0000-0000-000000000000", "query": map[string]any{"no-such-namespace": map[string]any{}}}},
+	},
+	"mcp-jira-cloud": {
+		{Tool: "jira_get_issue", Args: map[string]any{"issueIdOrKey": "NOPE-1"}},
+		{Tool: "jira_get_project", Args: map[string]any{}},
+	},
+	"@larksuiteoapi/lark-mcp": {
+		{Tool: "bitable_v1_appTable_list", Args: map[string]any{}},
+		{Tool: "bitable_v1_appTable_list", Args: map[string]any{"path": map[string]any{"app_token": "no-such-app"}}},
+	},
+	"@mobilenext/mobile-mcp": {
+		// The answer names another listed tool, and says "not found".
+		{Tool: "mobile_list_apps", Args: map[string]any{"device": "no-such-device"}},
+		{Tool: "mobile_get_screen_size", Args: map[string]any{}},
+	},
+	"@mondaydotcomorg/monday-api-mcp": {
+		// A JSON-RPC -32602 that names the called tool: its arguments.
+		{Tool: "get_board_schema", Args: map[string]any{}},
+		{Tool: "get_board_info", Args: map[string]any{"boardId": "not-a-number"}},
+	},
+	"@morphllm/morphmcp": {
+		{Tool: "codebase_search", Args: map[string]any{}},
+		{Tool: "reflex_list", Args: map[string]any{}},
+	},
+	"@softeria/ms-365-mcp-server": {
+		{Tool: "verify-login", Args: map[string]any{}},
+		{Tool: "get-drive-item", Args: map[string]any{"driveId": "no-such-drive", "driveItemId": "no-such-item"}},
+	},
+	"n8n-mcp": {
+		// A listed tool that documents other tools by name: its own answer
+		// to a name it does not know.
+		{Tool: "tools_documentation", Args: map[string]any{"topic": "no_such_tool"}},
+		{Tool: "get_node", Args: map[string]any{"nodeType": "nodes-base.noSuchNode"}},
+		{Tool: "get_template", Args: map[string]any{"templateId": 999999999}},
+	},
+	"@remotion/mcp": {{Tool: "remotion-documentation", Args: map[string]any{}}},
+	"@shopify/dev-mcp": {
+		{Tool: "learn_shopify_api", Args: map[string]any{"api": "no-such-api"}},
+		{Tool: "search_docs_chunks", Args: map[string]any{}},
+	},
+	"@z_ai/mcp-server": {
+		{Tool: "analyze_image", Args: map[string]any{}},
+		{Tool: "extract_text_from_screenshot", Args: map[string]any{"image_source": "$ROOT/empty/missing.png", "prompt": "x"}},
+	},
+	"argocd-mcp": {
+		{Tool: "get_application", Args: map[string]any{"applicationName": "no-such-application"}},
+		{Tool: "get_application", Args: map[string]any{}},
+	},
+	"@google-cloud/observability-mcp": {
+		{Tool: "list_log_names", Args: map[string]any{"parent": "projects/no-such-project"}},
+		{Tool: "list_log_entries", Args: map[string]any{}},
+	},
+	"@postman/postman-mcp-server": {
+		{Tool: "getCollection", Args: map[string]any{"collectionId": "no-such-collection"}},
+		{Tool: "getWorkspace", Args: map[string]any{}},
+	},
+	"fetcher-mcp": {
+		{Tool: "fetch_url", Args: map[string]any{}},
+		{Tool: "fetch_urls", Args: map[string]any{"urls": []string{"not a url"}}},
+	},
+	"figma-console-mcp": {
+		{Tool: "figma_get_component_details", Args: map[string]any{"componentKey": "no-such-component"}},
+		{Tool: "figma_get_console_logs", Args: map[string]any{"count": "not-a-number"}},
+	},
+	"@agent-infra/mcp-server-filesystem": {
+		{Tool: "read_file", Args: map[string]any{"path": missing}},
+		{Tool: "list_directory", Args: map[string]any{"path": "$ROOT/empty/no-such-dir"}},
+		{Tool: "get_file_info", Args: map[string]any{"path": "/etc/hostname"}},
+	},
+	"hostinger-api-mcp": {
+		{Tool: "domains_getDomainDetailsV1", Args: map[string]any{"domain": "no-such-domain.invalid"}},
+		{Tool: "VPS_getVirtualMachineDetailsV1", Args: map[string]any{"virtualMachineId": 0}},
+	},
+	"@browserstack/mcp-server": {
+		{Tool: "getAccessibilityAuthConfig", Args: map[string]any{"configId": "not-a-number"}},
+		{Tool: "fetchAccessibilityIssues", Args: map[string]any{"scanId": "no-such-scan", "scanRunId": "no-such-run"}},
+	},
+	"@aashari/mcp-server-atlassian-bitbucket": {
+		{Tool: "bb_get", Args: map[string]any{"path": "/repositories/no-such-workspace/no-such-repo"}},
+		{Tool: "bb_get", Args: map[string]any{}},
+	},
+	"howtocook-mcp": {
+		{Tool: "mcp_howtocook_getRecipeById", Args: map[string]any{"query": "no-such-recipe"}},
+		{Tool: "mcp_howtocook_getRecipesByCategory", Args: map[string]any{"category": "no-such-category"}},
+	},
+	"@knip/mcp": {
+		{Tool: "knip-docs", Args: map[string]any{"topic": "no-such-topic"}},
+		{Tool: "knip-docs", Args: map[string]any{}},
+	},
+	"@delorenj/mcp-server-trello": {
+		{Tool: "get_card", Args: map[string]any{"cardId": "no-such-card"}},
+		{Tool: "get_cards_by_list_id", Args: map[string]any{}},
+	},
+	"@neondatabase/mcp-server-neon": {
+		{Tool: "describe_project", Args: map[string]any{"params": map[string]any{"projectId": "no-such-project"}}},
+		// A JSON-RPC -32602 that names the called tool: its arguments.
+		{Tool: "list_projects", Args: map[string]any{}},
+	},
+	"@cablate/mcp-google-map": {
+		{Tool: "maps_geocode", Args: map[string]any{"address": "no such address"}},
+		{Tool: "maps_place_details", Args: map[string]any{}},
+	},
+	"@kimsungwhee/apple-docs-mcp": {
+		{Tool: "get_apple_doc_content", Args: map[string]any{"url": "no-such-url"}},
+		{Tool: "get_related_apis", Args: map[string]any{"apiUrl": "no-such-url"}},
+		{Tool: "search_apple_docs", Args: map[string]any{}},
+	},
+	"@variflight-ai/variflight-mcp": {
+		{Tool: "searchFlightsByNumber", Args: map[string]any{}},
+		{Tool: "getRealtimeLocationByAnum", Args: map[string]any{"anum": "NOSUCH"}},
+	},
+	"@makeplane/plane-mcp-server": {
+		{Tool: "list_states", Args: map[string]any{"project_id": "no-such-project"}},
+		{Tool: "get_issue_type", Args: map[string]any{}},
+	},
 }
