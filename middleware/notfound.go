@@ -190,13 +190,14 @@ var (
 )
 
 // readCallReply reads b, a reply to a call, in the strict subset
-// (docs/RULES.md §2): jsonrpc "2.0", an id, and either an error (an integer
-// code, a string message, any data: its texts are the message and the data
-// when a string) or a result (isError true, false or null; its text is that
-// of a content array of one text item, and the strings of that text when it
-// is a JSON object). ok is false for anything else: a reply whose keys
-// decoders read apart (one twice, or in another letter case) is never a
-// not-found answer.
+// (docs/RULES.md §2): jsonrpc "2.0", an id, and either an error object (an
+// integer code, a string message, any data: its texts are the message and
+// the data when a string) or a result object (isError true or false; its
+// text is that of a content array of one text item, and the strings of
+// that text when it is a JSON object), and no other member. ok is false for
+// anything else, which clients read apart: a key twice or in another letter
+// case, a method (a request), both error and result, another member (the
+// TypeScript SDK refuses it).
 func readCallReply(b []byte) (id []byte, a answer, ok bool) {
 	s := scanner{b: b}
 	s.ws()
@@ -208,13 +209,13 @@ func readCallReply(b []byte) (id []byte, a answer, ok bool) {
 		case 1:
 			return s.capture(&r.id)
 		case 2:
-			r.hasError = !s.null() // an error of null is none
-			return !r.hasError || s.errorObject(&r)
+			r.hasError = true
+			return s.errorObject(&r)
 		case 3:
-			r.hasResult = !s.null()
-			return !r.hasResult || s.outcome(&r)
+			r.hasResult = true
+			return s.outcome(&r)
 		}
-		return s.value()
+		return false
 	})
 	s.ws()
 	if !ok || s.i != len(b) || r.jsonrpc.kind != kString || !strEquals(b, r.jsonrpc, "2.0") || r.id.kind == absent {
@@ -235,7 +236,7 @@ func (r *replySpans) answer(b []byte) (answer, bool) {
 	var a answer
 	var scratch [256]byte
 	switch {
-	case r.hasError && !r.hasResult && r.code.kind == kInt && r.message.kind == kString:
+	case r.hasError && !r.hasResult && r.code.kind == kInt && jsSafeInteger(r.code.raw(b)) && r.message.kind == kString:
 		a = answer{kind: kindError, texts: []string{string(decoded(scratch[:0], b, r.message))}}
 		a.code, _ = strconv.ParseInt(string(r.code.raw(b)), 10, 64) // kInt: it fits
 		if r.data.kind == kString {
@@ -278,7 +279,7 @@ func (s *scanner) outcome(r *replySpans) bool {
 			ok := s.capture(&sp)
 			v := string(sp.raw(s.b))
 			r.isError = v == "true"
-			return ok && (v == "true" || v == "false" || v == "null")
+			return ok && (v == "true" || v == "false")
 		case 1:
 			items := 0
 			ok := s.null() || s.elements('[', func() bool {

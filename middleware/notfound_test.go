@@ -111,9 +111,18 @@ func TestIsNotFound(t *testing.T) {
 		// twice): passed as the server wrote it.
 		{`{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Unknown tool: nope","data":{"a":1e400}}}`, "1", "nope", false},
 		{`{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Unknown tool: nope","message":"Unknown tool: nope"}}`, "1", "nope", false},
-		// Members in any order, with others beside them: read.
-		{`{"result":{"_meta":{"k":[1,{"a":null}]},"isError":true,"content":[{"text":"Unknown tool: nope","annotations":{},"type":"text"}]},"id":1,"x":0,"jsonrpc":"2.0"}`, "1", "nope", true},
-		{`{"jsonrpc":"2.0","id":1,"result":null,"error":{"code":-32602,"message":"Unknown tool: nope","data":null}}`, "1", "nope", true},
+		// Members in any order, with others in the result and its items: read.
+		{`{"result":{"_meta":{"k":[1,{"a":null}]},"isError":true,"content":[{"text":"Unknown tool: nope","annotations":{},"type":"text"}]},"id":1,"jsonrpc":"2.0"}`, "1", "nope", true},
+		{`{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Unknown tool: nope","data":null}}`, "1", "nope", true},
+		// A reply clients read apart: a method (go-sdk and Python read a
+		// request), another member, error beside result, a null isError,
+		// a code beyond ±(2^53−1) (the TypeScript SDK refuses them).
+		{`{"jsonrpc":"2.0","id":1,"method":"elicitation/create","error":{"code":-32602,"message":"Unknown tool: nope"}}`, "1", "nope", false},
+		{`{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Unknown tool: nope"},"extra":0}`, "1", "nope", false},
+		{`{"jsonrpc":"2.0","id":1,"result":null,"error":{"code":-32602,"message":"Unknown tool: nope"}}`, "1", "nope", false},
+		{`{"jsonrpc":"2.0","id":1,"error":null,"result":{"content":[{"type":"text","text":"Unknown tool: nope"}],"isError":true}}`, "1", "nope", false},
+		{`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"Unknown tool: nope"}],"isError":null}}`, "1", "nope", false},
+		{`{"jsonrpc":"2.0","id":1,"error":{"code":9007199254740993,"message":"Unknown tool: nope"}}`, "1", "nope", false},
 	} {
 		if got := isNotFound([]byte(tc.reply), []byte(tc.id), tc.name); got != tc.want {
 			t.Errorf("isNotFound(%s, %s, %q) = %v, want %v", tc.reply, tc.id, tc.name, got, tc.want)

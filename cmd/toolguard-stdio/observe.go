@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -87,16 +88,20 @@ func (o *observe) hooks(opts *toolguard.StdioOptions, stderr io.Writer, logAnswe
 }
 
 // checkStats says at the start, as a warning, when -stats FILE cannot be
-// written (its directory is missing or not writable): the session runs
-// all the same, and its end says it again.
+// written (its directory is missing or not writable, or FILE is a
+// directory): the session runs all the same, and its end says it again.
 func (o *observe) checkStats() {
-	f, err := os.CreateTemp(filepath.Dir(o.statsPath), ".toolguard-stats-*")
-	if err == nil {
+	var err error
+	if fi, serr := os.Stat(o.statsPath); serr == nil && fi.IsDir() {
+		err = errors.New("it is a directory, not a file")
+	} else if f, cerr := os.CreateTemp(filepath.Dir(o.statsPath), ".toolguard-stats-*"); cerr != nil {
+		err = cerr
+	} else {
 		f.Close()
 		err = os.Remove(f.Name())
 	}
 	if err != nil {
-		o.log.Event(slog.LevelWarn, "stats", fmt.Sprintf("-stats %s: cannot be written (%v); the session runs, and its counts will be lost", o.statsPath, err),
+		o.log.Event(slog.LevelWarn, "stats", fmt.Sprintf("-stats %s: cannot be written (%v); the session runs, and unless that changes its counts are lost", o.statsPath, err),
 			slog.String("file", o.statsPath), slog.String("err", err.Error()))
 	}
 }

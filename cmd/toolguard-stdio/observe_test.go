@@ -58,6 +58,13 @@ func TestStatsFileThatCannotBeWrittenIsLogged(t *testing.T) {
 	if first, _, _ := strings.Cut(log.String(), "\n"); !strings.Contains(first, "cannot be written") || strings.Count(log.String(), "-stats ") != 2 {
 		t.Errorf("log %q", log.String())
 	}
+	// A directory (node_exporter's textfile collector takes one) is said
+	// at the start too.
+	var dirLog fixture.SyncBuffer
+	sessionLog(t, listThenCall, &dirLog, "-stats", t.TempDir())
+	if first, _, _ := strings.Cut(dirLog.String(), "\n"); !strings.Contains(first, "is a directory") || strings.Count(dirLog.String(), "-stats ") != 2 {
+		t.Errorf("log %q", dirLog.String())
+	}
 }
 
 // TestJSONLogLinesAreObjects: with -log -log-format json, a translation
