@@ -98,7 +98,7 @@ func readReply(b []byte) (r reply, ok bool) {
 			r.hasResult = true
 			return s.listPage(&r.page)
 		case 2:
-			return s.null()
+			return s.lit("null")
 		case 3:
 			r.method = true // a request or notification, not a reply
 		}
@@ -111,9 +111,9 @@ func readReply(b []byte) (r reply, ok bool) {
 	return r, s.i == len(b)
 }
 
-// null steps over a null literal at s.i, if there is one.
-func (s *scanner) null() bool {
-	end, ok := literal(s.b, s.i, "null") // (end is s.i when not)
+// lit steps over the literal l (true, false or null) at s.i, if it is there.
+func (s *scanner) lit(l string) bool {
+	end, ok := literal(s.b, s.i, l) // (end is s.i when not)
 	s.i = end
 	return ok
 }
@@ -129,7 +129,7 @@ func (s *scanner) listPage(p *mcpwire.Page) bool {
 			tools = true
 			return s.toolNames(p)
 		case 1:
-			if s.null() {
+			if s.lit("null") {
 				return true
 			}
 			var sp span
@@ -140,7 +140,7 @@ func (s *scanner) listPage(p *mcpwire.Page) bool {
 			p.NextCursor = string(decoded(scratch[:0], s.b, sp))
 			return true
 		case 2:
-			if s.null() {
+			if s.lit("null") {
 				return true
 			}
 			var sp span

@@ -275,14 +275,11 @@ func (s *scanner) outcome(r *replySpans) bool {
 	return s.members(outcomeKeys, func(k int) bool {
 		switch k {
 		case 0:
-			var sp span
-			ok := s.capture(&sp)
-			v := string(sp.raw(s.b))
-			r.isError = v == "true"
-			return ok && (v == "true" || v == "false")
+			r.isError = s.lit("true")
+			return r.isError || s.lit("false")
 		case 1:
 			items := 0
-			ok := s.null() || s.elements('[', func() bool {
+			ok := s.lit("null") || s.elements('[', func() bool {
 				var typ, txt span
 				items++
 				ok := s.members(contentKeys, func(k int) bool {

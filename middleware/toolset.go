@@ -69,7 +69,13 @@ func (s staticTools) Lookup(r *http.Request, name string) Presence {
 	if _, ok := s.set[name]; ok {
 		return Present
 	}
-	if len(s.set) == 0 || unseenRefusal(r) {
+	return notDeclared(len(s.set) == 0, r)
+}
+
+// notDeclared is a declared set's answer for a name it does not hold:
+// Absent, unless it holds none (asserting nothing) or unseenRefusal(r).
+func notDeclared(empty bool, r *http.Request) Presence {
+	if empty || unseenRefusal(r) {
 		return Unsure
 	}
 	return Absent
@@ -117,10 +123,7 @@ func (f ToolsFunc) Lookup(r *http.Request, name string) Presence {
 	if slices.Contains(names, name) {
 		return Present
 	}
-	if len(names) == 0 || unseenRefusal(r) {
-		return Unsure
-	}
-	return Absent
+	return notDeclared(len(names) == 0, r)
 }
 
 // List calls f.
