@@ -1,66 +1,46 @@
-// Reading the server's tools/list replies, names only: the strict scanner
-// where it can, encoding/json where it cannot.
+// Reading the server's tools/list replies, names only, with the strict
+// reader's scanner.
 
 package toolguard
 
 import (
-	"encoding/json"
 	"strconv"
 
 	"github.com/toolguard/toolguard/internal/mcpwire"
 )
 
 // decodeListReply reads msg, the reply to the tools/list with the given id
-// (its JSON bytes, as the caller sent it).
+// (its JSON bytes, as the caller sent it), and reports whether it is a
+// page.
 //
-// Names only: the reply is read by the strict reader's scanner, which
-// takes the id, result.tools[].name, result.nextCursor and result.ttlMs
-// and steps over every other value (input and output schemas, titles,
-// annotations) without materializing it. Whenever that read fails (a
-// reply outside the strict subset: a key twice or spelled in another case,
-// invalid UTF-8, a number beyond float64, an error reply, a missing or
-// non-string name, a reply to another id, ...), the reply is read again by
-// encoding/json, so the outcome is always the one encoding/json gives: the
-// fast read only answers where the two agree (FuzzListReply).
-func decodeListReply(msg []byte, id []byte) (mcpwire.Page, error) {
-	if p, ok := readJSONListReply(msg, id); ok {
-		return p, nil
-	}
-	return mcpwire.DecodeListReply(msg, id)
-}
-
-// readListMessage reads msg, one message of an event stream: reply
-// reports whether it is the reply to the tools/list with the id (a message
-// with that id and no method), and then p is its page, or err says why it
-// has none. Read as decodeListReply reads: strictly, else encoding/json.
-func readListMessage(msg, id []byte) (p mcpwire.Page, reply bool, err error) {
-	if r, ok := readReply(msg); ok {
-		if r.method || r.id == nil || !mcpwire.SameID(r.id, id) {
-			return p, false, nil
-		}
-		if r.hasResult {
-			return r.page, true, nil
-		}
-	}
-	var m struct {
-		ID     json.RawMessage `json:"id"`
-		Method json.RawMessage `json:"method"`
-	}
-	if json.Unmarshal(msg, &m) != nil || m.Method != nil || !mcpwire.SameID(m.ID, id) {
-		return p, false, nil
-	}
-	p, err = mcpwire.DecodeListReply(msg, id)
-	return p, true, err
-}
-
-// readJSONListReply reads msg, the reply to the tools/list with the id,
-// with the strict scanner; ok is false when it cannot tell.
-func readJSONListReply(msg []byte, id []byte) (mcpwire.Page, bool) {
+// Names only: the scanner takes the id, result.tools[].name,
+// result.nextCursor and result.ttlMs and steps over every other value
+// (input and output schemas, titles, annotations) without materializing
+// it. A reply outside the strict subset (a key twice or spelled in another
+// case, invalid UTF-8, a lone surrogate, a number beyond float64) is not a
+// page: clients may read it apart, so nothing of it is kept. Where the
+// scanner reads a page, encoding/json reads the same (FuzzListReply).
+func decodeListReply(msg, id []byte) (mcpwire.Page, bool) {
 	r, ok := readReply(msg)
 	if !ok || r.method || !r.hasResult || !mcpwire.SameID(r.id, id) {
 		return mcpwire.Page{}, false
 	}
 	return r.page, true
+}
+
+// listMessage reads msg, one message of an event stream, for the reply to
+// the tools/list with the id. done reports that the search ends with msg:
+// it is that reply (ok: p is its page), or it is outside the strict subset,
+// so which message it is cannot be told and nothing of the stream is kept.
+func listMessage(msg, id []byte) (p mcpwire.Page, done, ok bool) {
+	r, strict := readReply(msg)
+	switch {
+	case !strict:
+		return p, true, false
+	case r.method || r.id == nil || !mcpwire.SameID(r.id, id):
+		return p, false, false
+	}
+	return r.page, true, r.hasResult
 }
 
 // Keys of a tools/list reply, per level, for the scanner: a key equal to

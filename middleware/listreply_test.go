@@ -37,37 +37,37 @@ func decodeListReplyJSON(msg []byte, stream bool, id []byte) (mcpwire.Page, erro
 			return mcpwire.Page{}, errors.New("no reply in the event stream")
 		}
 	}
-	return mcpwire.DecodeListReply(msg, id)
-}
-
-// readStreamListReply reads the event stream with the strict scanner
-// alone: the first message whose id is id, when every message up to it
-// reads strictly.
-func readStreamListReply(stream []byte, id []byte) (mcpwire.Page, bool) {
-	for _, data := range mcpwire.EventMessages(stream) {
-		r, ok := readReply(data)
-		if !ok {
-			return mcpwire.Page{}, false
-		}
-		if !r.method && r.id != nil && mcpwire.SameID(r.id, id) {
-			return r.page, r.hasResult
-		}
+	var reply struct {
+		ID     json.RawMessage `json:"id"`
+		Result json.RawMessage `json:"result"`
+		Error  json.RawMessage `json:"error"`
 	}
-	return mcpwire.Page{}, false
+	switch err := json.Unmarshal(msg, &reply); {
+	case err != nil:
+		return mcpwire.Page{}, err
+	case !mcpwire.SameID(reply.ID, id):
+		return mcpwire.Page{}, errors.New("the reply answers another id")
+	case reply.Error != nil && string(reply.Error) != "null":
+		return mcpwire.Page{}, errors.New("an error reply")
+	case reply.Result == nil:
+		return mcpwire.Page{}, errors.New("the reply has no result")
+	}
+	return mcpwire.DecodePage(reply.Result)
 }
 
 // readList reads msg as the guard reads a tools/list answer: a JSON reply,
-// or an event stream whose first reply to the id counts.
-func readList(msg []byte, stream bool, id []byte) (mcpwire.Page, error) {
+// or an event stream whose first reply to the id counts, when no message
+// before it is outside the strict subset.
+func readList(msg []byte, stream bool, id []byte) (mcpwire.Page, bool) {
 	if !stream {
 		return decodeListReply(msg, id)
 	}
 	for _, data := range mcpwire.EventMessages(msg) {
-		if p, reply, err := readListMessage(data, id); reply {
-			return p, err
+		if p, done, ok := listMessage(data, id); done {
+			return p, ok
 		}
 	}
-	return mcpwire.Page{}, errors.New("no reply in the event stream")
+	return mcpwire.Page{}, false
 }
 
 func samePage(a, b mcpwire.Page) bool {
@@ -75,35 +75,26 @@ func samePage(a, b mcpwire.Page) bool {
 		(a.TTLMs == nil) == (b.TTLMs == nil) && (a.TTLMs == nil || *a.TTLMs == *b.TTLMs)
 }
 
-// checkListReply holds the names-only reader of a tools/list reply to
-// encoding/json (decodeListReplyJSON, the reader before issue 14), for msg
-// as a JSON message and as an event stream: where the fast read answers,
-// encoding/json reads the same page; and readList (the fast read, else
-// encoding/json, a message at a time in a stream) always gives what
-// encoding/json gives. It returns
-// whether the fast read answered, for each of the two.
-func checkListReply(t *testing.T, msg []byte) (fastJSON, fastStream bool) {
+// checkListReply holds the guard's names-only reading of a tools/list
+// answer (readList) to encoding/json (decodeListReplyJSON, the reader
+// before issue 14), for msg as a JSON message and as an event stream:
+// wherever the guard reads a page, encoding/json reads the same one. It
+// returns whether the guard read a page, for each of the two.
+func checkListReply(t *testing.T, msg []byte) (readJSON, readStream bool) {
 	t.Helper()
 	for _, stream := range []bool{false, true} {
 		want, wantErr := decodeListReplyJSON(msg, stream, []byte(`"x"`))
-		var fast mcpwire.Page
-		var ok bool
+		got, ok := readList(msg, stream, []byte(`"x"`))
+		if ok && (wantErr != nil || !samePage(got, want)) {
+			t.Fatalf("stream=%v %q: the guard reads %+v, encoding/json %+v, %v", stream, msg, got, want, wantErr)
+		}
 		if stream {
-			fast, ok = readStreamListReply(msg, []byte(`"x"`))
-			fastStream = ok
+			readStream = ok
 		} else {
-			fast, ok = readJSONListReply(msg, []byte(`"x"`))
-			fastJSON = ok
-		}
-		if ok && (wantErr != nil || !samePage(fast, want)) {
-			t.Fatalf("stream=%v %q: names-only read %+v, encoding/json %+v, %v", stream, msg, fast, want, wantErr)
-		}
-		got, err := readList(msg, stream, []byte(`"x"`))
-		if (err == nil) != (wantErr == nil) || err == nil && !samePage(got, want) {
-			t.Fatalf("stream=%v %q: readList %+v, %v; encoding/json %+v, %v", stream, msg, got, err, want, wantErr)
+			readJSON = ok
 		}
 	}
-	return fastJSON, fastStream
+	return readJSON, readStream
 }
 
 // asEvents wraps msg as the data of an event stream message, after a
@@ -167,11 +158,34 @@ func TestListReply(t *testing.T) {
 			t.Errorf("%.80s... as events: not read by names", msg)
 		}
 	}
-	// Keys twice or in another case are left to encoding/json, which
-	// answers as before (last wins, case-insensitive).
-	p, err := decodeListReply([]byte(`{"jsonrpc":"2.0","id":"x","result":{"tools":[{"name":"a","Name":"b"}]}}`), []byte(`"x"`))
-	if err != nil || !slices.Equal(p.Names, []string{"b"}) {
-		t.Errorf("case-folded key: %+v %v", p, err)
+	// A reply outside the strict subset keeps nothing, though
+	// encoding/json reads a page in it (the last of two keys, any case):
+	// clients read it apart.
+	for _, msg := range []string{
+		`{"jsonrpc":"2.0","id":"x","result":{"tools":[{"name":"a","Name":"b"}]}}`,
+		`{"jsonrpc":"2.0","id":"x","result":{"tools":[{"name":"a","name":"b"}]}}`,
+		`{"jsonrpc":"2.0","id":"x","result":{"tools":[{"name":"\ud800"}]}}`,
+		`{"jsonrpc":"2.0","id":"x","result":{"tools":[{"name":"a","x":1e999}]}}`,
+	} {
+		if _, err := decodeListReplyJSON([]byte(msg), false, []byte(`"x"`)); err != nil {
+			t.Fatalf("%s: encoding/json refuses it (%v): the case shows nothing", msg, err)
+		}
+		for _, stream := range []bool{false, true} {
+			in := msg
+			if stream {
+				in = asEvents(msg)
+			}
+			if p, ok := readList([]byte(in), stream, []byte(`"x"`)); ok {
+				t.Errorf("stream=%v %s: kept %+v", stream, msg, p)
+			}
+		}
+	}
+	// In an event stream, a message outside the subset before the reply
+	// ends the reading: it could be the reply, read apart.
+	stream := "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"data\":\"\\udc00\"}}\n\n" +
+		"data: " + listReplySeeds[0] + "\n\n"
+	if p, ok := readList([]byte(stream), true, []byte(`"x"`)); ok {
+		t.Errorf("a page kept after an unread message: %+v", p)
 	}
 }
 
@@ -236,18 +250,20 @@ func BenchmarkListReplyPaired(b *testing.B) {
 			name = "sse"
 		}
 		b.Run(name, func(b *testing.B) {
-			if fast, ok := readJSONListReply(msg, []byte(`"x"`)); !ok || len(fast.Names) != 1000 {
+			if fast, ok := decodeListReply(msg, []byte(`"x"`)); !ok || len(fast.Names) != 1000 {
 				b.Fatal("the reply is not read by names")
 			}
 			b.SetBytes(int64(len(in)))
-			side := func(name string, f func([]byte, bool, []byte) (mcpwire.Page, error)) fixture.Side {
-				return fixture.Side{Name: name, Run: func() {
-					if p, err := f(in, stream, []byte(`"x"`)); err != nil || len(p.Names) != 1000 {
-						b.Fatal(err)
-					}
-				}}
-			}
-			fixture.Alternated(b, side("new", readList), side("old", decodeListReplyJSON))
+			id := []byte(`"x"`)
+			fixture.Alternated(b, fixture.Side{Name: "new", Run: func() {
+				if p, ok := readList(in, stream, id); !ok || len(p.Names) != 1000 {
+					b.Fatal("not read")
+				}
+			}}, fixture.Side{Name: "old", Run: func() {
+				if p, err := decodeListReplyJSON(in, stream, id); err != nil || len(p.Names) != 1000 {
+					b.Fatal(err)
+				}
+			}})
 		})
 	}
 }

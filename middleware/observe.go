@@ -286,11 +286,9 @@ func (lw *listWriter) message(_ int, data []byte) {
 		return
 	}
 	if !lw.replied {
-		p, reply, err := readListMessage(data, l.id)
-		if lw.replied = reply; reply {
-			if err == nil {
-				l.g.seen.page(l.key, l.session, l.cursor, l.mark, p)
-			}
+		p, done, ok := listMessage(data, l.id)
+		if lw.replied = done; ok {
+			l.g.seen.page(l.key, l.session, l.cursor, l.mark, p)
 			return // the reply, not a notification
 		}
 	}
@@ -303,9 +301,9 @@ func (lw *listWriter) message(_ int, data []byte) {
 // it is the reply; final: there is no more to come.
 func (lw *listWriter) keepJSON(final bool) {
 	l := lw.l
-	p, err := decodeListReply(lw.buf, l.id)
+	p, ok := decodeListReply(lw.buf, l.id)
 	switch {
-	case err == nil:
+	case ok:
 		lw.release(listRead) // the page holds copies
 		l.g.seen.page(l.key, l.session, l.cursor, l.mark, p)
 	case final:

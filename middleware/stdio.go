@@ -459,7 +459,7 @@ func (s *Stdio) serverLine(line []byte) []byte {
 	case !ok:
 		return nil
 	case c.list:
-		if p, err := decodeListReply(line, c.id); err == nil {
+		if p, ok := decodeListReply(line, c.id); ok {
 			s.guard.seen.page(c.key, "", c.cursor, c.mark, p)
 		}
 		return nil

@@ -13,7 +13,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"mime"
 	"strings"
 )
@@ -203,33 +202,6 @@ func DecodePage(result []byte) (Page, error) {
 		return Page{}, err
 	}
 	return res.page()
-}
-
-// DecodeListReply reads msg, the JSON-RPC response to the tools/list with
-// the given id (its JSON bytes, as sent: a string or an integer), in one
-// pass: the page, or an error (a JSON-RPC error reply's code and message).
-func DecodeListReply(msg []byte, id []byte) (Page, error) {
-	var reply struct {
-		ID     json.RawMessage `json:"id"`
-		Result *pageFields     `json:"result"`
-		Error  *struct {
-			Code    int    `json:"code"`
-			Message string `json:"message"`
-		} `json:"error"`
-	}
-	if err := json.Unmarshal(msg, &reply); err != nil {
-		return Page{}, err
-	}
-	if !SameID(reply.ID, id) {
-		return Page{}, errors.New("the reply answers another id")
-	}
-	if reply.Error != nil {
-		return Page{}, fmt.Errorf("JSON-RPC error %d: %s", reply.Error.Code, reply.Error.Message)
-	}
-	if reply.Result == nil {
-		return Page{}, errors.New("the reply has no result")
-	}
-	return reply.Result.page()
 }
 
 // SameID reports whether the id of a reply is the id of a request (both

@@ -1,10 +1,7 @@
 package mcpwire
 
 import (
-	"encoding/json"
-	"errors"
 	"slices"
-	"strconv"
 	"testing"
 )
 
@@ -97,49 +94,6 @@ func TestDecodePage(t *testing.T) {
 	for _, bad := range []string{`{}`, `{"tools":[{"title":"no name"}]}`, `{"tools":[{"name":5}]}`, `[]`} {
 		if _, err := DecodePage([]byte(bad)); err == nil {
 			t.Errorf("DecodePage(%s) accepted", bad)
-		}
-	}
-	if _, err := DecodeListReply([]byte(`{"jsonrpc":"2.0","id":"x","error":{"code":-32601,"message":"no"}}`), []byte(`"x"`)); err == nil || err.Error() != "JSON-RPC error -32601: no" {
-		t.Errorf("error reply: %v", err)
-	}
-}
-
-// twoPass reads a tools/list reply as a client would first: the result of
-// the reply to the id, then the page in it.
-func twoPass(msg []byte, id string) (Page, error) {
-	var reply struct {
-		ID     json.RawMessage `json:"id"`
-		Result json.RawMessage `json:"result"`
-		Error  json.RawMessage `json:"error"`
-	}
-	switch err := json.Unmarshal(msg, &reply); {
-	case err != nil:
-		return Page{}, err
-	case string(reply.ID) != strconv.Quote(id):
-		return Page{}, errors.New("another id")
-	case reply.Error != nil:
-		return Page{}, errors.New("an error reply")
-	case len(reply.Result) == 0 || string(reply.Result) == "null":
-		return Page{}, errors.New("no result")
-	}
-	return DecodePage(reply.Result)
-}
-
-func TestDecodeListReplyAgrees(t *testing.T) {
-	for _, msg := range []string{
-		`{"jsonrpc":"2.0","id":"x","result":{"tools":[{"name":"a","inputSchema":{"type":"object"}},{"name":"b"}],"nextCursor":"2","ttlMs":5}}`,
-		`{"jsonrpc":"2.0","id":"x","result":{"tools":[]}}`,
-		`{"jsonrpc":"2.0","id":"x","result":{}}`,
-		`{"jsonrpc":"2.0","id":"x","result":null}`,
-		`{"jsonrpc":"2.0","id":"x","result":{"tools":[{"title":"t"}]}}`,
-		`{"jsonrpc":"2.0","id":"x","error":{"code":-32601,"message":"no"}}`,
-		`{"jsonrpc":"2.0","id":"y","result":{"tools":[]}}`,
-		`not json`,
-	} {
-		one, err1 := DecodeListReply([]byte(msg), []byte(`"x"`))
-		two, err2 := twoPass([]byte(msg), "x")
-		if (err1 == nil) != (err2 == nil) || !slices.Equal(one.Names, two.Names) || one.NextCursor != two.NextCursor {
-			t.Errorf("%s: one pass %+v %v, two %+v %v", msg, one, err1, two, err2)
 		}
 	}
 }
