@@ -60,6 +60,7 @@ type config struct {
 	logPass                      bool
 	upstreamTimeout              time.Duration
 	guard                        toolguard.Options
+	keepNoList                   bool // -list-ttl 0
 	metricsListen, logFormat     string
 	healthWindow                 time.Duration
 	metrics                      *metrics // with -metrics-listen
@@ -180,7 +181,7 @@ func checkFlags(c *config) error {
 		}
 	}
 	// The library reads 0 as its default; here 0 means none.
-	if c.guard.ListTTL == 0 {
+	if c.keepNoList = c.guard.ListTTL == 0; c.keepNoList {
 		c.guard.ListTTL = time.Nanosecond // a list is never shown
 	}
 	return nil
@@ -342,10 +343,10 @@ func endsOnShutdown(done context.Context, h http.Handler) http.Handler {
 // words of the command's flags.
 func listErrText(err error, c *config) string {
 	switch {
-	case errors.Is(err, toolguard.ErrNoList) && c.guard.ListTTL <= time.Nanosecond:
+	case errors.Is(err, toolguard.ErrNoList) && c.keepNoList:
 		return "no list is kept (-list-ttl 0)"
 	case errors.Is(err, toolguard.ErrNoList):
-		return fmt.Sprintf("the caller has not listed its tools (or not within -list-ttl %v, or since the upstream said its list changed)", c.guard.ListTTL)
+		return fmt.Sprintf("the caller has not listed its tools (or not within -list-ttl %v, or since the upstream said its list changed, or since it initialized again or deleted its session)", c.guard.ListTTL)
 	}
 	return err.Error()
 }

@@ -372,6 +372,11 @@ func TestZeroMeansZero(t *testing.T) {
 	if got := listErrText(toolguard.ErrNoList, c); got != "no list is kept (-list-ttl 0)" {
 		t.Errorf("the log says %q of an answer without the list", got)
 	}
+	// A TTL of one nanosecond keeps lists, if briefly: not said to be 0.
+	short, err := parse([]string{"-upstream", "http://127.0.0.1:1/mcp", "-list-ttl", "1ns"})
+	if got := listErrText(toolguard.ErrNoList, short); err != nil || strings.Contains(got, "-list-ttl 0") || !strings.Contains(got, "-list-ttl 1ns") {
+		t.Errorf("-list-ttl 1ns: the log says %q", got)
+	}
 	var hosts []string
 	up := httptest.NewServer(fakeUpstream(&hosts))
 	defer up.Close()
