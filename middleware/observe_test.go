@@ -351,6 +351,10 @@ func TestOnlyAWholeListAnswerIsKept(t *testing.T) {
 		"a 500":             answering(500, "application/json", listReply(`"l"`, "get_weather")),
 		"a cut answer":      answering(200, "application/json", listReply(`"l"`, "get_weather")[:40]),
 		"a plain-text body": answering(200, "text/plain", listReply(`"l"`, "get_weather")),
+		"a reply clients read apart (a key in another case)": answering(200, "application/json",
+			`{"jsonrpc":"2.0","id":"l","result":{"tools":[{"name":"get_weather","Name":"get_forecast"}]}}`),
+		"an event stream with an unread message before the reply": answering(200, "text/event-stream", unreadEvent+
+			"data: "+listReply(`"l"`, "get_weather")+"\n\n"),
 		"a reply and more after it": http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "application/json")
 			io.WriteString(w, listReply(`"l"`, "get_weather"))
@@ -403,19 +407,32 @@ func TestListIsKeptBeforeTheClientCanReadIt(t *testing.T) {
 	}
 }
 
+// unreadEvent is an event whose message is outside the strict subset (a
+// lone surrogate): which message it is cannot be told.
+const unreadEvent = "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"data\":\"\\udc00\"}}\n\n"
+
 // In an event stream answering a list, a list_changed notification drops
-// the lists kept before it, not the one the stream gives after it.
+// the lists kept before it, not the one the stream gives after it; after
+// an unread message the reply is not kept, but a list_changed still drops
+// the list kept before.
 func TestListChangedCountsWhereItIsInTheStream(t *testing.T) {
 	changed := "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}\n\n"
 	event := "event: message\ndata: " + listReply(`"l"`, "get_weather") + "\n\n"
 	for _, tc := range []struct {
-		stream string
-		kept   bool
+		stream       string
+		listedBefore bool
+		kept         bool
 	}{
-		{changed + event, true},
-		{event + changed, false},
+		{changed + event, false, true},
+		{event + changed, false, false},
+		{unreadEvent + event, true, true}, // the list kept before stays
+		{unreadEvent + changed + event, true, false},
+		{unreadEvent + event + changed, true, false},
 	} {
 		g := mustGuard(t, Options{Tools: unsure{}})
+		if tc.listedBefore {
+			serve(g, answering(200, "application/json", listReply(`"k"`, "get_weather")), newRequest("POST", listCall(`"k"`, ""), nil))
+		}
 		serve(g, answering(200, "text/event-stream", tc.stream), newRequest("POST", listCall(`"l"`, ""), nil))
 		notFound := answering(200, "application/json", errorReply("9", -32602, "Unknown tool: get_wether"))
 		w := serve(g, notFound, newRequest("POST", call("9", `"get_wether"`), nil))
