@@ -246,13 +246,11 @@ func idAnswers(raw json.RawMessage, id int64) bool {
 // answers sorts one JSON text found in a stream or on stdio: reply means
 // it may be the answer to request id (see idAnswers); stray that it is not
 // JSON, or JSON that does not claim JSON-RPC. Notifications, requests from
-// the server, answers to other ids and batches (JSON-RPC, though not an
-// answer to one request) are neither.
+// the server and answers to other ids are neither.
 func answers(data []byte, id int64) (reply, stray bool) {
 	var msg map[string]json.RawMessage
 	if json.Unmarshal(data, &msg) != nil || msg == nil {
-		var batch []json.RawMessage
-		return false, json.Unmarshal(data, &batch) != nil || len(batch) == 0
+		return false, true
 	}
 	if _, ok := msg["jsonrpc"]; !ok {
 		return false, true

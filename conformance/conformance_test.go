@@ -321,14 +321,15 @@ func TestStdioServerThatExits(t *testing.T) {
 
 // A stdio server that logs to its standard output instead of answering
 // times out, and the report says what it wrote there: the usual cause. A
-// JSON-RPC batch is not counted among those lines.
+// JSON-RPC batch is not counted among those lines; an array of anything
+// else is.
 func TestStdioServerThatLogsToStdoutIsNamedInTheTimeout(t *testing.T) {
 	rep, err := conformance.CheckCommand(context.Background(),
-		[]string{"sh", "-c", "echo '[{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\"}]'; echo 'Server listening on stdio'; echo '{\"level\":\"info\"}'; cat >/dev/null"}, conformance.Options{Timeout: time.Second})
+		[]string{"sh", "-c", "echo '[{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\"}]'; echo 'Server listening on stdio'; echo '{\"level\":\"info\"}'; echo '[1]'; cat >/dev/null"}, conformance.Options{Timeout: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Category != conformance.Timeout || !strings.Contains(rep.Detail, "2 line(s)") ||
+	if rep.Category != conformance.Timeout || !strings.Contains(rep.Detail, "3 line(s)") ||
 		!strings.Contains(rep.Detail, "Server listening on stdio") || !strings.Contains(rep.Detail, "not JSON-RPC") {
 		t.Errorf("%s", rep)
 	}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -181,7 +182,7 @@ func (c *stdioConn) roundTrip(ctx context.Context, r request) (reply, error) {
 				return reply{tooLarge: true}, nil
 			}
 			if ok, notRPC := answers(line.b, r.id); !ok {
-				if notRPC {
+				if notRPC && !isBatch(line.b) {
 					stray.see(line.b)
 				}
 				continue // log output, a notification, a request from the server, another answer
@@ -204,6 +205,23 @@ func (s *stdioStray) see(line []byte) {
 	if s.n++; s.n == 1 {
 		s.first = strings.ToValidUTF8(string(line[:min(len(line), 120)]), "")
 	}
+}
+
+// isBatch reports whether line is a JSON-RPC batch: JSON-RPC, though no
+// answer to one request (MCP has had no batches since 2025-06-18).
+func isBatch(line []byte) bool {
+	var batch []struct {
+		JSONRPC *string `json:"jsonrpc"`
+	}
+	if json.Unmarshal(line, &batch) != nil || len(batch) == 0 {
+		return false
+	}
+	for _, m := range batch {
+		if m.JSONRPC == nil {
+			return false
+		}
+	}
+	return true
 }
 
 // timedOut is the error for a request that got no reply before ctx

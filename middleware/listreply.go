@@ -16,37 +16,35 @@ import (
 // Names only: the scanner takes the id, result.tools[].name,
 // result.nextCursor and result.ttlMs and steps over every other value
 // (input and output schemas, titles, annotations) without materializing
-// it. A reply outside the strict subset (a key twice or spelled in another
-// case, invalid UTF-8, a lone surrogate, a number beyond float64) is not a
-// page: clients may read it apart, so nothing of it is kept. Where the
+// it. Only a reply every client reads alike is a page: inside the strict
+// subset, with jsonrpc "2.0", the id and a result, and no other member
+// (not even "error": null, which the TypeScript SDK refuses). Where the
 // scanner reads a page, encoding/json reads the same (FuzzListReply).
 func decodeListReply(msg, id []byte) (mcpwire.Page, bool) {
 	r, ok := readReply(msg)
-	if !ok || r.method || !r.hasResult || !mcpwire.SameID(r.id, id) {
-		return mcpwire.Page{}, false
-	}
-	return r.page, true
+	return r.page, ok && r.pageFor(id)
 }
 
 // listMessage reads msg, one message of an event stream, for the reply to
-// the tools/list with the id. done reports that the search ends with msg:
-// it is that reply (ok: p is its page), or it is outside the strict subset,
-// so which message it is cannot be told and nothing of the stream is kept.
+// the tools/list with the id. A request or notification is passed over;
+// any other message ends the search (done): it is kept (ok) only when it
+// is that reply, read as decodeListReply reads one. Clients match ids
+// more loosely than the guard ("1" or 1.0 answers 1 for the TypeScript
+// SDK), and cannot be told apart from a reply outside the strict subset,
+// so no later message is ever taken for the reply.
 func listMessage(msg, id []byte) (p mcpwire.Page, done, ok bool) {
 	r, strict := readReply(msg)
-	switch {
-	case !strict:
-		return p, true, false
-	case r.method || r.id == nil || !mcpwire.SameID(r.id, id):
+	if strict && r.method {
 		return p, false, false
 	}
-	return r.page, true, r.hasResult
+	return r.page, true, strict && r.pageFor(id)
 }
 
-// Keys of a tools/list reply, per level, for the scanner: a key equal to
-// one of them under case folding, or twice, ends the fast read.
+// Keys of a JSON-RPC message and of a tools/list result, per level, for
+// the scanner: a key equal to one of them under case folding, or twice,
+// ends the read.
 var (
-	replyKeys  = []string{"id", "result", "error", "method"}
+	replyKeys  = []string{"jsonrpc", "id", "result", "method"}
 	resultKeys = []string{"tools", "nextCursor", "ttlMs"}
 	toolKeys   = []string{"name"}
 )
@@ -55,32 +53,46 @@ var (
 type reply struct {
 	method    bool   // the message has a method: a request or notification
 	id        []byte // the raw id, nil when absent
-	hasResult bool
+	version   bool   // jsonrpc is "2.0"
+	hasResult bool   // a result, a tools/list page
+	other     bool   // any other member ("error" included)
 	page      mcpwire.Page
 }
 
-// readReply reads a JSON-RPC message in the strict subset whose error is
-// absent or null and whose result, if any, is a tools/list page. ok is
-// false for anything else.
+// pageFor reports whether r is a reply to the request id that every
+// client reads alike, its result a page.
+func (r *reply) pageFor(id []byte) bool {
+	return !r.method && r.version && r.hasResult && !r.other && mcpwire.SameID(r.id, id)
+}
+
+// readReply reads a JSON-RPC message in the strict subset whose result, if
+// any, is a tools/list page. ok is false for anything else.
 func readReply(b []byte) (r reply, ok bool) {
 	s := scanner{b: b}
 	s.ws()
 	ok = s.members(replyKeys, func(k int) bool {
 		switch k {
 		case 0:
+			var sp span
+			if !s.capture(&sp) {
+				return false
+			}
+			r.version = sp.kind == kString && strEquals(b, sp, "2.0")
+			return true
+		case 1:
 			start := s.i
 			if !s.value() {
 				return false
 			}
 			r.id = b[start:s.i]
 			return true
-		case 1:
+		case 2:
 			r.hasResult = true
 			return s.listPage(&r.page)
-		case 2:
-			return s.lit("null")
 		case 3:
 			r.method = true // a request or notification, not a reply
+		default:
+			r.other = true
 		}
 		return s.value()
 	})

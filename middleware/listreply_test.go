@@ -88,6 +88,9 @@ func checkListReply(t *testing.T, msg []byte) (readJSON, readStream bool) {
 		if ok && (wantErr != nil || !samePage(got, want)) {
 			t.Fatalf("stream=%v %q: the guard reads %+v, encoding/json %+v, %v", stream, msg, got, want, wantErr)
 		}
+		if ok && !strictEnvelope(msg, stream) {
+			t.Fatalf("stream=%v %q: a page kept from a reply the TypeScript SDK refuses", stream, msg)
+		}
 		if stream {
 			readStream = ok
 		} else {
@@ -95,6 +98,20 @@ func checkListReply(t *testing.T, msg []byte) (readJSON, readStream bool) {
 		}
 	}
 	return readJSON, readStream
+}
+
+// strictEnvelope reports whether the reply in msg (a stream's first
+// message with the id "x") has exactly the members the TypeScript SDK
+// allows a result reply, jsonrpc "2.0", id and result, read by
+// encoding/json.
+func strictEnvelope(msg []byte, stream bool) bool {
+	if stream {
+		msg = findSSEReply(msg, []byte(`"x"`))
+	}
+	var top map[string]json.RawMessage
+	var version string
+	return json.Unmarshal(msg, &top) == nil && len(top) == 3 && top["id"] != nil && top["result"] != nil &&
+		json.Unmarshal(top["jsonrpc"], &version) == nil && version == "2.0"
 }
 
 // asEvents wraps msg as the data of an event stream message, after a
@@ -150,7 +167,7 @@ func TestListReply(t *testing.T) {
 	}
 	// The replies servers send are read by the fast path, as JSON and as
 	// events (otherwise it would silently never run).
-	for _, msg := range []string{listReplySeeds[0], listReplySeeds[1], listReplySeeds[2], listReplySeeds[3], string(realisticList(50, "x"))} {
+	for _, msg := range []string{listReplySeeds[0], listReplySeeds[1], listReplySeeds[3], string(realisticList(50, "x"))} {
 		if fastJSON, _ := checkListReply(t, []byte(msg)); !fastJSON {
 			t.Errorf("%.80s...: not read by names", msg)
 		}
@@ -158,10 +175,15 @@ func TestListReply(t *testing.T) {
 			t.Errorf("%.80s... as events: not read by names", msg)
 		}
 	}
-	// A reply outside the strict subset keeps nothing, though
-	// encoding/json reads a page in it (the last of two keys, any case):
-	// clients read it apart.
+	// A reply outside the strict subset, or one some client refuses (the
+	// TypeScript SDK: "error" beside the result, any other member, a
+	// jsonrpc other than "2.0"), keeps nothing, though encoding/json reads
+	// a page in it (the last of two keys, any case): clients read it apart.
 	for _, msg := range []string{
+		`{"jsonrpc":"2.0","id":"x","result":{"tools":[{"name":"a"}]},"error":null}`,
+		`{"jsonrpc":"2.0","id":"x","result":{"tools":[{"name":"a"}]},"x":1}`,
+		`{"jsonrpc":"1.0","id":"x","result":{"tools":[{"name":"a"}]}}`,
+		`{"id":"x","result":{"tools":[{"name":"a"}]}}`,
 		`{"jsonrpc":"2.0","id":"x","result":{"tools":[{"name":"a","Name":"b"}]}}`,
 		`{"jsonrpc":"2.0","id":"x","result":{"tools":[{"name":"a","name":"b"}]}}`,
 		`{"jsonrpc":"2.0","id":"x","result":{"tools":[{"name":"\ud800"}]}}`,
@@ -180,12 +202,27 @@ func TestListReply(t *testing.T) {
 			}
 		}
 	}
-	// In an event stream, a message outside the subset before the reply
-	// ends the reading: it could be the reply, read apart.
-	stream := "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"data\":\"\\udc00\"}}\n\n" +
-		"data: " + listReplySeeds[0] + "\n\n"
-	if p, ok := readList([]byte(stream), true, []byte(`"x"`)); ok {
-		t.Errorf("a page kept after an unread message: %+v", p)
+	// In an event stream, the first message that is not a request or a
+	// notification ends the reading, kept only if it is the reply: one
+	// outside the subset could be the reply, read apart, and clients match
+	// ids more loosely than the guard (the TypeScript SDK takes "1" and
+	// 1.0 for 1).
+	page := func(id string) string {
+		return "data: {\"jsonrpc\":\"2.0\",\"id\":" + id + ",\"result\":{\"tools\":[{\"name\":\"b\"}]}}\n\n"
+	}
+	for _, first := range []string{
+		"data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"data\":\"\\udc00\"}}\n\n",
+		page(`"1"`), page(`1.0`), page(`2`),
+		"data: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"tools\":[{\"name\":\"a\"}]},\"error\":null}\n\n",
+	} {
+		if p, ok := readList([]byte(first+page(`1`)), true, []byte(`1`)); ok {
+			t.Errorf("a page kept after %q: %+v", first, p)
+		}
+	}
+	notification := "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progress\":1}}\n\n"
+	request := "data: {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"roots/list\"}\n\n"
+	if p, ok := readList([]byte(notification+request+page(`1`)), true, []byte(`1`)); !ok || !slices.Equal(p.Names, []string{"b"}) {
+		t.Errorf("the reply after a notification and a request: %+v, %v", p, ok)
 	}
 }
 

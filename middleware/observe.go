@@ -334,11 +334,15 @@ func (lw *listWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	return lw.passWriter.Hijack()
 }
 
-// finish reads a JSON answer when the handler returns (an event stream
-// was read as it passed).
+// finish reads a JSON answer of no stated length when the handler returns
+// (an event stream was read as it passed, an answer of a stated length
+// when it reached it: one shorter is cut, and no client reads it whole).
 func (lw *listWriter) finish() {
-	if lw.mode == listJSON {
+	switch {
+	case lw.mode == listJSON && lw.length < 0:
 		lw.keepJSON(true)
+	case lw.mode == listJSON:
+		lw.release(listSkip)
 	}
 }
 

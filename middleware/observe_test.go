@@ -351,6 +351,11 @@ func TestOnlyAWholeListAnswerIsKept(t *testing.T) {
 		"a 500":             answering(500, "application/json", listReply(`"l"`, "get_weather")),
 		"a cut answer":      answering(200, "application/json", listReply(`"l"`, "get_weather")[:40]),
 		"a plain-text body": answering(200, "text/plain", listReply(`"l"`, "get_weather")),
+		"a JSON answer shorter than its Content-Length": http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("Content-Length", itoa(len(listReply(`"l"`, "get_weather"))+10))
+			io.WriteString(w, listReply(`"l"`, "get_weather"))
+		}),
 		"a reply clients read apart (a key in another case)": answering(200, "application/json",
 			`{"jsonrpc":"2.0","id":"l","result":{"tools":[{"name":"get_weather","Name":"get_forecast"}]}}`),
 		"an event stream with an unread message before the reply": answering(200, "text/event-stream", unreadEvent+

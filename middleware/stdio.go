@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"maps"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -293,6 +294,15 @@ func (s *Stdio) answered(id []byte) (req stdioRequest, ok bool) {
 	return req, ok
 }
 
+// forgetLists stops tracking every waiting tools/list: no answer to them
+// is read.
+func (s *Stdio) forgetLists() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	maps.DeleteFunc(s.waiting, func(_ string, r stdioRequest) bool { return r.list })
+	s.tracked.Store(int64(len(s.waiting)))
+}
+
 // idKey is the key of a JSON-RPC id: "s" and the decoded string, or "i" and
 // the integer literal; "" for anything else.
 func idKey(id []byte) string {
@@ -445,7 +455,12 @@ func (s *Stdio) serverLine(line []byte) []byte {
 	id, method, ok := envelope(line)
 	if !ok || method.kind != absent {
 		// The server's own request or notification, or a line outside
-		// the strict subset: only a changed list is read of it.
+		// the strict subset: only a changed list is read of it. A JSON
+		// line outside it may be, for some client, the reply to a
+		// waiting tools/list: no later line is taken for theirs.
+		if !ok && tracked && json.Valid(line) {
+			s.forgetLists()
+		}
 		if mayBeListChanged(line) && namesListChanged(line, method, ok) {
 			s.guard.seen.dropSession("", false)
 		}

@@ -316,3 +316,33 @@ func TestStdioWriterCloseReportsTheFirstWriteError(t *testing.T) {
 		t.Errorf("Close = %v (closed %v), want the write's error and out closed", err, out.closed)
 	}
 }
+
+// A JSON line outside the strict subset, with a tools/list waiting, may be
+// its reply to some client (go-sdk reads {"id":1,"ID":7,...} as the reply
+// to 1): no later line is taken for it. A line that is not JSON (a log)
+// answers nothing, and the list after it is kept.
+func TestStdioListAnsweredByAnUnreadLineIsNotKept(t *testing.T) {
+	tool := func(name string) string { return `{"name":"` + name + `","inputSchema":{"type":"object"}}` }
+	own := `{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"Tool c not found"}],"isError":true}}` + "\n"
+	for _, tc := range []struct {
+		before string
+		kept   bool
+	}{
+		{`{"jsonrpc":"2.0","id":1,"ID":7,"result":{"tools":[` + tool("a") + `]}}`, false},
+		{`{"jsonrpc":"2.0","id":1,"result":{"tools":[` + tool("a") + `],"nextCursor":"\udc00"}}`, false},
+		{`Server listening on stdio`, true},
+		{`{"level":"info","msg":"listing tools"}`, true},
+	} {
+		s := newStepGuard(t, StdioOptions{})
+		s.client(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}` + "\n")
+		if got := s.server(tc.before + "\n"); got != tc.before+"\n" {
+			t.Fatalf("%s: the client read %q", tc.before, got)
+		}
+		s.server(`{"jsonrpc":"2.0","id":1,"result":{"tools":[` + tool("b") + `]}}` + "\n")
+		s.client(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"c","arguments":{}}}` + "\n")
+		got := s.server(own)
+		if kept := strings.Contains(got, `"availableTools":["b"]`); kept != tc.kept {
+			t.Errorf("after %s: list kept %v, want %v (%s)", tc.before, kept, tc.kept, got)
+		}
+	}
+}
