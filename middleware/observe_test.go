@@ -422,27 +422,29 @@ const unreadEvent = "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/messa
 // the list kept before.
 func TestListChangedCountsWhereItIsInTheStream(t *testing.T) {
 	changed := "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}\n\n"
+	unreadChanged := "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\",\"params\":{\"x\":\"\\udc00\"}}\n\n"
 	event := "event: message\ndata: " + listReply(`"l"`, "get_weather") + "\n\n"
 	for _, tc := range []struct {
 		stream       string
 		listedBefore bool
-		kept         bool
+		shown        string // the availableTools shown after it, "" for none
 	}{
-		{changed + event, false, true},
-		{event + changed, false, false},
-		{unreadEvent + event, true, true}, // the list kept before stays
-		{unreadEvent + changed + event, true, false},
-		{unreadEvent + event + changed, true, false},
+		{changed + event, false, `["get_weather"]`},
+		{event + changed, false, ""},
+		{unreadEvent + event, true, `["get_weather","get_weather_old"]`}, // the list kept before stays
+		{unreadEvent + changed + event, true, ""},
+		{unreadEvent + event + changed, true, ""},
+		{unreadChanged + event, true, ""}, // read as the list_changed it is, and the end of the reading
 	} {
 		g := mustGuard(t, Options{Tools: unsure{}})
 		if tc.listedBefore {
-			serve(g, answering(200, "application/json", listReply(`"k"`, "get_weather")), newRequest("POST", listCall(`"k"`, ""), nil))
+			serve(g, answering(200, "application/json", listReply(`"k"`, "get_weather", "get_weather_old")), newRequest("POST", listCall(`"k"`, ""), nil))
 		}
 		serve(g, answering(200, "text/event-stream", tc.stream), newRequest("POST", listCall(`"l"`, ""), nil))
 		notFound := answering(200, "application/json", errorReply("9", -32602, "Unknown tool: get_wether"))
-		w := serve(g, notFound, newRequest("POST", call("9", `"get_wether"`), nil))
-		if kept := strings.Contains(w.Body.String(), "availableTools"); kept != tc.kept {
-			t.Errorf("%q: list kept %v, want %v (%s)", tc.stream, kept, tc.kept, w.Body)
+		body := serve(g, notFound, newRequest("POST", call("9", `"get_wether"`), nil)).Body.String()
+		if shown := strings.Contains(body, `"availableTools"`); shown != (tc.shown != "") || shown && !strings.Contains(body, `"availableTools":`+tc.shown) {
+			t.Errorf("%q: the answer is %s, want the list %s", tc.stream, body, tc.shown)
 		}
 	}
 }
