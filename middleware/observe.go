@@ -7,12 +7,13 @@ package toolguard
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"net"
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/toolguard/toolguard/internal/mcpwire"
 )
@@ -22,22 +23,29 @@ import (
 const maxListReplyBytes = 8 << 20
 
 // listChangedMethod is the method of a notifications/tools/list_changed
-// message; listChangedWord, its last word, stands in the message as it is
-// unless \u escapes spell it.
+// message.
 const listChangedMethod = "notifications/tools/list_changed"
 
-var listChangedWord = []byte("list_changed")
+// listChangedStandIn is what an event too long to read is read as when
+// its bytes could spell list_changed (mayBeListChanged): a client that
+// reads it whole may read a changed list.
+var listChangedStandIn = []byte(`{"jsonrpc":"2.0","method":"` + listChangedMethod + `"}`)
 
 // observe notes a request that is not a tools/call before it passes: an
 // initialize drops the lists of its session (a new session starts with
-// none); a tools/list gets its answer read; a subscriptions/listen its
-// stream watched. It returns the observer of the answer, or nil.
+// none), and so does a body outside the strict subset that could spell
+// one (some SDK may read it so); a tools/list gets its answer read; a
+// subscriptions/listen its stream watched. It returns the observer of
+// the answer, or nil.
 func (g *Guard) observe(r *http.Request, body []byte, m message) observer {
+	session := r.Header.Get(mcpwire.HeaderSessionID)
+	if !m.strict && maySpell(body, "initialize") {
+		g.seen.dropSession(session, true)
+	}
 	if !m.strict || m.jsonrpc.kind != kString || !strEquals(body, m.jsonrpc, "2.0") ||
 		m.method.kind != kString {
 		return nil
 	}
-	session := r.Header.Get(mcpwire.HeaderSessionID)
 	if strEquals(body, m.method, "initialize") {
 		g.seen.dropSession(session, true)
 		return nil
@@ -207,12 +215,14 @@ func (lw *listWriter) decide() {
 // An eventReader follows an event stream as it is written, so that each
 // event is read before the bytes that end it go on. Each byte is searched
 // about once; an event longer than the reader's limit is not held (only
-// what the search for its end needs is kept), and it is not read.
+// what the search for its end needs is kept), and it is not read: its
+// bytes are searched for what could spell list_changed as they pass.
 type eventReader struct {
 	buf     []byte // what has not ended: an event begun (its last bytes once long), or the start of a BOM
 	from    int    // where in buf the search for its end goes on
 	started bool   // a leading BOM is gone
 	long    bool   // the event grew past the limit: it is not read
+	spell   spellWatch
 }
 
 // write adds p to the stream and calls read for each event that ends in
@@ -243,7 +253,12 @@ func (e *eventReader) write(p []byte, limit int, read func(end int, data []byte)
 		}
 		n += e.from
 		data, ok := mcpwire.EventMessage(b[:n])
-		if !ok || e.long || n > limit { // however the event was cut into writes
+		if e.long || n > limit { // however the event was cut into writes
+			e.spell.add(b[:n])
+			data, ok = listChangedStandIn, e.spell.maybe
+			e.spell.reset()
+		}
+		if !ok {
 			data = nil
 		}
 		// What follows the end came in p: an event ends in new bytes.
@@ -252,6 +267,7 @@ func (e *eventReader) write(p []byte, limit int, read func(end int, data []byte)
 	}
 	e.from = resumeAt(b)
 	if len(b) > limit {
+		e.spell.add(b[:e.from]) // the rest is searched again with the next write
 		b, e.from, e.long = b[e.from:], 0, true
 	}
 	e.buf = append(e.buf[:0], b...) // (b may lie in e.buf: append moves it down)
@@ -347,7 +363,9 @@ func (lw *listWriter) finish() {
 }
 
 // isListChanged reports whether msg is a notifications/tools/list_changed
-// message, read as a client decodes it (an escaped method too).
+// message, read as a client decodes it (an escaped method too). One
+// outside the strict subset that could spell it counts as one: some client
+// may read it so, and dropping a list is never wrong (whatever the id).
 func isListChanged(msg []byte) bool {
 	if !mayBeListChanged(msg) {
 		return false
@@ -356,30 +374,52 @@ func isListChanged(msg []byte) bool {
 	return namesListChanged(msg, method, ok)
 }
 
-// mayBeListChanged reports whether msg could be a list_changed message:
-// it holds "list_changed" (the slashes before it may be escaped, \/), or
-// a \u escape, which could spell any of its letters.
-func mayBeListChanged(msg []byte) bool {
-	return bytes.Contains(msg, listChangedWord) || bytes.Contains(msg, []byte(`\u`))
+// namesListChanged reports whether the method that envelope read of msg
+// is notifications/tools/list_changed, or envelope could not read it (ok
+// false).
+func namesListChanged(msg []byte, method span, ok bool) bool {
+	return !ok || method.kind == kString && strEquals(msg, method, listChangedMethod)
 }
 
-// namesListChanged reports whether the method that envelope read of msg
-// is notifications/tools/list_changed; a message outside the strict subset
-// (ok false) is read by encoding/json when it holds "list_changed" or is
-// short (a notification is: a long result is not decoded for it).
-// Whatever the id: dropping a list is never wrong.
-func namesListChanged(msg []byte, method span, ok bool) bool {
-	if ok {
-		return method.kind == kString && strEquals(msg, method, listChangedMethod)
+// mayBeListChanged reports whether msg could be a list_changed message.
+func mayBeListChanged(msg []byte) bool { return maySpell(msg, "list_changed") }
+
+// maySpell reports whether msg, JSON, could hold word in a string: it
+// holds it as it is, or a \u escape of one of its letters (the slashes of
+// a method may be escaped, \/: word has none).
+func maySpell(msg []byte, word string) bool {
+	if bytes.Contains(msg, []byte(word)) {
+		return true
 	}
-	if len(msg) > maxNotificationBytes && !bytes.Contains(msg, listChangedWord) {
-		return false
+	for {
+		i := bytes.Index(msg, []byte(`\u`))
+		if i < 0 {
+			return false
+		}
+		if r, ok := hex4(msg, i+2); ok && r < utf8.RuneSelf && strings.IndexByte(word, byte(r)) >= 0 {
+			return true
+		}
+		msg = msg[i+2:]
 	}
-	var n struct {
-		Method string `json:"method"`
-	}
-	return json.Unmarshal(msg, &n) == nil && n.Method == listChangedMethod
 }
+
+// A spellWatch follows the bytes of a message too long to read as they
+// pass, in pieces: maybe reports whether they could spell list_changed.
+type spellWatch struct {
+	tail  []byte // the last bytes, which such a spelling may straddle
+	maybe bool
+}
+
+func (w *spellWatch) add(p []byte) {
+	head := append(w.tail, p[:min(len(p), 16)]...)
+	w.maybe = w.maybe || mayBeListChanged(head) || mayBeListChanged(p)
+	if len(p) >= 16 {
+		head = p[len(p)-16:]
+	}
+	w.tail = append(w.tail[:0], head[max(0, len(head)-16):]...)
+}
+
+func (w *spellWatch) reset() { w.tail, w.maybe = w.tail[:0], false }
 
 // A sessionWatch is a session's standalone event stream (GET), watched for
 // notifications/tools/list_changed.

@@ -72,6 +72,28 @@ func FuzzObservedList(f *testing.F) {
 	})
 }
 
+// FuzzListChangedIsNeverMissed: a message encoding/json reads as a
+// notifications/tools/list_changed is one to the guard too, inside the
+// strict subset or not; inside it, the guard reads the method encoding/json
+// reads.
+func FuzzListChangedIsNeverMissed(f *testing.F) {
+	f.Add([]byte(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`))
+	f.Add([]byte(`{"method":"notifications\/tools\/list\u005Fchanged","params":{"a":"\ud800"}}`))
+	f.Add([]byte(`{"Method":"notifications/tools/list_changed","id":1e999}`))
+	f.Add([]byte(`{"method":"notifications/tools/list_changed","method":"x"}`))
+	f.Fuzz(func(t *testing.T, msg []byte) {
+		var v struct{ Method string }
+		err := json.Unmarshal(msg, &v)
+		changed := err == nil && v.Method == listChangedMethod
+		if changed && !isListChanged(msg) {
+			t.Fatalf("encoding/json reads a list_changed, the guard does not: %q", msg)
+		}
+		if _, method, ok := envelope(msg); ok && err == nil && method.kind == kString && strEquals(msg, method, listChangedMethod) != changed {
+			t.Fatalf("inside the strict subset the guard reads another method than encoding/json: %q", msg)
+		}
+	})
+}
+
 // FuzzSessionStream: whatever the session's own stream (GET) carries, cut
 // into writes anywhere, the client gets exactly those bytes, and the
 // session's lists are dropped exactly when the stream holds a list_changed

@@ -276,6 +276,10 @@ func TestListIsDroppedWhenItMayHaveChanged(t *testing.T) {
 			serve(g, answering(200, "application/json", `{"jsonrpc":"2.0","id":0,"result":{}}`),
 				newRequest("POST", `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}`, session))
 		},
+		"an initialize outside the strict subset": func(g *Guard) {
+			serve(g, answering(200, "application/json", `{"jsonrpc":"2.0","id":0,"result":{}}`),
+				newRequest("POST", `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"clientInfo":{"name":"c\ud83d"}}}`, session))
+		},
 	} {
 		srv := &listingServer{names: []string{"get_weather"}}
 		g := mustGuard(t, Options{Tools: unsure{}})
@@ -547,6 +551,47 @@ func TestListChangedOnTheSessionStreamDropsTheListBeforeTheClientReadsIt(t *test
 	}
 }
 
+// An event too long to read (over 4 KiB on the session's stream, over the
+// longest not-found answer in a call's stream) passes unread; when its
+// bytes could spell list_changed (here cut across two writes inside the
+// word), the session's lists are dropped, as a client reads it whole. A
+// long event that could not spell it keeps them.
+func TestListChangedTooLongToReadDropsTheList(t *testing.T) {
+	session := http.Header{"Mcp-Session-Id": {"s-1"}}
+	pad := strings.Repeat("t", 9000)
+	for _, tc := range []struct {
+		event string
+		drop  bool
+	}{
+		{`{"jsonrpc":"2.0","params":{"_meta":{"t":"` + pad + `"}},"method":"notifications/tools/list_changed"}`, true},
+		{`{"jsonrpc":"2.0","params":{"_meta":{"t":"` + pad + `"}},"method":"notifications/tools/list\u005fchanged"}`, true},
+		{`{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"` + pad + `\u003c\u0026"}}`, false},
+	} {
+		stream := "event: message\ndata: " + tc.event + "\n\n"
+		cut := len(stream) - 14 // inside the last word
+		for name, r := range map[string]*http.Request{
+			"the session's stream": newRequest("GET", "", session),
+			"a call's stream":      newRequest("POST", call("3", `"other"`), session),
+		} {
+			srv := &listingServer{names: []string{"get_weather"}}
+			g := mustGuard(t, Options{Tools: unsure{}})
+			serve(g, srv, newRequest("POST", listCall("1", ""), session))
+			w := serve(g, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "text/event-stream")
+				io.WriteString(w, stream[:cut])
+				io.WriteString(w, stream[cut:]+"event: message\ndata: "+`{"jsonrpc":"2.0","id":3,"result":{}}`+"\n\n")
+			}), r)
+			if !strings.HasPrefix(w.Body.String(), stream) {
+				t.Fatalf("%s: the event was changed", name)
+			}
+			got := serve(g, srv, newRequest("POST", call("9", `"get_wether"`), session)).Body.String()
+			if kept := strings.Contains(got, "availableTools"); kept == tc.drop {
+				t.Errorf("%s, …%s: list kept %v, want %v", name, tc.event[len(tc.event)-40:], kept, !tc.drop)
+			}
+		}
+	}
+}
+
 // A list is kept in strings of its own: the buffer its answer was read in
 // goes to the next answer, which does not change the list.
 func TestKeptListOutlivesTheBufferItWasReadIn(t *testing.T) {
@@ -610,6 +655,10 @@ func TestListAskedBeforeItsSessionEndsIsNotKept(t *testing.T) {
 		"initialize": func(g *Guard) {
 			serve(g, answering(200, "application/json", `{"jsonrpc":"2.0","id":0,"result":{}}`),
 				newRequest("POST", `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}`, session))
+		},
+		"an initialize outside the strict subset": func(g *Guard) {
+			serve(g, answering(200, "application/json", `{"jsonrpc":"2.0","id":0,"result":{}}`),
+				newRequest("POST", `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"clientInfo":{"name":"c\ud83d"}}}`, session))
 		},
 	} {
 		g := mustGuard(t, Options{Tools: unsure{}})

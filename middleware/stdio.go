@@ -208,10 +208,14 @@ func (r *stdioReader) Close() error {
 
 // clientLine notes one whole client line before it reaches the server: a
 // tools/call or a tools/list is recorded to read its answer, and an
-// initialize drops the lists seen (a new session starts with none).
+// initialize drops the lists seen (a new session starts with none), as
+// does a line outside the strict subset that could spell one.
 func (s *Stdio) clientLine(line []byte) {
 	m := readMessage(line)
 	if !m.strict {
+		if maySpell(line, "initialize") {
+			s.guard.seen.dropSession("", true)
+		}
 		if bytes.Contains(line, []byte("tools/call")) || bytes.Contains(line, []byte(`tools\/call`)) {
 			s.untracked("a client line that mentions tools/call is outside the strict subset: its answer is not translated")
 		}
@@ -334,7 +338,8 @@ type stdioWriter struct {
 	mu     sync.Mutex
 	buf    []byte // a line whose end has not come yet
 	long   bool   // the line being written is longer than MaxServerLineBytes: passed on as it comes
-	err    error  // the first write error: every later write fails with it
+	spell  spellWatch
+	err    error // the first write error: every later write fails with it
 	closed bool
 }
 
@@ -356,11 +361,16 @@ func (w *stdioWriter) Write(p []byte) (int, error) {
 		j := bytes.IndexByte(p[i:], '\n')
 		switch {
 		case w.long:
-			// The rest of a long line, as it comes.
+			// The rest of a long line, as it comes; one that could spell
+			// list_changed drops the lists (a client reads it whole).
 			if j < 0 {
+				w.spell.add(p[i:])
 				i = len(p)
-			} else {
-				i, w.long = i+j+1, false
+				break
+			}
+			w.spell.add(p[i : i+j+1])
+			if i, w.long = i+j+1, false; w.spell.maybe {
+				w.s.guard.seen.dropSession("", false)
 			}
 		case j < 0 && len(w.buf)+len(p)-i > w.s.opts.MaxServerLineBytes:
 			// The start of a long line: what is held goes out, the rest
@@ -368,6 +378,9 @@ func (w *stdioWriter) Write(p []byte) (int, error) {
 			if err := w.write(p[start:i], w.buf); err != nil {
 				return 0, err
 			}
+			w.spell.reset()
+			w.spell.add(w.buf)
+			w.spell.add(p[i:])
 			w.buf, w.long, start, i = w.buf[:0], true, i, len(p)
 		case j < 0:
 			if err := w.write(p[start:i]); err != nil {

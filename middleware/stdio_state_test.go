@@ -51,17 +51,32 @@ func (s *stepGuard) server(line string) string {
 const rvInit = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n"
 
 // A tools/list sent before a new initialize, answered after it, is the
-// old session's list: the new session has listed nothing yet.
+// old session's list: the new session has listed nothing yet. So is a
+// list kept before it. An initialize outside the strict subset (a lone
+// surrogate JSON.parse takes; an escaped method) counts as one.
 func TestStdioListAskedBeforeAnInitializeIsNotKept(t *testing.T) {
-	s := newStepGuard(t, StdioOptions{})
-	s.client(rvInit)
-	s.client(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}` + "\n")
-	s.client(rvInit) // a new session starts: no list
-	s.server(`{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"a","inputSchema":{"type":"object"}}]}}` + "\n")
-	s.client(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"b","arguments":{}}}` + "\n")
-	own := `{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"Tool not found"}],"isError":true}}` + "\n"
-	if got := s.server(own); got != own {
-		t.Errorf("the old session's list was used in the new one:\n got %s\nwant %s", got, own)
+	for _, init := range []string{
+		rvInit,
+		`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c\ud83d","version":"1"}}}` + "\n",
+		`{"jsonrpc":"2.0","id":0,"method":"initi\u0061lize","params":{"capabilities":{},"clientInfo":{"name":"c","version":"1","n":1e400}}}` + "\n",
+	} {
+		for _, before := range []bool{true, false} {
+			s := newStepGuard(t, StdioOptions{})
+			s.client(rvInit)
+			s.client(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}` + "\n")
+			if !before {
+				s.server(`{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"a","inputSchema":{"type":"object"}}]}}` + "\n")
+			}
+			s.client(init) // a new session starts: no list
+			if before {
+				s.server(`{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"a","inputSchema":{"type":"object"}}]}}` + "\n")
+			}
+			s.client(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"b","arguments":{}}}` + "\n")
+			own := `{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"Tool not found"}],"isError":true}}` + "\n"
+			if got := s.server(own); !strings.HasSuffix(got, own) {
+				t.Errorf("answered before %v, then %.70s…: the old session's list was used in the new one:\n got %s\nwant %s", before, init, got, own)
+			}
+		}
 	}
 }
 
@@ -254,6 +269,10 @@ func TestStdioListChangedDropsTheListHoweverItIsWritten(t *testing.T) {
 		`{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{"_meta":{"trace":"` + strings.Repeat("t", 8192) + `"}}}`,
 		`{"jsonrpc":"2.0","id":null,"method":"notifications/tools/list_changed"}`,
 		`{"jsonrpc":"2.0","Method":"notifications/tools/list_changed","method":"notifications/tools/list_changed"}`,
+		// Outside the strict subset, long, escaped: JSON.parse reads it.
+		`{"jsonrpc":"2.0","method":"notifications/tools/list\u005fchanged","params":{"_meta":{"a":"\ud800","t":"` + strings.Repeat("t", 8192) + `"}}}`,
+		// Nested deeper than encoding/json reads (10,000): JSON.parse reads it.
+		`{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{"_meta":{"d":` + strings.Repeat("[", 10001) + strings.Repeat("]", 10001) + `}}}`,
 	} {
 		s := newStepGuard(t, StdioOptions{})
 		s.client(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}` + "\n")
@@ -266,6 +285,33 @@ func TestStdioListChangedDropsTheListHoweverItIsWritten(t *testing.T) {
 		own := `{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"Tool not found"}],"isError":true}}` + "\n"
 		if got := s.server(own); got != own {
 			t.Errorf("after %.80s: the new tool's own error was replaced:\n got %s\nwant %s", changed, got, own)
+		}
+	}
+}
+
+// A list_changed longer than MaxServerLineBytes passes unread, in pieces,
+// but its bytes could spell list_changed (here across two writes): it
+// drops the list. A long line that could not spell it keeps the list.
+func TestStdioListChangedTooLongToReadDropsTheList(t *testing.T) {
+	for _, tc := range []struct {
+		line string
+		drop bool
+	}{
+		{`{"jsonrpc":"2.0","params":{"_meta":{"t":"` + strings.Repeat("t", 300) + `"}},"method":"notifications/tools/list_changed"}`, true},
+		{`{"jsonrpc":"2.0","params":{"_meta":{"t":"` + strings.Repeat("t", 300) + `"}},"method":"notifications/tools/list\u005Fchanged"}`, true},
+		{`{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"` + strings.Repeat("\u003c", 60) + `"}}`, false},
+	} {
+		s := newStepGuard(t, StdioOptions{MaxServerLineBytes: 200})
+		s.client(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}` + "\n")
+		s.server(`{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"a","inputSchema":{"type":"object"}}]}}` + "\n")
+		cut := len(tc.line) - 13 // in the middle of list_changed
+		if got := s.server(tc.line[:cut]) + s.server(tc.line[cut:]+"\n"); got != tc.line+"\n" {
+			t.Fatalf("the line was changed: %q", got)
+		}
+		s.client(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"b","arguments":{}}}` + "\n")
+		got := s.server(`{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"Tool not found"}],"isError":true}}` + "\n")
+		if kept := strings.Contains(got, `"availableTools":["a"]`); kept == tc.drop {
+			t.Errorf("%.60s…: list kept %v, want %v: %s", tc.line[len(tc.line)-60:], kept, !tc.drop, got)
 		}
 	}
 }
