@@ -387,3 +387,59 @@ func (r *recordingTransport) RoundTrip(req *http.Request) (*http.Response, error
 	r.mu.Unlock()
 	return r.next.RoundTrip(req)
 }
+
+// A fleet cut short (Ctrl-C) reports the targets that finished, and not
+// the one whose check the interruption cut: that check said nothing of its
+// target, and a -resume must run it again.
+func TestFleetCutShortDoesNotReportTheTargetsInProgress(t *testing.T) {
+	fast := httptest.NewServer(&zoo.Fake{Tools: []string{"echo"}})
+	defer fast.Close()
+	called, release := make(chan struct{}), make(chan struct{})
+	slow := httptest.NewServer(&zoo.Fake{Tools: []string{"echo"}, On: map[string]func(http.ResponseWriter, string){
+		"tools/call": func(w http.ResponseWriter, id string) {
+			close(called)
+			<-release
+		},
+	}})
+	defer slow.Close()
+	defer close(release) // before Close, which waits for the handler
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var got []string
+	sum := conformance.CheckFleet(ctx, slices.Values([]conformance.Target{{Target: slow.URL}, {Target: fast.URL}}), conformance.Options{},
+		conformance.FleetOptions{Concurrency: 2, Report: func(r conformance.Report) {
+			got = append(got, r.Target)
+			if r.Target == fast.URL {
+				<-called // the slow target's call is in progress
+				cancel()
+			}
+		}})
+	if !slices.Equal(got, []string{fast.URL}) || sum.Total != 1 {
+		t.Errorf("reported %v (total %d), want only the finished %s", got, sum.Total, fast.URL)
+	}
+}
+
+// A Host in Options.Header is the Host sent, on every request (net/http
+// sends the request's Host, never a Host header): how an operator checks
+// a server under a name its allow-list takes.
+func TestHeaderHostIsTheHostSent(t *testing.T) {
+	var mu sync.Mutex
+	var hosts []string
+	fake := &zoo.Fake{Tools: []string{"echo"}}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		hosts = append(hosts, r.Host)
+		mu.Unlock()
+		fake.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	rep, err := conformance.CheckURL(context.Background(), srv.URL, conformance.Options{Header: http.Header{"Host": {"mcp.example.test"}}})
+	if err != nil || rep.Verdict != conformance.Verified {
+		t.Fatalf("%v %+v", err, rep)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(hosts) < 3 || slices.ContainsFunc(hosts, func(h string) bool { return h != "mcp.example.test" }) {
+		t.Errorf("hosts sent: %q", hosts)
+	}
+}

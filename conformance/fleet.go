@@ -88,7 +88,8 @@ func CheckTarget(ctx context.Context, target string, opts Options) (Report, erro
 // memory only Concurrency targets at a time. A target that cannot be
 // checked at all (not a URL nor a stdio command, say) is reported
 // UNVERIFIED unreachable. When ctx ends, targets not yet started are not
-// reported.
+// reported, nor are those in progress: a check cut short says nothing of
+// the target, and a -resume runs it again.
 func CheckFleet(ctx context.Context, targets iter.Seq[Target], opts Options, fleet FleetOptions) Summary {
 	if fleet.Concurrency <= 0 {
 		fleet.Concurrency = 512
@@ -114,6 +115,9 @@ func CheckFleet(ctx context.Context, targets iter.Seq[Target], opts Options, fle
 			defer wg.Done()
 			for t := range jobs {
 				rep := checkOne(ctx, t, opts, processes)
+				if ctx.Err() != nil {
+					continue // cut short, or finished as ctx ended: left to a later run
+				}
 				mu.Lock()
 				sum.Add(rep)
 				if fleet.Report != nil {

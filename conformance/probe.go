@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -23,7 +24,8 @@ type Options struct {
 	ProbeName string
 
 	// Header is sent with every request: the place for your own
-	// credentials. The checker sends none of its own.
+	// credentials. The checker sends none of its own. A Host entry is the
+	// Host sent (a server's allow-list judges it).
 	Header http.Header
 
 	// Client sends HTTP requests. Default: a client of its own for each
@@ -211,7 +213,11 @@ type prober struct {
 	stdio  bool
 	nextID int64
 	era    string
-	rep    Report
+	// version is the protocol version the server answered initialize
+	// with, sent in Mcp-Protocol-Version after it (the 2025 era), as the
+	// specification asks; empty before, or if it named none.
+	version string
+	rep     Report
 }
 
 func probe(ctx context.Context, c conn, opts *Options, stdio bool) Report {
@@ -224,7 +230,7 @@ func probe(ctx context.Context, c conn, opts *Options, stdio bool) Report {
 		p.rep.NameHeader.Detail = p.notApplicable()
 	}
 	c.close()
-	p.rep.Era = p.era
+	p.rep.Era = cmp.Or(p.version, p.era)
 	p.rep.Duration = time.Since(start)
 	return p.rep
 }
@@ -280,6 +286,9 @@ func bodyLine(body []byte) string {
 
 // namesHost matches a body that speaks of the request's Host or Origin:
 // "forbidden: host not allowed", "Invalid Host header", "Invalid Origin".
+// isVersion matches a protocol version, as MCP names them (a date).
+var isVersion = regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2}$`)
+
 var namesHost = regexp.MustCompile(`(?i)\b(host|hostname|origin)\b`)
 
 // hostHint says, for a 403 or 421 whose body names the Host or Origin,
@@ -367,7 +376,7 @@ func (p *prober) ask(ctx context.Context, method string, params any, notificatio
 			protocol.Set(hdrName, headerValue(nameHeader))
 		}
 	} else if p.era == Era2025 && method != "initialize" {
-		protocol.Set(hdrProtocolVersion, Era2025)
+		protocol.Set(hdrProtocolVersion, cmp.Or(p.version, Era2025))
 	}
 	if params != nil {
 		msg["params"] = params
@@ -382,7 +391,16 @@ func (p *prober) ask(ctx context.Context, method string, params any, notificatio
 	case rep.status == http.StatusUnauthorized || rep.status == http.StatusForbidden:
 		return rep, id, &askFailure{CredentialGated, fmt.Sprintf("%s answered %d: turned away before tool dispatch", method, rep.status), &rep}
 	case retryable(rep):
-		return rep, id, &askFailure{RateLimited, fmt.Sprintf("%s stayed unavailable (%d) after the retries allowed", method, rep.status), &rep}
+		detail := fmt.Sprintf("%s stayed unavailable (%d) after the retries allowed", method, rep.status)
+		if v := rep.header.Get("Retry-After"); v != "" {
+			switch wait, ok := retryAfter(v, 0, time.Now()); {
+			case !ok:
+				detail = fmt.Sprintf("%s answered %d with a Retry-After the checker cannot read, %q", method, rep.status, v)
+			case wait > p.opts.MaxRetryWait:
+				detail = fmt.Sprintf("%s answered %d asking to wait %v (Retry-After), beyond the %v the checker waits", method, rep.status, wait.Round(time.Second), p.opts.MaxRetryWait)
+			}
+		}
+		return rep, id, &askFailure{RateLimited, detail, &rep}
 	}
 	return rep, id, nil
 }
@@ -508,13 +526,20 @@ func (p *prober) initialize(ctx context.Context) bool {
 	if !ok {
 		return false
 	}
-	if _, err := result(rep, id); err != nil {
+	res, err := result(rep, id)
+	if err != nil {
 		detail := "the handshake failed: " + err.Error()
 		if hint := p.c.legacyHint(ctx); hint != "" {
 			detail += "; " + hint
 		}
 		p.stop(Unverified, ToolsListUnreadable, "initialize", &rep, detail)
 		return false
+	}
+	var r struct {
+		ProtocolVersion string `json:"protocolVersion"`
+	}
+	if json.Unmarshal(res, &r) == nil && isVersion.MatchString(r.ProtocolVersion) {
+		p.version = r.ProtocolVersion
 	}
 	_, _, ok = p.send(ctx, "initialize", "notifications/initialized", nil, true)
 	return ok
@@ -685,7 +710,7 @@ func (p *prober) notApplicable() string {
 	case p.stdio:
 		return "a stdio target: Mcp-Name is an HTTP header of 2026-07-28"
 	case p.era == Era2025 && p.rep.Stage != "initialize":
-		return "the server speaks 2025-11-25: Mcp-Name is a 2026-07-28 header"
+		return "the server speaks " + cmp.Or(p.version, Era2025) + ": Mcp-Name is a 2026-07-28 header"
 	case p.rep.Category != "":
 		return stoppedBefore(p.rep.Category)
 	}

@@ -218,7 +218,8 @@ type Report struct {
 	// empty over stdio.
 	HTTPStatus int       `json:"httpStatus,omitempty"`
 	MediaType  MediaType `json:"mediaType,omitempty"`
-	// Era is the protocol revision the checker spoke with the target.
+	// Era is the protocol revision the checker spoke with the target: in
+	// the 2025 era, the version the server answered initialize with.
 	Era string `json:"era,omitempty"`
 	// ErrorCode is the JSON-RPC error code of the answer, when it is an
 	// error object whose code is an integer of at most 2^53 in magnitude

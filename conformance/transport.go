@@ -80,7 +80,7 @@ func (c *httpConn) close() error {
 	if err != nil {
 		return err
 	}
-	c.setHeaders(req.Header, nil)
+	c.setHeaders(req, nil)
 	resp, err := c.client.Do(req)
 	if err != nil {
 		return err
@@ -88,9 +88,13 @@ func (c *httpConn) close() error {
 	return resp.Body.Close()
 }
 
-func (c *httpConn) setHeaders(h, protocol http.Header) {
+func (c *httpConn) setHeaders(req *http.Request, protocol http.Header) {
+	h := req.Header
 	for k, vs := range c.opts.Header {
 		h[k] = append([]string(nil), vs...)
+	}
+	if host := h.Get("Host"); host != "" {
+		req.Host = host // net/http sends req.Host, never a Host header
 	}
 	for k, vs := range protocol {
 		h[k] = vs
@@ -183,7 +187,7 @@ func (c *httpConn) attempt(ctx context.Context, r request) (rep reply, err error
 	if err != nil {
 		return reply{}, err, false
 	}
-	c.setHeaders(req.Header, r.header)
+	c.setHeaders(req, r.header)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", acceptBoth)
 	resp, err := c.client.Do(req)
@@ -308,7 +312,7 @@ func (c *httpConn) legacyHint(ctx context.Context) string {
 	if err != nil {
 		return ""
 	}
-	c.setHeaders(req.Header, nil)
+	c.setHeaders(req, nil)
 	req.Header.Set("Accept", "text/event-stream")
 	resp, err := c.client.Do(req)
 	if err != nil {

@@ -33,6 +33,7 @@ import (
 	"os/signal"
 	"slices"
 	"strings"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -50,7 +51,9 @@ const (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	// SIGTERM too (timeout, CI cancellation, docker stop): a stdio server
+	// is ended with the check, not left running.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
@@ -192,6 +195,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		rep, err = conformance.CheckCommand(ctx, fs.Args(), f.opts)
 	case fs.NArg() == 1:
 		rep, err = conformance.CheckURL(ctx, fs.Arg(0), f.opts)
+	case fs.NArg() > 1 && strings.HasPrefix(fs.Arg(1), "-"):
+		return usage("flags go before the URL: " + fs.Arg(1))
 	default:
 		return usage("want one URL")
 	}

@@ -333,6 +333,12 @@ func TestMain(m *testing.M) {
 	if mode := os.Getenv("TOOLGUARD_STDIO_SERVER"); mode != "" {
 		stdioServer(mode)
 	}
+	if args := os.Getenv("TOOLGUARD_CHECK_MAIN"); args != "" {
+		// The command itself, for signal tests: its arguments, split at
+		// unit separators.
+		os.Args = append(os.Args[:1], strings.Split(args, "\x1f")...)
+		main()
+	}
 	os.Exit(m.Run())
 }
 

@@ -17,6 +17,7 @@ func TestUsageErrorIsOneLine(t *testing.T) {
 	}{
 		{nil, "want one URL"},
 		{[]string{"a", "b"}, "want one URL"},
+		{[]string{"http://x", "-json"}, "flags go before the URL: -json"},
 		{[]string{"-nosuchflag", "http://x"}, "flag provided but not defined: -nosuchflag"},
 		{[]string{"-timeout", "soon", "http://x"}, `invalid value "soon" for flag -timeout`},
 		{[]string{"-stdio"}, "-stdio needs a command"},

@@ -6,6 +6,7 @@ package zoo
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -30,8 +31,12 @@ type Fake struct {
 	// OnMismatch, with Sessionless, answers a tools/call whose Mcp-Name is not
 	// the body's name; default HTTP 400 with -32020.
 	OnMismatch func(w http.ResponseWriter, id string)
-	Tools      []string // registered tools
-	PageSize   int      // > 0: paginate tools/list
+	// Version, if set, is the protocol version the server answers
+	// initialize with; it then refuses, as TypeScript SDK 1.13–1.21 servers
+	// do, a later request whose Mcp-Protocol-Version names another.
+	Version  string
+	Tools    []string // registered tools
+	PageSize int      // > 0: paginate tools/list
 
 	// On overrides the answer to a method; it gets the raw id.
 	On map[string]func(w http.ResponseWriter, id string)
@@ -92,6 +97,10 @@ func (f *Fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if f.Sessionless && f.refuseHeaders(w, r, &m, id) {
+		return
+	}
+	if v := r.Header.Get("Mcp-Protocol-Version"); f.Version != "" && v != "" && v != f.Version {
+		WriteJSON(w, 400, `{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"Bad Request: Unsupported protocol version"}}`)
 		return
 	}
 	if h, ok := f.override(&m); ok {
@@ -170,7 +179,7 @@ func (f *Fake) answer(w http.ResponseWriter, m *rpc, id string) {
 		WriteJSON(w, 200, `{"jsonrpc":"2.0","id":`+id+`,"result":{"supportedVersions":["2026-07-28","2025-11-25"],"capabilities":{"tools":{}}}}`)
 	case "initialize":
 		w.Header().Set("Mcp-Session-Id", "s-1")
-		WriteJSON(w, 200, `{"jsonrpc":"2.0","id":`+id+`,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"fake","version":"1"}}}`)
+		WriteJSON(w, 200, `{"jsonrpc":"2.0","id":`+id+`,"result":{"protocolVersion":"`+cmp.Or(f.Version, "2025-11-25")+`","capabilities":{"tools":{}},"serverInfo":{"name":"fake","version":"1"}}}`)
 	case "notifications/initialized":
 		w.WriteHeader(http.StatusAccepted)
 	case "tools/list":
@@ -262,6 +271,8 @@ func Cases() []Case {
 	return []Case{
 		{Name: "verified json", Server: &Fake{Tools: tools},
 			Verdict: conformance.Verified, Stage: "tools/call", Status: 200, Media: conformance.MediaJSON, Era: conformance.Era2025, Code: intp(-32602), Tools: 2},
+		{Name: "verified json, an older version negotiated", Server: &Fake{Tools: tools, Version: "2025-06-18"},
+			Verdict: conformance.Verified, Stage: "tools/call", Status: 200, Media: conformance.MediaJSON, Era: "2025-06-18", Code: intp(-32602), Tools: 2},
 		{Name: "verified sse after notifications", Server: calls(func(w http.ResponseWriter, id string) {
 			WriteSSE(w,
 				"event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progress\":1}}\n\n",
@@ -319,7 +330,8 @@ func Cases() []Case {
 				w.Header().Set("Retry-After", "3600")
 				w.WriteHeader(429)
 			}}},
-			Verdict: conformance.Unverified, Category: conformance.RateLimited, Stage: "initialize", Status: 429, Media: conformance.MediaNone, Era: conformance.Era2025},
+			Verdict: conformance.Unverified, Category: conformance.RateLimited, Stage: "initialize", Status: 429, Media: conformance.MediaNone, Era: conformance.Era2025,
+			Detail: "asking to wait 1h0m0s (Retry-After), beyond the 10s the checker waits"},
 		{Name: "rate limit that lifts", Server: &Fake{Tools: tools, On: map[string]func(http.ResponseWriter, string){
 			"tools/call": func(w http.ResponseWriter, id string) {
 				if lifted.Add(1) <= 2 {
