@@ -270,7 +270,7 @@ func (g *Guard) check(r *http.Request) (bodyRead, *Rejection) {
 	buf, eof, readErr := readBody(r.Body, g.opts.MaxBodyBytes, r.ContentLength)
 	if !eof || int64(len(buf.b)) > g.opts.MaxBodyBytes {
 		g.pass(r, ReasonTooLarge, "", "", nil)
-		return bodyRead{buf: buf, eof: eof, err: readErr}, nil
+		return bodyRead{buf: buf, eof: eof, err: readErr, obs: g.session(r)}, nil
 	}
 	d := g.decide(r, buf.b)
 	if d.rej == nil {
@@ -340,7 +340,8 @@ func (g *Guard) decide(r *http.Request, body []byte) decision {
 		p = g.opts.Tools.Lookup(r, name)
 	}
 	if p == Present {
-		return decision{reason: ReasonKnown, tool: name}
+		// Unwatched but for a changed list its answer may announce.
+		return decision{reason: ReasonKnown, tool: name, obs: g.session(r)}
 	}
 	c := newWatched(g, r, m.id.raw(body), name, callerMeta(m.meta.raw(body)), modern)
 	if p != Absent {

@@ -256,17 +256,7 @@ func (r *replySpans) answer(b []byte) (answer, bool) {
 
 // errorObject reads an error object for readCallReply.
 func (s *scanner) errorObject(r *replySpans) bool {
-	return s.members(errorKeys, func(k int) bool {
-		switch k {
-		case 0:
-			return s.capture(&r.code)
-		case 1:
-			return s.capture(&r.message)
-		case 2:
-			return s.capture(&r.data)
-		}
-		return s.value()
-	})
+	return s.spans(errorKeys, &r.code, &r.message, &r.data)
 }
 
 // outcome reads a result object for readCallReply: isError, and the text
@@ -282,15 +272,7 @@ func (s *scanner) outcome(r *replySpans) bool {
 			ok := s.lit("null") || s.elements('[', func() bool {
 				var typ, txt span
 				items++
-				ok := s.members(contentKeys, func(k int) bool {
-					switch k {
-					case 0:
-						return s.capture(&typ)
-					case 1:
-						return s.capture(&txt)
-					}
-					return s.value()
-				})
+				ok := s.spans(contentKeys, &typ, &txt)
 				if ok && typ.kind == kString && strEquals(s.b, typ, "text") {
 					r.text = txt
 				}

@@ -34,53 +34,45 @@ var listChangedStandIn = []byte(`{"jsonrpc":"2.0","method":"` + listChangedMetho
 // observe notes a request that is not a tools/call before it passes: an
 // initialize drops the lists of its session (a new session starts with
 // none), and so does a body outside the strict subset that could spell
-// one (some SDK may read it so); a tools/list gets its answer read; a
-// subscriptions/listen its stream watched. It returns the observer of
-// the answer, or nil.
+// one (some SDK may read it so); a tools/list gets its answer read; the
+// answer to any other is watched for a changed list (changeWriter). It
+// returns the observer of the answer, or nil.
 func (g *Guard) observe(r *http.Request, body []byte, m message) observer {
 	session := r.Header.Get(mcpwire.HeaderSessionID)
-	if !m.strict && maySpell(body, "initialize") {
+	switch {
+	case !m.strict || m.jsonrpc.kind != kString || !strEquals(body, m.jsonrpc, "2.0") || m.method.kind != kString:
+		if !m.strict && maySpell(body, "initialize") {
+			g.seen.dropSession(session, true)
+		}
+		return &changeWriter{g: g, session: session}
+	case strEquals(body, m.method, "initialize"):
 		g.seen.dropSession(session, true)
-	}
-	if !m.strict || m.jsonrpc.kind != kString || !strEquals(body, m.jsonrpc, "2.0") ||
-		m.method.kind != kString {
 		return nil
-	}
-	if strEquals(body, m.method, "initialize") {
-		g.seen.dropSession(session, true)
-		return nil
-	}
-	if strEquals(body, m.method, "subscriptions/listen") {
-		// 2026-07-28's stream of the notifications a caller subscribed
-		// to, where a changed list is announced: watched as a GET stream
-		// is (with no session, every list kept without one goes).
-		return &sessionWatch{g: g, session: session}
-	}
-	if (m.id.kind != kString && m.id.kind != kInt) || !strEquals(body, m.method, "tools/list") {
-		return nil
+	case (m.id.kind != kString && m.id.kind != kInt) || !strEquals(body, m.method, "tools/list"):
+		// With no session, a changed list drops every list kept without
+		// one (2026-07-28's subscriptions/listen stream, say).
+		return &changeWriter{g: g, session: session}
 	}
 	cursor, ok := listCursor(body, m)
 	if !ok {
-		return nil
+		return &changeWriter{g: g, session: session}
 	}
 	return &listWatch{g: g, id: bytes.Clone(m.id.raw(body)), key: callerKey(r, callerMeta(m.meta.raw(body))), cursor: cursor,
 		session: session, mark: g.seen.mark(session)}
 }
 
 // session notes a request whose body is not read: DELETE ends a session
-// and drops its lists; a GET opens the session's event stream, where a
-// changed list is announced.
+// and drops its lists; any other has its answer watched for a changed
+// list (a GET opens the session's event stream).
 func (g *Guard) session(r *http.Request) observer {
 	session := r.Header.Get(mcpwire.HeaderSessionID)
-	switch {
-	case session == "":
+	if r.Method == http.MethodDelete {
+		if session != "" {
+			g.seen.dropSession(session, true)
+		}
 		return nil
-	case r.Method == http.MethodDelete:
-		g.seen.dropSession(session, true)
-	case r.Method == http.MethodGet:
-		return &sessionWatch{g: g, session: session}
 	}
-	return nil
+	return &changeWriter{g: g, session: session}
 }
 
 // A listWatch is a caller's tools/list on its way to the server.
@@ -421,35 +413,57 @@ func (w *spellWatch) add(p []byte) {
 
 func (w *spellWatch) reset() { w.tail, w.maybe = w.tail[:0], false }
 
-// A sessionWatch is a session's standalone event stream (GET), watched for
-// notifications/tools/list_changed.
-type sessionWatch struct {
-	g       *Guard
-	session string
-}
-
-func (s *sessionWatch) watch(w http.ResponseWriter) responseWatch {
-	return &changeWriter{passWriter: passWriter{w: w}, s: s}
-}
-
-// changeWriter passes an event stream through as it is written, and drops
-// the session's lists when an event announces a changed list, before the
-// bytes that end that event go on.
+// A changeWriter watches the answer to a request of a session (its
+// standalone GET stream, a subscriptions/listen stream, or any other
+// request's answer, where mcp-go sends a notification it queued): it
+// passes the answer through as it is written and, in an event stream,
+// drops the session's lists when an event announces a changed list,
+// before the bytes that end that event go on. It is its own observer.
 type changeWriter struct {
 	passWriter
-	s      *sessionWatch
-	events eventReader
+	g       *Guard
+	session string
+	events  eventReader
+	decided bool
+	read    bool // an event stream, not encoded
+}
+
+func (cw *changeWriter) watch(w http.ResponseWriter) responseWatch {
+	cw.passWriter.w = w
+	return cw
 }
 
 // maxNotificationBytes bounds the event a changeWriter reads.
 const maxNotificationBytes = 4 << 10
 
+// decide reads the header as it goes out with the status code.
+func (cw *changeWriter) decide(code int) {
+	if cw.decided || code >= 100 && code < 200 {
+		return
+	}
+	h := cw.w.Header()
+	cw.decided = true
+	cw.read = mcpwire.MediaType(h.Get("Content-Type")) == "text/event-stream" && len(h["Content-Encoding"]) == 0
+}
+
+func (cw *changeWriter) WriteHeader(code int) {
+	cw.decide(code)
+	cw.passWriter.WriteHeader(code)
+}
+
+func (cw *changeWriter) Flush() {
+	cw.decide(http.StatusOK)
+	cw.passWriter.Flush()
+}
+
 func (cw *changeWriter) Write(p []byte) (int, error) {
-	cw.events.write(p, maxNotificationBytes, func(_ int, data []byte) {
-		if isListChanged(data) {
-			cw.s.g.seen.dropSession(cw.s.session, false)
-		}
-	})
+	if cw.decide(http.StatusOK); cw.read {
+		cw.events.write(p, maxNotificationBytes, func(_ int, data []byte) {
+			if isListChanged(data) {
+				cw.g.seen.dropSession(cw.session, false)
+			}
+		})
+	}
 	return cw.w.Write(p)
 }
 

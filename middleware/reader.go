@@ -134,6 +134,17 @@ func (s *scanner) members(keys []string, visit func(k int) bool) bool {
 	})
 }
 
+// spans walks an object at s.i as members does, capturing the value of
+// keys[k] into dst[k] and stepping over any other.
+func (s *scanner) spans(keys []string, dst ...*span) bool {
+	return s.members(keys, func(k int) bool {
+		if k >= 0 && k < len(dst) {
+			return s.capture(dst[k])
+		}
+		return s.value()
+	})
+}
+
 // elements walks an array or object, whose opening bracket, open ('[' or
 // '{'), must be at s.i, up to its closing one. For each element (an
 // object's is a member, key and value) it calls element, which scans it
@@ -267,15 +278,7 @@ var envelopeKeys = []string{"id", "method"}
 func envelope(b []byte) (id, method span, ok bool) {
 	s := scanner{b: b}
 	s.ws()
-	ok = s.members(envelopeKeys, func(k int) bool {
-		switch k {
-		case 0:
-			return s.capture(&id)
-		case 1:
-			return s.capture(&method)
-		}
-		return s.value()
-	})
+	ok = s.spans(envelopeKeys, &id, &method)
 	s.ws()
 	return id, method, ok && s.i == len(b)
 }

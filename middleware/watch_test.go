@@ -283,14 +283,49 @@ func TestCheckAndWatchTranslateAsHandler(t *testing.T) {
 	}
 }
 
-// A known call is served with the caller's own ResponseWriter.
-func TestKnownCallIsNotWatched(t *testing.T) {
-	g := mustGuard(t, Options{})
-	var got http.ResponseWriter
-	w := httptest.NewRecorder()
-	g.Handler(http.HandlerFunc(func(rw http.ResponseWriter, _ *http.Request) { got = rw })).ServeHTTP(w, newRequest("POST", knownCall, nil))
-	if got != http.ResponseWriter(w) {
-		t.Errorf("next got %T", got)
+// Any answer of a session may carry a list_changed: mcp-go sends a
+// notification it queued on the session's next answer, whatever the
+// request (a known call, a ping, resources/list, a body the guard does not
+// read). Each such answer is watched, passes byte for byte as it is
+// written (the writer beneath sees each write at once), and drops the
+// session's lists; a JSON answer is not read.
+func TestAnyAnswerOfTheSessionCanDropTheList(t *testing.T) {
+	session := http.Header{"Mcp-Session-Id": {"s-1"}}
+	changed := "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}\n\n"
+	for name, r := range map[string]func() *http.Request{
+		"a known call": func() *http.Request { return newRequest("POST", knownCall, session) },
+		"a ping":       func() *http.Request { return newRequest("POST", `{"jsonrpc":"2.0","id":5,"method":"ping"}`, session) },
+		"a body the guard does not read": func() *http.Request {
+			r := newRequest("POST", `{"jsonrpc":"2.0","id":5,"method":"ping"}`, session)
+			r.Header.Set("Content-Type", "text/plain")
+			return r
+		},
+	} {
+		for _, sse := range []bool{true, false} {
+			srv := &listingServer{names: []string{"get_weather"}}
+			g := mustGuard(t, Options{Tools: StaticTools("get_weather")})
+			serve(g, srv, newRequest("POST", listCall("1", ""), session))
+			ct, body := "application/json", `{"jsonrpc":"2.0","id":5,"result":{"method":"notifications/tools/list_changed"}}`
+			if sse {
+				ct, body = "text/event-stream", changed+"event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":5,\"result\":{}}\n\n"
+			}
+			w := &clientWriter{ResponseRecorder: httptest.NewRecorder(), check: func([][]byte) {}}
+			g.Handler(http.HandlerFunc(func(rw http.ResponseWriter, _ *http.Request) {
+				rw.Header().Set("Content-Type", ct)
+				io.WriteString(rw, body[:10])
+				if w.Body.Len() != 10 {
+					t.Errorf("%s: the answer waited", name)
+				}
+				io.WriteString(rw, body[10:])
+			})).ServeHTTP(w, r())
+			if w.Body.String() != body {
+				t.Errorf("%s: the client got %q", name, w.Body)
+			}
+			got := serve(g, srv, newRequest("POST", call("9", `"get_wether"`), session)).Body.String()
+			if kept := strings.Contains(got, "availableTools"); kept == sse {
+				t.Errorf("%s, event stream %v: list kept %v", name, sse, kept)
+			}
+		}
 	}
 }
 
