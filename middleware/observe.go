@@ -186,6 +186,7 @@ func (lw *listWriter) Write(p []byte) (int, error) {
 func (lw *listWriter) decide() {
 	lw.mode = listSkip
 	h := lw.w.Header()
+	lw.l.g.unreadableStream(h, lw.l.session)
 	if lw.status != http.StatusOK || len(h["Content-Encoding"]) > 0 {
 		return
 	}
@@ -444,6 +445,15 @@ func (cw *changeWriter) decide(code int) {
 	h := cw.w.Header()
 	cw.decided = true
 	cw.read = mcpwire.MediaType(h.Get("Content-Type")) == "text/event-stream" && len(h["Content-Encoding"]) == 0
+	cw.g.unreadableStream(h, cw.session)
+}
+
+// unreadableStream drops the session's lists when h announces an event
+// stream the guard cannot read (encoded): it may carry a list_changed.
+func (g *Guard) unreadableStream(h http.Header, session string) {
+	if len(h["Content-Encoding"]) > 0 && mcpwire.MediaType(h.Get("Content-Type")) == "text/event-stream" {
+		g.seen.dropSession(session, false)
+	}
 }
 
 func (cw *changeWriter) WriteHeader(code int) {

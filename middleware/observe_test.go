@@ -255,6 +255,17 @@ func TestPagedListIsKeptWhole(t *testing.T) {
 func TestListIsDroppedWhenItMayHaveChanged(t *testing.T) {
 	session := http.Header{"Mcp-Session-Id": {"s-1"}}
 	changed := "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}\n\n"
+	// An answer that is an event stream the guard cannot read may carry a
+	// list_changed.
+	encoded := func(r *http.Request) func(g *Guard) {
+		return func(g *Guard) {
+			serve(g, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "text/event-stream")
+				w.Header().Set("Content-Encoding", "gzip")
+				io.WriteString(w, "\x1f\x8b")
+			}), r)
+		}
+	}
 	for name, drop := range map[string]func(g *Guard){
 		"list_changed on the GET stream": func(g *Guard) {
 			serve(g, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -269,6 +280,10 @@ func TestListIsDroppedWhenItMayHaveChanged(t *testing.T) {
 			serve(g, answering(200, "text/event-stream", changed+"event: message\ndata: "+`{"jsonrpc":"2.0","id":3,"result":{}}`+"\n\n"),
 				newRequest("POST", call("3", `"other"`), session))
 		},
+		"an encoded event stream (unread) on the GET stream": encoded(newRequest("GET", "", session)),
+		"an encoded event stream answering a call":           encoded(newRequest("POST", call("3", `"other"`), session)),
+		"an encoded event stream answering a ping":           encoded(newRequest("POST", `{"jsonrpc":"2.0","id":5,"method":"ping"}`, session)),
+		"an encoded event stream answering a tools/list":     encoded(newRequest("POST", listCall("2", ""), session)),
 		"DELETE": func(g *Guard) {
 			serve(g, answering(200, "", ""), newRequest("DELETE", "", session))
 		},

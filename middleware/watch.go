@@ -154,6 +154,7 @@ func (ww *watchWriter) WriteHeader(code int) {
 		ww.hold(h)
 	default:
 		ww.mode = modePass
+		ww.c.g.unreadableStream(h, ww.c.session)
 		ww.w.WriteHeader(code)
 	}
 }
