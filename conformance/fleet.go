@@ -116,7 +116,7 @@ func CheckFleet(ctx context.Context, targets iter.Seq[Target], opts Options, fle
 			for t := range jobs {
 				rep := checkOne(ctx, t, opts, processes)
 				if ctx.Err() != nil {
-					continue // cut short, or finished as ctx ended: left to a later run
+					continue // cut short, or (by design, as it cannot be told apart) finished as ctx ended: left to a later run
 				}
 				mu.Lock()
 				sum.Add(rep)

@@ -284,11 +284,11 @@ func bodyLine(body []byte) string {
 	return strconv.Quote(s)
 }
 
-// namesHost matches a body that speaks of the request's Host or Origin:
-// "forbidden: host not allowed", "Invalid Host header", "Invalid Origin".
 // isVersion matches a protocol version, as MCP names them (a date).
 var isVersion = regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2}$`)
 
+// namesHost matches a body that speaks of the request's Host or Origin:
+// "forbidden: host not allowed", "Invalid Host header", "Invalid Origin".
 var namesHost = regexp.MustCompile(`(?i)\b(host|hostname|origin)\b`)
 
 // hostHint says, for a 403 or 421 whose body names the Host or Origin,

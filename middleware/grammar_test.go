@@ -88,10 +88,12 @@ func TestRecognizesNotFoundInTheirOwnWords(t *testing.T) {
 	}
 }
 
-// An SDK's exact not-found answer is the server's own dispatch, and is
-// translated even for a name the caller was listed: the tool was deleted
-// since. The grammar's matches are not.
-func TestExactShapesOutrankTheList(t *testing.T) {
+// A name in the caller's list is never translated, even in an SDK's exact
+// not-found shape: the tool's own handler may write the same text (a
+// gateway passing on a downstream server's answer, a tool that fails in
+// the Python SDK's words). Unlisted, or with no list, the shape is
+// translated.
+func TestListedNameIsNeverTranslatedEvenInAnExactShape(t *testing.T) {
 	for _, s := range notFoundShapes {
 		var reply string
 		switch {
@@ -103,8 +105,11 @@ func TestExactShapesOutrankTheList(t *testing.T) {
 			reply = errorReply("1", s.Code, shapeText(s.Text, "victim"))
 		}
 		a, ok := readCallAnswer([]byte(reply), []byte("1"), "victim", nil)
-		if !ok || !a.notFound("victim", stateIs(listHas)) {
-			t.Errorf("%s: not translated for a listed name: %s", s.Server, reply)
+		if !ok || a.notFound("victim", stateIs(listHas)) {
+			t.Errorf("%s: translated for a listed name: %s", s.Server, reply)
+		}
+		if !a.notFound("victim", stateIs(listUnseen)) || !a.notFound("victim", stateIs(listAbsent)) {
+			t.Errorf("%s: not translated without the name listed: %s", s.Server, reply)
 		}
 	}
 	a, _ := readCallAnswer([]byte(errorReply("1", -32603, "The tool victim was not found.")), []byte("1"), "victim", nil)

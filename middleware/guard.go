@@ -114,7 +114,8 @@ func New(opts Options) (*Guard, error) {
 // next with its body byte for byte. For a tools/call the tool set does not
 // know, next gets a ResponseWriter that passes its answer through byte for
 // byte, except the server's own not-found answer, which the guard replaces
-// (see the package doc). Every other request gets w itself.
+// (see the package doc). Any other answer passes as written, read only for
+// a changed list; a DELETE and a skipped request get w itself.
 //
 // Unlike Check, Handler hands next the request itself: while next runs,
 // r.Body yields the bytes the guard read and then the rest of the body, as
@@ -134,7 +135,7 @@ func (g *Guard) Handler(next http.Handler) http.Handler {
 			return
 		}
 		if read.obs != nil {
-			ww := read.obs.watch(w)
+			ww := read.obs.watch(w, r)
 			defer func() {
 				if p := recover(); p != nil {
 					// The server's handler did not end its answer: what it
@@ -177,13 +178,15 @@ func (g *Guard) Check(r *http.Request) (*http.Request, *Rejection) {
 		return nil, rej
 	}
 	req := r
-	if read.buf != nil {
-		cp := *r // a shallow copy, whose body replays what was read
-		cp.Body = &replayBody{buf: read.buf, data: read.buf.b, err: read.err, eof: read.eof, rest: r.Body}
-		req = &cp
+	if _, plain := read.obs.(*answers); read.obs != nil && !plain { // Watch makes a plain one from r
+		req = r.WithContext(&watchContext{Context: r.Context(), g: g, obs: read.obs})
 	}
-	if read.obs != nil {
-		req = req.WithContext(&watchContext{Context: req.Context(), g: g, obs: read.obs})
+	if read.buf != nil {
+		if req == r {
+			cp := *r // a shallow copy, whose body replays what was read
+			req = &cp
+		}
+		req.Body = &replayBody{buf: read.buf, data: read.buf.b, err: read.err, eof: read.eof, rest: r.Body}
 	}
 	return req, nil
 }
@@ -209,7 +212,7 @@ func (c *watchContext) Value(key any) any {
 // server may answer not found, a tools/list whose answer is read, or a
 // session's event stream that may announce a changed list.
 type observer interface {
-	watch(w http.ResponseWriter) responseWatch
+	watch(w http.ResponseWriter, r *http.Request) responseWatch
 }
 
 // A responseWatch is the ResponseWriter an observer gives the server.
@@ -221,16 +224,19 @@ type responseWatch interface {
 
 // Watch returns the ResponseWriter to serve r with, r being a request that
 // [Guard.Check] handed on, and the function to call when the handler has
-// returned (it writes a held answer). For a request whose answer needs no
-// watching it returns w and a function that does nothing.
+// returned (it writes a held answer), as Handler watches each answer.
 func (g *Guard) Watch(w http.ResponseWriter, r *http.Request) (http.ResponseWriter, func()) {
-	c, ok := r.Context().Value(watchKey{}).(*watchContext)
-	if !ok || c.g != g {
-		return w, func() {}
+	if c, ok := r.Context().Value(watchKey{}).(*watchContext); ok && c.g == g {
+		ww := c.obs.watch(w, r)
+		return ww, ww.finish
 	}
-	ww := c.obs.watch(w)
-	return ww, ww.finish
+	if r.Method == http.MethodDelete || g.opts.Skip != nil && g.opts.Skip(r) {
+		return w, noFinish
+	}
+	return (*answers)(g).watch(w, r), noFinish // (a changeWriter's finish does nothing)
 }
+
+func noFinish() {}
 
 // mustBeMade panics when g was not made by New, which would otherwise
 // pass everything without a word.
@@ -265,6 +271,9 @@ type bodyRead struct {
 func (g *Guard) check(r *http.Request) (bodyRead, *Rejection) {
 	if reason := g.inspectable(r); reason != 0 {
 		g.pass(r, reason, "", "", nil)
+		if reason == ReasonSkipped {
+			return bodyRead{}, nil // the caller's own writer
+		}
 		return bodyRead{obs: g.session(r)}, nil
 	}
 	buf, eof, readErr := readBody(r.Body, g.opts.MaxBodyBytes, r.ContentLength)
@@ -340,7 +349,7 @@ func (g *Guard) decide(r *http.Request, body []byte) decision {
 		p = g.opts.Tools.Lookup(r, name)
 	}
 	if p == Present {
-		// Unwatched but for a changed list its answer may announce.
+		// Its answer is read only for a changed list (in an event stream).
 		return decision{reason: ReasonKnown, tool: name, obs: g.session(r)}
 	}
 	c := newWatched(g, r, m.id.raw(body), name, callerMeta(m.meta.raw(body)), modern)
@@ -505,22 +514,13 @@ func (g *Guard) translation(seen *seenList, id []byte, name string, status int, 
 }
 
 // parts returns what an answer to a call of name shows of the caller's
-// list seen, without name: data.availableTools as bytes and the names
+// list seen: data.availableTools as bytes and the names
 // nearest name (nil for no list, and for what the options hide).
 func (g *Guard) parts(seen *seenList, name string) (listed []byte, near []string) {
 	if seen == nil || !g.showsList() {
 		return nil, nil
 	}
-	if seen.state(name) == listHas {
-		// Listed then, gone now: never shown or suggested.
-		list := slices.DeleteFunc(slices.Clone(seen.sorted), func(n string) bool { return n == name })
-		listed = g.listed(list)
-		if !g.opts.HideSuggestions {
-			near = suggest(name, list)
-		}
-		return listed, near
-	}
-	return seen.parts(g, name)
+	return seen.parts(g, name) // (a name it shows is never answered)
 }
 
 // showsList reports whether answers show anything drawn from a list.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -193,5 +194,34 @@ func TestTwoPagedListsOfOneCallerKeepAWholeOne(t *testing.T) {
 	serve(g, srv, newRequest("POST", listCall(`"b2"`, "2"), nil)) // B page 2
 	if got := callUnknown(g, "d", nil); !strings.Contains(got, "availableTools") {
 		t.Errorf("neither whole list was kept: %s", got)
+	}
+}
+
+// A call's answer that is an event stream of a stated length is held to
+// be replaced; once it grows past the longest not-found answer it passes,
+// and its events are still read for a changed list, as a client reads
+// them.
+func TestListChangedInALongHeldEventStreamDropsTheList(t *testing.T) {
+	session := http.Header{"Mcp-Session-Id": {"s-1"}}
+	stream := "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}\n\n" +
+		"event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"" +
+		strings.Repeat("x", 20000) + "\"}]}}\n\n"
+	for _, size := range []int{100, 9000, len(stream)} {
+		srv := &listingServer{names: []string{"get_weather"}}
+		g := mustGuard(t, Options{Tools: unsure{}})
+		serve(g, srv, newRequest("POST", listCall("1", ""), session))
+		w := serve(g, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			w.Header().Set("Content-Length", strconv.Itoa(len(stream)))
+			for i := 0; i < len(stream); i += size {
+				io.WriteString(w, stream[i:min(i+size, len(stream))])
+			}
+		}), newRequest("POST", call("3", `"other"`), session))
+		if w.Body.String() != stream {
+			t.Fatalf("writes of %d: the answer was changed", size)
+		}
+		if got := serve(g, srv, newRequest("POST", call("9", `"get_wether"`), session)).Body.String(); strings.Contains(got, "availableTools") {
+			t.Errorf("writes of %d: the list was kept: %s", size, got)
+		}
 	}
 }

@@ -128,13 +128,14 @@ func mayName(msg []byte, name string) bool {
 }
 
 // notFound reports whether the answer is the server's not-found answer to
-// a call of name: an SDK's exact shape always; by the grammar, only as the
-// caller's list allows (docs/RULES.md §2, "The caller's list is the safety
-// check"). list says what the list says of name, and is called only once
-// a text says a tool is unknown.
+// a call of name: an SDK's exact shape, or by the grammar, as the caller's
+// list allows (docs/RULES.md §2, "The caller's list is the safety check"):
+// never for a name it shows, whose handler may write the same. list says
+// what the list says of name, and is called only once a text says a tool
+// is unknown.
 func (a answer) notFound(name string, list func() listState) bool {
 	if a.exactShape(name) {
-		return true
+		return list() != listHas
 	}
 	for _, t := range a.texts {
 		m := matchNotFound(t, name)

@@ -41,21 +41,21 @@ func (g *Guard) observe(r *http.Request, body []byte, m message) observer {
 	session := r.Header.Get(mcpwire.HeaderSessionID)
 	switch {
 	case !m.strict || m.jsonrpc.kind != kString || !strEquals(body, m.jsonrpc, "2.0") || m.method.kind != kString:
-		if !m.strict && maySpell(body, "initialize") {
+		if !m.strict && mayBeInitialize(body) {
 			g.seen.dropSession(session, true)
 		}
-		return &changeWriter{g: g, session: session}
+		return (*answers)(g)
 	case strEquals(body, m.method, "initialize"):
 		g.seen.dropSession(session, true)
 		return nil
 	case (m.id.kind != kString && m.id.kind != kInt) || !strEquals(body, m.method, "tools/list"):
 		// With no session, a changed list drops every list kept without
 		// one (2026-07-28's subscriptions/listen stream, say).
-		return &changeWriter{g: g, session: session}
+		return (*answers)(g)
 	}
 	cursor, ok := listCursor(body, m)
 	if !ok {
-		return &changeWriter{g: g, session: session}
+		return (*answers)(g)
 	}
 	return &listWatch{g: g, id: bytes.Clone(m.id.raw(body)), key: callerKey(r, callerMeta(m.meta.raw(body))), cursor: cursor,
 		session: session, mark: g.seen.mark(session)}
@@ -72,7 +72,7 @@ func (g *Guard) session(r *http.Request) observer {
 		}
 		return nil
 	}
-	return &changeWriter{g: g, session: session}
+	return (*answers)(g)
 }
 
 // A listWatch is a caller's tools/list on its way to the server.
@@ -85,7 +85,7 @@ type listWatch struct {
 	mark    listMark
 }
 
-func (l *listWatch) watch(w http.ResponseWriter) responseWatch {
+func (l *listWatch) watch(w http.ResponseWriter, _ *http.Request) responseWatch {
 	return &listWriter{passWriter: passWriter{w: w}, l: l}
 }
 
@@ -220,7 +220,8 @@ type eventReader struct {
 
 // write adds p to the stream and calls read for each event that ends in
 // p, with the length of p up to the event's end and, for a message event
-// no longer than limit, its data (nil otherwise). An event the stream's
+// no longer than limit, its data; for a longer event of any kind whose
+// bytes could spell list_changed, listChangedStandIn; nil otherwise. An event the stream's
 // end leaves unfinished is not read, as a client does not dispatch it:
 // the end of the stream adds nothing to read.
 func (e *eventReader) write(p []byte, limit int, read func(end int, data []byte)) {
@@ -377,6 +378,18 @@ func namesListChanged(msg []byte, method span, ok bool) bool {
 // mayBeListChanged reports whether msg could be a list_changed message.
 func mayBeListChanged(msg []byte) bool { return maySpell(msg, "list_changed") }
 
+// mayBeInitialize reports whether msg, a client message outside the
+// strict subset, could be an initialize for some SDK: one that could
+// spell it whose method envelope cannot read, or reads as initialize (a
+// response, with no method, is not).
+func mayBeInitialize(msg []byte) bool {
+	if !maySpell(msg, "initialize") {
+		return false
+	}
+	_, method, ok := envelope(msg)
+	return !ok || method.kind == kString && strEquals(msg, method, "initialize")
+}
+
 // maySpell reports whether msg, JSON, could hold word in a string: it
 // holds it as it is, or a \u escape of one of its letters (the slashes of
 // a method may be escaped, \/: word has none).
@@ -399,27 +412,34 @@ func maySpell(msg []byte, word string) bool {
 // A spellWatch follows the bytes of a message too long to read as they
 // pass, in pieces: maybe reports whether they could spell list_changed.
 type spellWatch struct {
-	tail  []byte // the last bytes, which such a spelling may straddle
+	tail  [spellOverlap]byte // the last bytes, which such a spelling may straddle
+	n     int                // of tail
 	maybe bool
 }
 
+// spellOverlap is how many bytes of a piece a spelling of list_changed
+// may straddle into the next: fewer than "list_changed" or \u006c.
+const spellOverlap = len("list_changed") - 1
+
+// add searches p, the next piece, with the bytes before it.
 func (w *spellWatch) add(p []byte) {
-	head := append(w.tail, p[:min(len(p), 16)]...)
+	var join [2 * spellOverlap]byte
+	head := append(append(join[:0], w.tail[:w.n]...), p[:min(len(p), spellOverlap)]...)
 	w.maybe = w.maybe || mayBeListChanged(head) || mayBeListChanged(p)
-	if len(p) >= 16 {
-		head = p[len(p)-16:]
+	if len(p) >= spellOverlap {
+		head = p[len(p)-spellOverlap:]
 	}
-	w.tail = append(w.tail[:0], head[max(0, len(head)-16):]...)
+	w.n = copy(w.tail[:], head[max(0, len(head)-spellOverlap):])
 }
 
-func (w *spellWatch) reset() { w.tail, w.maybe = w.tail[:0], false }
+func (w *spellWatch) reset() { w.n, w.maybe = 0, false }
 
 // A changeWriter watches the answer to a request of a session (its
 // standalone GET stream, a subscriptions/listen stream, or any other
 // request's answer, where mcp-go sends a notification it queued): it
 // passes the answer through as it is written and, in an event stream,
 // drops the session's lists when an event announces a changed list,
-// before the bytes that end that event go on. It is its own observer.
+// before the bytes that end that event go on.
 type changeWriter struct {
 	passWriter
 	g       *Guard
@@ -429,9 +449,12 @@ type changeWriter struct {
 	read    bool // an event stream, not encoded
 }
 
-func (cw *changeWriter) watch(w http.ResponseWriter) responseWatch {
-	cw.passWriter.w = w
-	return cw
+// answers is the observer of an answer watched only for a changed list:
+// the guard itself, so that marking a request costs nothing.
+type answers Guard
+
+func (a *answers) watch(w http.ResponseWriter, r *http.Request) responseWatch {
+	return &changeWriter{passWriter: passWriter{w: w}, g: (*Guard)(a), session: r.Header.Get(mcpwire.HeaderSessionID)}
 }
 
 // maxNotificationBytes bounds the event a changeWriter reads.
@@ -467,7 +490,8 @@ func (cw *changeWriter) Flush() {
 }
 
 func (cw *changeWriter) Write(p []byte) (int, error) {
-	if cw.decide(http.StatusOK); cw.read {
+	cw.decide(http.StatusOK)
+	if cw.read {
 		cw.events.write(p, maxNotificationBytes, func(_ int, data []byte) {
 			if isListChanged(data) {
 				cw.g.seen.dropSession(cw.session, false)

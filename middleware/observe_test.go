@@ -163,17 +163,18 @@ func TestServerHearsOnlyTheClient(t *testing.T) {
 	}
 }
 
-// A tool deleted after the caller listed it is never shown or suggested
-// in the answer to a call of it: the server has just said it is not
-// there.
-func TestDeletedToolIsNeitherListedNorSuggested(t *testing.T) {
+// A tool deleted after the caller listed it, without a list_changed:
+// the guard cannot tell the server's not-found answer to a call of it from
+// the tool's own answer in the same words, and passes it as it is.
+func TestDeletedToolStillListedKeepsTheServersAnswer(t *testing.T) {
 	srv := &listingServer{names: []string{"echo", "victim"}}
 	g := mustGuard(t, Options{Tools: unsure{}})
 	serve(g, srv, newRequest("POST", listCall("1", ""), nil))
 	srv.set("echo")
-	w := serve(g, srv, newRequest("POST", call("9", `"victim"`), nil))
-	if want := unknownAnswer("victim", `"availableTools":["echo"]`); w.Body.String() != want {
-		t.Errorf("answer %s, want %s", w.Body, want)
+	alone := httptest.NewRecorder()
+	srv.ServeHTTP(alone, newRequest("POST", call("9", `"victim"`), nil))
+	if w := serve(g, srv, newRequest("POST", call("9", `"victim"`), nil)); w.Body.String() != alone.Body.String() {
+		t.Errorf("answer %s, the server's %s", w.Body, alone.Body)
 	}
 }
 

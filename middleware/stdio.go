@@ -213,7 +213,7 @@ func (r *stdioReader) Close() error {
 func (s *Stdio) clientLine(line []byte) {
 	m := readMessage(line)
 	if !m.strict {
-		if maySpell(line, "initialize") {
+		if mayBeInitialize(line) {
 			s.guard.seen.dropSession("", true)
 		}
 		if bytes.Contains(line, []byte("tools/call")) || bytes.Contains(line, []byte(`tools\/call`)) {
@@ -369,7 +369,8 @@ func (w *stdioWriter) Write(p []byte) (int, error) {
 				break
 			}
 			w.spell.add(p[i : i+j+1])
-			if i, w.long = i+j+1, false; w.spell.maybe {
+			i, w.long = i+j+1, false
+			if w.spell.maybe {
 				w.s.guard.seen.dropSession("", false)
 			}
 		case j < 0 && len(w.buf)+len(p)-i > w.s.opts.MaxServerLineBytes:
@@ -462,7 +463,13 @@ func (w *stdioWriter) Close() error {
 // longer than MaxServerLineBytes passes unread, however it came.
 func (s *Stdio) serverLine(line []byte) []byte {
 	tracked := s.tracked.Load() > 0
-	if len(line) > s.opts.MaxServerLineBytes || !tracked && !mayBeListChanged(line) {
+	if len(line) > s.opts.MaxServerLineBytes {
+		if mayBeListChanged(line) { // unread, as the line that comes in pieces
+			s.guard.seen.dropSession("", false)
+		}
+		return nil
+	}
+	if !tracked && !mayBeListChanged(line) {
 		return nil
 	}
 	id, method, ok := envelope(line)

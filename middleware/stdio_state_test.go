@@ -3,6 +3,7 @@ package toolguard
 import (
 	"bytes"
 	"io"
+	"net/http"
 	"strings"
 	"testing"
 )
@@ -299,19 +300,24 @@ func TestStdioListChangedTooLongToReadDropsTheList(t *testing.T) {
 	}{
 		{`{"jsonrpc":"2.0","params":{"_meta":{"t":"` + strings.Repeat("t", 300) + `"}},"method":"notifications/tools/list_changed"}`, true},
 		{`{"jsonrpc":"2.0","params":{"_meta":{"t":"` + strings.Repeat("t", 300) + `"}},"method":"notifications/tools/list\u005Fchanged"}`, true},
-		{`{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"` + strings.Repeat("\u003c", 60) + `"}}`, false},
+		{`{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"` + strings.Repeat(`\u003c`, 60) + `"}}`, false},
 	} {
-		s := newStepGuard(t, StdioOptions{MaxServerLineBytes: 200})
-		s.client(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}` + "\n")
-		s.server(`{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"a","inputSchema":{"type":"object"}}]}}` + "\n")
-		cut := len(tc.line) - 13 // in the middle of list_changed
-		if got := s.server(tc.line[:cut]) + s.server(tc.line[cut:]+"\n"); got != tc.line+"\n" {
-			t.Fatalf("the line was changed: %q", got)
-		}
-		s.client(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"b","arguments":{}}}` + "\n")
-		got := s.server(`{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"Tool not found"}],"isError":true}}` + "\n")
-		if kept := strings.Contains(got, `"availableTools":["a"]`); kept == tc.drop {
-			t.Errorf("%.60s…: list kept %v, want %v: %s", tc.line[len(tc.line)-60:], kept, !tc.drop, got)
+		for _, cut := range []int{
+			len(tc.line) - 13, // in the middle of list_changed, past the bound
+			0,                 // the whole line, its newline too, in one write
+			150,               // a start held, the end past the bound
+		} {
+			s := newStepGuard(t, StdioOptions{MaxServerLineBytes: 200})
+			s.client(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}` + "\n")
+			s.server(`{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"a","inputSchema":{"type":"object"}}]}}` + "\n")
+			if got := s.server(tc.line[:cut]) + s.server(tc.line[cut:]+"\n"); got != tc.line+"\n" {
+				t.Fatalf("the line was changed: %q", got)
+			}
+			s.client(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"b","arguments":{}}}` + "\n")
+			got := s.server(`{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"Tool not found"}],"isError":true}}` + "\n")
+			if kept := strings.Contains(got, `"availableTools":["a"]`); kept == tc.drop {
+				t.Errorf("%.60s…, cut at %d: list kept %v, want %v: %s", tc.line[len(tc.line)-60:], cut, kept, !tc.drop, got)
+			}
 		}
 	}
 }
@@ -390,5 +396,29 @@ func TestStdioListAnsweredByAnUnreadLineIsNotKept(t *testing.T) {
 		if kept := strings.Contains(got, `"availableTools":["b"]`); kept != tc.kept {
 			t.Errorf("after %s: list kept %v, want %v (%s)", tc.before, kept, tc.kept, got)
 		}
+	}
+}
+
+// A client's response to a server request (sampling, elicitation, roots)
+// is outside the strict subset (it has a result), and may mention
+// initialize: it is no initialize, and the list stays. Over HTTP too.
+func TestClientResponseMentioningInitializeKeepsTheList(t *testing.T) {
+	response := `{"jsonrpc":"2.0","id":"s1","result":{"role":"assistant","content":{"type":"text","text":"First initialize the repository."}}}`
+	s := newStepGuard(t, StdioOptions{})
+	s.client(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}` + "\n")
+	s.server(`{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"a","inputSchema":{"type":"object"}}]}}` + "\n")
+	s.client(response + "\n")
+	s.client(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"b","arguments":{}}}` + "\n")
+	if got := s.server(`{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"Tool not found"}],"isError":true}}` + "\n"); !strings.Contains(got, `"availableTools":["a"]`) {
+		t.Errorf("stdio: the list was dropped: %s", got)
+	}
+
+	session := http.Header{"Mcp-Session-Id": {"s-1"}}
+	g := mustGuard(t, Options{Tools: unsure{}})
+	srv := &listingServer{names: []string{"get_weather"}}
+	serve(g, srv, newRequest("POST", listCall("1", ""), session))
+	serve(g, answering(202, "", ""), newRequest("POST", response, session))
+	if got := serve(g, srv, newRequest("POST", call("9", `"get_wether"`), session)).Body.String(); !strings.Contains(got, "availableTools") {
+		t.Errorf("HTTP: the list was dropped: %s", got)
 	}
 }

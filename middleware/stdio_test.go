@@ -493,11 +493,6 @@ func wantList(t *testing.T, a guardAnswer, want ...string) {
 	}
 }
 
-// without returns names without name.
-func without(names []string, name string) []string {
-	return slices.DeleteFunc(slices.Clone(names), func(n string) bool { return n == name })
-}
-
 // TestStdioServerHearsOnlyTheClient: through a session with calls before
 // and after lists, lists in pages, a changed list, a new initialize and a
 // 2026-07-28 caller, the server reads exactly the client's bytes, and its
@@ -611,23 +606,22 @@ func TestStdioAddedToolAppearsOnceListed(t *testing.T) {
 	wantList(t, rig.unknown(t, "2", "nope"), listed...)
 }
 
-// TestStdioDeletedToolIsNeitherListedNorSuggested: the client lists
-// [a, victim, victims]; the server deletes victim and answers a call of it
-// not found: the answer lists and suggests everything but victim.
-func TestStdioDeletedToolIsNeitherListedNorSuggested(t *testing.T) {
+// TestStdioDeletedToolStillListedKeepsTheServersAnswer: the client lists
+// [a, victim, victims]; the server deletes victim without a list_changed
+// and answers a call of it not found. The name is in the client's list, so
+// the answer passes as the server wrote it (a tool's own answer may say
+// the same); the list kept is unchanged.
+func TestStdioDeletedToolStillListedKeepsTheServersAnswer(t *testing.T) {
 	rig := newStdioRig(t, StdioOptions{}, "a", "victim", "victims")
 	rig.handshake(t)
 	listed := rig.listAll(t, "")
 	rig.srv.setTools("a", "victims")
 	rig.send(t, lineCall("1", "victim"))
-	want := `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Unknown tool: victim","data":{"availableTools":["a","victims"],"suggestions":["victims"]}}}` + "\n"
+	want := `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"MCP error -32602: Tool victim not found"}],"isError":true}}` + "\n"
 	if got := rig.next(t); got != want {
 		t.Fatalf("got  %s\nwant %s", got, want)
 	}
-	// The list kept is not changed by it: another unknown call, and
-	// victim again, read the same list without their own names.
 	wantList(t, rig.unknown(t, "2", "nope"), listed...)
-	wantList(t, rig.unknown(t, "3", "victim"), without(listed, "victim")...)
 }
 
 // TestStdioAssemblesAListOverSeveralPages: the client follows nextCursor

@@ -51,9 +51,8 @@ type ToolSet interface {
 // the guard answers any other name before the server. No names assert
 // nothing (a server without tools refuses tools/call before any lookup):
 // the server decides, as it does a call naming a session or a foreign Host.
-// The refusals before a lookup the guard leaves to the server are go-sdk's
-// and mcp-go's (docs/RULES.md §1): in front of another server, leave
-// Options.Tools nil.
+// Only go-sdk's and mcp-go's refusals before a lookup are left to the
+// server (docs/RULES.md §1): in front of another, leave Options.Tools nil.
 func StaticTools(names ...string) ToolSet {
 	s := staticTools{set: make(map[string]struct{}, len(names))}
 	for _, n := range names {

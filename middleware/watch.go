@@ -68,6 +68,7 @@ type watchWriter struct {
 	lf         bool        // its event, replaced, ended at a CR that may be half a CRLF
 	later      bool        // modeStream: past the stream's first event (where a BOM may be)
 	err        error       // modeStream: the first write error: nothing more is written
+	flushed    bool        // the handler flushed: what it wrote would be on the wire
 	limit      int
 
 	// modeHold: the header as it was when the handler wrote its status,
@@ -79,7 +80,7 @@ type watchWriter struct {
 }
 
 // watch returns the writer of c, which passes through to w.
-func (c *watched) watch(w http.ResponseWriter) responseWatch {
+func (c *watched) watch(w http.ResponseWriter, _ *http.Request) responseWatch {
 	c.ww = watchWriter{passWriter: passWriter{w: w}, c: c, limit: maxNotFoundBytes(c.name), buf: c.ansBuf[:0]}
 	return &c.ww
 }
@@ -172,9 +173,17 @@ func (ww *watchWriter) Write(p []byte) (int, error) {
 	case modeHold:
 		ww.buf = append(ww.buf, p...)
 		if len(ww.buf) > ww.limit {
-			// Longer than any not-found answer: the rest passes.
+			// Longer than any not-found answer: the rest passes; an event
+			// stream is still read for a changed list, as it goes.
+			sse := ww.sse
+			if sse {
+				ww.events.write(ww.buf, ww.limit, ww.changed)
+			}
 			if err := ww.flushHeld(); err != nil {
 				return 0, err
+			}
+			if sse {
+				ww.mode, ww.done = modeStream, true
 			}
 		}
 		return len(p), nil
@@ -207,6 +216,7 @@ func (ww *watchWriter) Write(p []byte) (int, error) {
 // Flush sends what can be sent: in an event stream every event that has
 // ended; a held JSON answer waits for the handler to end.
 func (ww *watchWriter) Flush() {
+	ww.flushed = true
 	if ww.mode == modeUndecided {
 		ww.WriteHeader(http.StatusOK) // as net/http's Flush does
 	}
@@ -326,7 +336,16 @@ func (ww *watchWriter) finishEvents() {
 	_, _ = ww.w.Write(out)
 }
 
-func (ww *watchWriter) abort() { _ = ww.flushHeld() }
+// abort writes what is held as it is; flushed, as the handler flushed
+// it (a reverse proxy whose upstream broke off panics with
+// http.ErrAbortHandler after flushing a whole message: net/http drops
+// what is buffered when it aborts).
+func (ww *watchWriter) abort() {
+	_ = ww.flushHeld()
+	if ww.flushed {
+		ww.passWriter.Flush()
+	}
+}
 
 // flushHeld writes what is held as it is, untranslated (an answer that is
 // not the not-found one, or that of a handler that did not end), and

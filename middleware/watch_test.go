@@ -276,10 +276,20 @@ func TestCheckAndWatchTranslateAsHandler(t *testing.T) {
 	if viaCheck.Code != viaHandler.Code || viaCheck.Body.String() != viaHandler.Body.String() || !strings.Contains(viaCheck.Body.String(), "availableTools") {
 		t.Errorf("Check+Watch %d %s, Handler %d %s", viaCheck.Code, viaCheck.Body, viaHandler.Code, viaHandler.Body)
 	}
-	// A request Check did not mark is served with the writer itself.
+	// Any other request's answer is watched for a changed list, but a
+	// DELETE's and a skipped request's, served with the writer itself.
 	plain := httptest.NewRecorder()
-	if w, _ := g.Watch(plain, newRequest("GET", "", nil)); w != plain {
-		t.Error("Watch wrapped an unmarked request")
+	if w, _ := g.Watch(plain, newRequest("GET", "", nil)); w == plain {
+		t.Error("Watch did not watch a GET stream")
+	}
+	if w, _ := g.Watch(plain, newRequest("DELETE", "", nil)); w != plain {
+		t.Error("Watch wrapped a DELETE")
+	}
+	skip := mustGuard(t, Options{Skip: func(*http.Request) bool { return true }})
+	if r, _ := skip.Check(newRequest("POST", knownCall, nil)); r == nil {
+		t.Fatal("a skipped request was rejected")
+	} else if w, _ := skip.Watch(plain, r); w != plain {
+		t.Error("Watch wrapped a skipped request")
 	}
 }
 

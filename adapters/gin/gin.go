@@ -16,10 +16,10 @@
 // gin as through net/http. On a rejection the chain is aborted: no later
 // handler runs. On a pass, c.Request is replaced by a request whose body
 // reads the same bytes, so later handlers and c.ShouldBindJSON see it
-// whole; values set on the context are untouched. For a tools/call the
-// server decides, c.Writer is, while the chain runs, a gin.ResponseWriter
-// over the core's watching writer, which passes every answer through
-// except the server's own not-found answer, which it replaces.
+// whole; values set on the context are untouched. While the chain runs,
+// c.Writer is a gin.ResponseWriter over the core's watching writer, which
+// passes every answer through except, for a tools/call the server
+// decides, the server's own not-found answer, which it replaces.
 package toolguardgin
 
 import (

@@ -10,7 +10,8 @@
 //	http.Handle("/mcp", guard.Handler(httpServer))
 //
 // The server decides; the guard translates. A global tool, looked up at
-// call time with GetTool, is Present: the call reaches mcp-go unwatched.
+// call time with GetTool, is Present: the call and its answer pass (an
+// event stream is read only for a list_changed).
 // Any other name is Unsure: the call reaches mcp-go untouched too, and the
 // guard replaces only mcp-go's own not-found answer, with the list mcp-go
 // gave the caller's own tools/list. By default the tool set only reads:

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log"
 	"net"
@@ -437,5 +438,54 @@ func TestUpstreamQueryIsKept(t *testing.T) {
 	post(t, url, "", `{"jsonrpc":"2.0","id":1,"method":"ping"}`)
 	if l := logged.String(); !strings.Contains(l, "connection refused") || strings.Contains(l, "secret") || !strings.Contains(l, "/mcp?…") {
 		t.Errorf("log %q: want the refused upstream named without its query", l)
+	}
+}
+
+// An upstream that breaks off after a whole JSON message (fewer bytes than
+// its Content-Length, or a chunked body without its last chunk): the
+// client gets the status, the header and that message, then a broken
+// body, as from the upstream alone (the mcp-go client decodes a message
+// as it comes), not an empty reply.
+func TestUpstreamBreakingOffAfterAMessageKeepsIt(t *testing.T) {
+	msg := `{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"hi"}]}}`
+	for name, head := range map[string]string{
+		"short":   "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 300\r\n\r\n" + msg,
+		"chunked": "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n" + fmt.Sprintf("%x\r\n%s\r\n", len(msg), msg),
+	} {
+		up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			io.Copy(io.Discard, r.Body)
+			conn, buf, err := http.NewResponseController(w).Hijack()
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			buf.WriteString(head)
+			buf.Flush()
+			conn.Close()
+		}))
+		c, err := parse([]string{"-upstream", up.URL + "/mcp"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, err := handler(c, cmdlog.Text(log.New(io.Discard, "", 0)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		front := httptest.NewServer(h)
+		front.Config.ErrorLog = log.New(io.Discard, "", 0)
+		req, _ := http.NewRequest("POST", front.URL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{}}}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatalf("%s: %v (an empty reply)", name, err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || string(body) != msg {
+			t.Errorf("%s: %d %q, want 200 and the message", name, resp.StatusCode, body)
+		}
+		front.Close()
+		up.Close()
 	}
 }

@@ -27,16 +27,26 @@ func TestSIGTERMEndsTheStdioServerToo(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	b, err := os.ReadFile(fifo) // blocks until the server has started
-	if err != nil {
-		t.Fatal(err)
+	// The server's pid, once it has started; the command's end, should it
+	// fail before (the FIFO would never be opened to write).
+	started, ended := make(chan []byte, 1), make(chan error, 1)
+	go func() {
+		b, _ := os.ReadFile(fifo)
+		started <- b
+	}()
+	go func() { ended <- cmd.Wait() }()
+	var b []byte
+	select {
+	case b = <-started:
+	case err := <-ended:
+		t.Fatalf("the command ended before its server started: %v", err)
 	}
 	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
 	if err != nil {
 		t.Fatalf("%q: %v", b, err)
 	}
 	cmd.Process.Signal(syscall.SIGTERM)
-	if err := cmd.Wait(); err != nil && !errors.As(err, new(*exec.ExitError)) {
+	if err := <-ended; err != nil && !errors.As(err, new(*exec.ExitError)) {
 		t.Fatal(err)
 	}
 	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
