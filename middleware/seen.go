@@ -37,16 +37,18 @@ type seenLists struct {
 	runs  map[string]*listRun
 	names int // names held, lists and runs together
 
-	// How many times each session ended (initialize, DELETE), for the
-	// marks of lists asked before; epoch changes when ends is cleared to
-	// stay bounded, so that every mark taken before no longer holds.
+	// How many times each session's lists went (list_changed, initialize,
+	// DELETE), for the marks of lists asked before; epoch changes when
+	// ends is cleared to stay bounded, so that every mark taken before no
+	// longer holds.
 	ends  map[string]uint64
 	epoch uint64
 }
 
 // A listMark is taken as a caller's tools/list passes: its answer is kept
-// only if the caller's session has not ended since (an initialize or a
-// DELETE before the answer came: the answer is the session before's).
+// only if the caller's lists have not gone since (a list_changed, an
+// initialize or a DELETE before the answer came: the answer may be the
+// list before, or the session before's).
 type listMark struct{ epoch, ends uint64 }
 
 // A seenList is one caller's whole list.
@@ -159,13 +161,11 @@ func (s *seenLists) dropSession(session string, ended bool) {
 			s.dropRun(k)
 		}
 	}
-	if ended {
-		if len(s.ends) >= maxSeenCallers {
-			clear(s.ends)
-			s.epoch++
-		}
-		s.ends[session]++
+	if len(s.ends) >= maxSeenCallers {
+		clear(s.ends)
+		s.epoch++
 	}
+	s.ends[session]++
 }
 
 // forget drops what is kept for the key: its list, and a list being read.

@@ -422,3 +422,36 @@ func TestClientResponseMentioningInitializeKeepsTheList(t *testing.T) {
 		t.Errorf("HTTP: the list was dropped: %s", got)
 	}
 }
+
+// A page asked before a list_changed and answered after it may be the
+// list before the change: it is not kept, so it never joins the pages the
+// client asks after the change (with the same cursor, p2, as servers with
+// fixed pages give).
+func TestStdioPageAskedBeforeAListChangedIsNotJoined(t *testing.T) {
+	page := func(id string, names []string, next string) string {
+		var tools []string
+		for _, n := range names {
+			tools = append(tools, `{"name":"`+n+`","inputSchema":{"type":"object"}}`)
+		}
+		cursor := ""
+		if next != "" {
+			cursor = `,"nextCursor":"` + next + `"`
+		}
+		return `{"jsonrpc":"2.0","id":` + id + `,"result":{"tools":[` + strings.Join(tools, ",") + `]` + cursor + `}}` + "\n"
+	}
+	s := newStepGuard(t, StdioOptions{})
+	s.client(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}` + "\n")
+	s.server(page("1", []string{"a1", "a2"}, "p2"))
+	s.client(`{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"cursor":"p2"}}` + "\n")
+	s.server(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}` + "\n")
+	s.client(`{"jsonrpc":"2.0","id":4,"method":"tools/list"}` + "\n")
+	s.server(page("4", []string{"a1", "a2"}, "p2"))
+	s.server(page("2", []string{"b_old", "swap"}, "")) // late: the list before
+	s.client(`{"jsonrpc":"2.0","id":5,"method":"tools/list","params":{"cursor":"p2"}}` + "\n")
+	s.server(page("5", []string{"c_new", "swap"}, ""))
+	s.client(`{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"zzz","arguments":{}}}` + "\n")
+	got := s.server(`{"jsonrpc":"2.0","id":6,"result":{"content":[{"type":"text","text":"MCP error -32602: Tool zzz not found"}],"isError":true}}` + "\n")
+	if !strings.Contains(got, `"availableTools":["a1","a2","c_new","swap"]`) {
+		t.Errorf("the answer shows another list than the client read: %s", got)
+	}
+}
