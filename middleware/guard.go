@@ -438,12 +438,13 @@ func acceptsBoth(values []string) bool {
 func (g *Guard) answerBefore(r *http.Request, c *watched) decision {
 	var listed []byte
 	var near []string
-	if seen := c.list(); seen != nil {
+	seen := c.list()
+	if seen.state(c.name) == listHas { // (a list gone too)
+		return decision{reason: ReasonListed, tool: c.name, obs: c}
+	}
+	if seen.shown() {
 		// What the server listed to this caller: shown as after the
 		// server, and the tool set's own list is not read.
-		if seen.state(c.name) == listHas {
-			return decision{reason: ReasonListed, tool: c.name, obs: c}
-		}
 		listed, near = g.parts(seen, c.name)
 	} else {
 		names, err := g.toolSetList(r)
@@ -507,7 +508,7 @@ func (g *Guard) translation(seen *seenList, id []byte, name string, status int, 
 	listed, near := g.parts(seen, name)
 	rej := g.unknownTool(id, name, listed, near, status, sse)
 	rej.Translated = true
-	if seen == nil && g.showsList() {
+	if !seen.shown() && g.showsList() {
 		rej.ListErr = ErrNoList
 	}
 	return rej
@@ -517,7 +518,7 @@ func (g *Guard) translation(seen *seenList, id []byte, name string, status int, 
 // list seen: data.availableTools as bytes and the names
 // nearest name (nil for no list, and for what the options hide).
 func (g *Guard) parts(seen *seenList, name string) (listed []byte, near []string) {
-	if seen == nil || !g.showsList() {
+	if !seen.shown() || !g.showsList() {
 		return nil, nil
 	}
 	return seen.parts(g, name) // (a name it shows is never answered)

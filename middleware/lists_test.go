@@ -194,3 +194,15 @@ func cut(s string, n int) string {
 	}
 	return s[:n] + "…"
 }
+
+// shownLists is how many lists an answer could show (not gone); call with
+// s.mu held.
+func (s *seenLists) shownLists() int {
+	n := 0
+	for _, l := range s.lists {
+		if l.shown() {
+			n++
+		}
+	}
+	return n
+}

@@ -124,7 +124,7 @@ func FuzzSessionStream(f *testing.F) {
 		}
 		announced := slices.ContainsFunc(mcpwire.EventMessages(stream), isListChanged)
 		g.seen.mu.Lock()
-		kept := len(g.seen.lists)
+		kept := g.seen.shownLists()
 		g.seen.mu.Unlock()
 		if announced != (kept == 0) {
 			t.Fatalf("list_changed readable: %v, lists kept: %d, in %q", announced, kept, stream)

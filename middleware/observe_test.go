@@ -531,7 +531,7 @@ func TestListChangedOnTheSessionStreamDropsTheListBeforeTheClientReadsIt(t *test
 	kept := func(g *Guard) int {
 		g.seen.mu.Lock()
 		defer g.seen.mu.Unlock()
-		return len(g.seen.lists)
+		return g.seen.shownLists()
 	}
 	for _, eol := range []string{"\n", "\r\n", "\r"} {
 		long := "data: " + `{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"` +
@@ -710,5 +710,21 @@ func TestListWithAnAmbiguousCursorIsNotKept(t *testing.T) {
 		newRequest("POST", `{"jsonrpc":"2.0","id":"l","method":"tools/list","params":{"Cursor":"x"}}`, nil))
 	if got := callUnknown(g, "get_wether", nil); strings.Contains(got, "availableTools") {
 		t.Errorf("the list was kept: %s", got)
+	}
+}
+
+// Over HTTP too: after a list_changed the list is not shown, and a call of
+// a name it showed keeps the server's answer, however it reads.
+func TestListGoneStillGuardsTheNamesItShowedOverHTTP(t *testing.T) {
+	session := http.Header{"Mcp-Session-Id": {"s-1"}}
+	g := mustGuard(t, Options{Tools: unsure{}})
+	serve(g, &listingServer{names: []string{"get_weather"}}, newRequest("POST", listCall("1", ""), session))
+	serve(g, answering(200, "text/event-stream", "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}\n\n"), newRequest("GET", "", session))
+	own := isErrorReply("9", "Unknown tool: get_weather")
+	if got := serve(g, answering(200, "application/json", own), newRequest("POST", call("9", `"get_weather"`), session)).Body.String(); got != own {
+		t.Errorf("the tool's own answer was replaced: %s", got)
+	}
+	if got := serve(g, answering(200, "application/json", isErrorReply("9", "Unknown tool: nope")), newRequest("POST", call("9", `"nope"`), session)).Body.String(); got != unknownAnswer("nope", "") {
+		t.Errorf("an unlisted name: %s", got)
 	}
 }

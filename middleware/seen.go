@@ -56,6 +56,10 @@ type seenList struct {
 	sorted  []string // sorted, unique
 	session string   // the Mcp-Session-Id it was read in ("" for none, and over stdio)
 	expires time.Time
+	// gone: dropped by a list_changed or its TTL. Never shown again, but
+	// its names still say the tools exist: a call of one is never
+	// answered (a tool the caller was shown may fail in not-found words).
+	gone bool
 
 	mu     sync.Mutex
 	listed []byte              // data.availableTools, rendered at the first answer
@@ -138,22 +142,35 @@ func (s *seenLists) get(key string) *seenList {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	l := s.lists[key]
-	if l != nil && !s.now().Before(l.expires) {
-		s.dropList(key)
-		return nil
+	if l != nil && !l.gone && !s.now().Before(l.expires) {
+		l = l.retired()
+		s.lists[key] = l
 	}
 	return l
 }
 
-// dropSession forgets every list read in the session: the server said
-// its tools changed, or (ended) the session was deleted or initialized
-// again, and then no list asked before is kept either.
+// retired is l gone: a new value, as l may be read without the lock.
+func (l *seenList) retired() *seenList {
+	return &seenList{sorted: l.sorted, session: l.session, gone: true}
+}
+
+// shown reports whether l is a list an answer shows.
+func (l *seenList) shown() bool { return l != nil && !l.gone }
+
+// dropSession drops every list read in the session, and no list asked
+// before is kept: the server said its tools changed (the lists are gone,
+// their names kept), or (ended) the session was deleted or initialized
+// again (the lists are forgotten).
 func (s *seenLists) dropSession(session string, ended bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for k, l := range s.lists {
-		if l.session == session {
+		switch {
+		case l.session != session:
+		case ended:
 			s.dropList(k)
+		case !l.gone:
+			s.lists[k] = l.retired()
 		}
 	}
 	for k, r := range s.runs {
@@ -201,7 +218,7 @@ func (s *seenLists) bound(keep string) {
 	}
 	now := s.now()
 	for k, l := range s.lists {
-		if k != keep && !now.Before(l.expires) {
+		if k != keep && (l.gone || !now.Before(l.expires)) {
 			s.dropList(k)
 		}
 	}
@@ -230,6 +247,9 @@ func (l *seenList) state(name string) listState {
 	}
 	if _, found := slices.BinarySearch(l.sorted, name); found {
 		return listHas
+	}
+	if l.gone {
+		return listUnseen
 	}
 	return listAbsent
 }

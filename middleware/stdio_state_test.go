@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 )
 
 // stepGuard is a guard whose client lines are fed one step at a time
@@ -455,3 +456,36 @@ func TestStdioPageAskedBeforeAListChangedIsNotJoined(t *testing.T) {
 		t.Errorf("the answer shows another list than the client read: %s", got)
 	}
 }
+
+// A list gone (a list_changed, its TTL) is no longer shown, but a call of
+// a name it showed is still never answered: the tool may fail in
+// not-found words (here the Python SDK's), which the server wrote after
+// running it. An unlisted name is still answered, without data.
+func TestListGoneStillGuardsTheNamesItShowed(t *testing.T) {
+	for _, gone := range []string{"list_changed", "TTL"} {
+		clock := &stepClock{t: time.Unix(1e9, 0)}
+		s := newStepGuard(t, StdioOptions{})
+		s.g.guard.seen.now = clock.now
+		s.client(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}` + "\n")
+		s.server(`{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"fail","inputSchema":{"type":"object"}}]}}` + "\n")
+		if gone == "TTL" {
+			clock.t = clock.t.Add(DefaultListTTL)
+		} else {
+			s.server(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}` + "\n")
+		}
+		s.client(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"fail","arguments":{}}}` + "\n")
+		own := `{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"Unknown tool: fail"}],"isError":true}}` + "\n"
+		if got := s.server(own); !strings.HasSuffix(got, own) {
+			t.Errorf("after its %s, the tool's own answer was replaced: %s", gone, got)
+		}
+		s.client(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"nope","arguments":{}}}` + "\n")
+		got := s.server(`{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"Unknown tool: nope"}],"isError":true}}` + "\n")
+		if !strings.HasSuffix(got, `{"jsonrpc":"2.0","id":3,"error":{"code":-32602,"message":"Unknown tool: nope"}}`+"\n") {
+			t.Errorf("after its %s, an unlisted name: %s", gone, got)
+		}
+	}
+}
+
+type stepClock struct{ t time.Time }
+
+func (c *stepClock) now() time.Time { return c.t }
