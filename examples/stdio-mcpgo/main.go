@@ -27,8 +27,9 @@ func serve(ctx context.Context, in io.Reader, out io.Writer) error {
 			return mcp.NewToolResultText("Sunny in " + req.GetString("city", "?")), nil
 		})
 
-	// The guard sits between the client's streams and the server's: it asks
-	// the server itself, on the same stream, which tools this client has.
+	// The guard sits between the client's streams and the server's: it
+	// never speaks to the server; it replaces only the server's own
+	// not-found answer, with the list the client's own tools/list got.
 	g, err := toolguard.NewStdio(in, out, toolguard.StdioOptions{})
 	if err != nil {
 		return err
