@@ -30,7 +30,8 @@ func newHandler() (http.Handler, error) {
 		})
 	mcpHandler := server.NewStreamableHTTPServer(s)
 
-	// The guard asks mcp-go itself which tools each caller has.
+	// The tool set reads mcp-go's registry at call time: a known tool's
+	// call passes at once; for any other name mcp-go decides.
 	tools, err := toolguardmcpgo.Tools(s, mcpHandler, toolguardmcpgo.Options{})
 	if err != nil {
 		return nil, err

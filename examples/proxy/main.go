@@ -10,10 +10,10 @@
 //	go run ./proxy -upstream http://127.0.0.1:3000/mcp -addr 127.0.0.1:8080
 //
 // The caller's Host reaches the upstream unchanged, so a server with a Host
-// allow-list (DNS-rebinding protection) judges the caller, not the proxy;
-// the tool set asks the upstream for tools/list with that same Host, so a
-// caller the upstream turns away never sees a tool list. Pass-throughs of
-// a tool call are logged with their reason on standard error.
+// allow-list (DNS-rebinding protection) judges the caller, not the proxy,
+// and a caller it turns away is never given a tool list to show.
+// Pass-throughs of a tool call are logged with their reason on standard
+// error.
 package main
 
 import (
