@@ -185,12 +185,15 @@ func (s *seenLists) dropSession(session string, ended bool) {
 	s.ends[session]++
 }
 
-// forget drops what is kept for the key: its list, and a list being read.
+// forget drops what is kept for the key: a list being read, and its list,
+// which is gone (its names still guard their calls).
 func (s *seenLists) forget(key string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.dropRun(key)
-	s.dropList(key)
+	if l := s.lists[key]; l != nil && !l.gone {
+		s.lists[key] = l.retired()
+	}
 }
 
 func (s *seenLists) dropList(key string) {
