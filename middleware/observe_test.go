@@ -437,9 +437,8 @@ func TestListIsKeptBeforeTheClientCanReadIt(t *testing.T) {
 const unreadEvent = "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"data\":\"\\udc00\"}}\n\n"
 
 // In an event stream answering a list, a list_changed notification drops
-// the lists kept before it, and the reply after it too (it answers a
-// request made before the change, and may be the list before); after an
-// unread message the reply is not kept, but a list_changed still drops
+// the lists kept before it, not the one the stream gives after it; after
+// an unread message the reply is not kept, but a list_changed still drops
 // the list kept before.
 func TestListChangedCountsWhereItIsInTheStream(t *testing.T) {
 	changed := "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}\n\n"
@@ -450,7 +449,7 @@ func TestListChangedCountsWhereItIsInTheStream(t *testing.T) {
 		listedBefore bool
 		shown        string // the availableTools shown after it, "" for none
 	}{
-		{changed + event, false, ""},
+		{changed + event, false, `["get_weather"]`},
 		{event + changed, false, ""},
 		{unreadEvent + event, true, `["get_weather","get_weather_old"]`}, // the list kept before stays
 		{unreadEvent + changed + event, true, ""},

@@ -37,19 +37,25 @@ type seenLists struct {
 	runs  map[string]*listRun
 	names int // names held, lists and runs together
 
-	// How many times each session's lists went (list_changed, initialize,
-	// DELETE), for the marks of lists asked before; epoch changes when
-	// ends is cleared to stay bounded, so that every mark taken before no
-	// longer holds.
-	ends  map[string]uint64
+	// How many times each session ended (initialize, DELETE) and its list
+	// changed (list_changed), for the marks of lists asked before; epoch
+	// changes when the map is cleared to stay bounded, so that every mark
+	// taken before no longer holds.
+	ends  map[string]sessionCounts
 	epoch uint64
 }
 
+type sessionCounts struct{ ends, changes uint64 }
+
 // A listMark is taken as a caller's tools/list passes: its answer is kept
-// only if the caller's lists have not gone since (a list_changed, an
-// initialize or a DELETE before the answer came: the answer may be the
-// list before, or the session before's).
-type listMark struct{ epoch, ends uint64 }
+// only if the caller's session has not ended since (an initialize or a
+// DELETE before the answer came: the answer is the session before's), and
+// a page continues only a list begun with the same count of list_changed
+// (a page asked before one may be of the list before).
+type listMark struct {
+	epoch uint64
+	sessionCounts
+}
 
 // A seenList is one caller's whole list.
 type seenList struct {
@@ -78,10 +84,11 @@ type listRun struct {
 	session string
 	pages   int
 	ttl     time.Duration // the shortest ttlMs of its pages, or the default
+	changes uint64        // the session's list_changed count its first page was asked at
 }
 
 func newSeenLists(ttl time.Duration) *seenLists {
-	return &seenLists{ttl: ttl, now: time.Now, lists: map[string]*seenList{}, runs: map[string]*listRun{}, ends: map[string]uint64{}}
+	return &seenLists{ttl: ttl, now: time.Now, lists: map[string]*seenList{}, runs: map[string]*listRun{}, ends: map[string]sessionCounts{}}
 }
 
 // mark returns the mark of a tools/list of the session, as it passes.
@@ -97,15 +104,17 @@ func (s *seenLists) mark(session string) listMark {
 func (s *seenLists) page(key, session, cursor string, m listMark, p mcpwire.Page) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if m != (listMark{s.epoch, s.ends[session]}) {
+	if m.epoch != s.epoch || m.ends != s.ends[session].ends {
 		return
 	}
 	run := s.runs[key]
 	switch {
 	case cursor == "":
 		s.dropRun(key)
-		run = &listRun{session: session, ttl: s.ttl}
+		run = &listRun{session: session, ttl: s.ttl, changes: m.changes}
 		s.runs[key] = run
+	case run != nil && m.changes != run.changes:
+		return // asked across a list_changed from the run's first page: not of this list
 	case run == nil || run.next != cursor: // (the key holds the session)
 		s.dropRun(key)
 		return
@@ -182,7 +191,13 @@ func (s *seenLists) dropSession(session string, ended bool) {
 		clear(s.ends)
 		s.epoch++
 	}
-	s.ends[session]++
+	c := s.ends[session]
+	if ended {
+		c.ends++
+	} else {
+		c.changes++
+	}
+	s.ends[session] = c
 }
 
 // forget drops what is kept for the key: a list being read, and its list,
