@@ -41,8 +41,8 @@ type seenLists struct {
 	// changed (list_changed), for the marks of lists asked before; epoch
 	// changes when the map is cleared to stay bounded, so that every mark
 	// taken before no longer holds.
-	ends  map[string]sessionCounts
-	epoch uint64
+	counts map[string]sessionCounts
+	epoch  uint64
 }
 
 type sessionCounts struct{ ends, changes uint64 }
@@ -62,6 +62,7 @@ type seenList struct {
 	sorted  []string // sorted, unique
 	session string   // the Mcp-Session-Id it was read in ("" for none, and over stdio)
 	expires time.Time
+	mark    listMark // its first page's
 	// gone: dropped by a list_changed or its TTL. Never shown again, but
 	// its names still say the tools exist: a call of one is never
 	// answered (a tool the caller was shown may fail in not-found words).
@@ -84,18 +85,18 @@ type listRun struct {
 	session string
 	pages   int
 	ttl     time.Duration // the shortest ttlMs of its pages, or the default
-	changes uint64        // the session's list_changed count its first page was asked at
+	mark    listMark      // its first page's
 }
 
 func newSeenLists(ttl time.Duration) *seenLists {
-	return &seenLists{ttl: ttl, now: time.Now, lists: map[string]*seenList{}, runs: map[string]*listRun{}, ends: map[string]sessionCounts{}}
+	return &seenLists{ttl: ttl, now: time.Now, lists: map[string]*seenList{}, runs: map[string]*listRun{}, counts: map[string]sessionCounts{}}
 }
 
 // mark returns the mark of a tools/list of the session, as it passes.
 func (s *seenLists) mark(session string) listMark {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return listMark{s.epoch, s.ends[session]}
+	return listMark{s.epoch, s.counts[session]}
 }
 
 // page records one page of a list the server gave the caller key, in
@@ -104,18 +105,20 @@ func (s *seenLists) mark(session string) listMark {
 func (s *seenLists) page(key, session, cursor string, m listMark, p mcpwire.Page) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if m.epoch != s.epoch || m.ends != s.ends[session].ends {
+	if m.epoch != s.epoch || m.ends != s.counts[session].ends {
 		return
 	}
-	run := s.runs[key]
+	run, held := s.runs[key], s.lists[key]
 	switch {
+	case cursor == "" && (held != nil && older(m, held.mark) || run != nil && older(m, run.mark)):
+		return // asked before a list_changed that a list held was asked after
 	case cursor == "":
 		s.dropRun(key)
-		run = &listRun{session: session, ttl: s.ttl, changes: m.changes}
+		run = &listRun{session: session, ttl: s.ttl, mark: m}
 		s.runs[key] = run
-	case run != nil && m.changes != run.changes:
-		return // asked across a list_changed from the run's first page: not of this list
-	case run == nil || run.next != cursor: // (the key holds the session)
+	case run != nil && m.changes < run.mark.changes && m.epoch == run.mark.epoch:
+		return // a late page of the list before a list_changed: not of this one
+	case run == nil || run.next != cursor || m != run.mark: // (the key holds the session)
 		s.dropRun(key)
 		return
 	}
@@ -140,9 +143,15 @@ func (s *seenLists) page(key, session, cursor string, m listMark, p mcpwire.Page
 	s.names -= len(run.names)
 	s.dropList(key)
 	sorted := sortedList(run.names)
-	s.lists[key] = &seenList{sorted: sorted, session: run.session, expires: s.now().Add(run.ttl)}
+	s.lists[key] = &seenList{sorted: sorted, session: run.session, expires: s.now().Add(run.ttl), mark: run.mark}
 	s.names += len(sorted)
 	s.bound(key)
+}
+
+// older reports whether a page asked at m was asked before a list_changed
+// that a page asked at than (a list's held, or a run's) was asked after.
+func older(m, than listMark) bool {
+	return than.epoch == m.epoch && m.changes < than.changes
 }
 
 // get returns the caller's list, or nil when none was seen or it has
@@ -160,7 +169,7 @@ func (s *seenLists) get(key string) *seenList {
 
 // retired is l gone: a new value, as l may be read without the lock.
 func (l *seenList) retired() *seenList {
-	return &seenList{sorted: l.sorted, session: l.session, gone: true}
+	return &seenList{sorted: l.sorted, session: l.session, mark: l.mark, gone: true}
 }
 
 // shown reports whether l is a list an answer shows.
@@ -187,17 +196,17 @@ func (s *seenLists) dropSession(session string, ended bool) {
 			s.dropRun(k)
 		}
 	}
-	if len(s.ends) >= maxSeenCallers {
-		clear(s.ends)
+	if len(s.counts) >= maxSeenCallers {
+		clear(s.counts)
 		s.epoch++
 	}
-	c := s.ends[session]
+	c := s.counts[session]
 	if ended {
 		c.ends++
 	} else {
 		c.changes++
 	}
-	s.ends[session] = c
+	s.counts[session] = c
 }
 
 // forget drops what is kept for the key: a list being read, and its list,
@@ -236,6 +245,9 @@ func (s *seenLists) bound(keep string) {
 	}
 	now := s.now()
 	for k, l := range s.lists {
+		if !over() {
+			return
+		}
 		if k != keep && (l.gone || !now.Before(l.expires)) {
 			s.dropList(k)
 		}
