@@ -186,7 +186,7 @@ func (lw *listWriter) Write(p []byte) (int, error) {
 func (lw *listWriter) decide() {
 	lw.mode = listSkip
 	h := lw.w.Header()
-	lw.l.g.unreadableStream(h, lw.l.session)
+	lw.l.g.readableStream(h, lw.l.session) // (an encoded one drops the lists)
 	if lw.status != http.StatusOK || len(h["Content-Encoding"]) > 0 {
 		return
 	}
@@ -360,34 +360,30 @@ func (lw *listWriter) finish() {
 // message, read as a client decodes it (an escaped method too). One
 // outside the strict subset that could spell it counts as one: some client
 // may read it so, and dropping a list is never wrong (whatever the id).
-func isListChanged(msg []byte) bool {
-	if !mayBeListChanged(msg) {
-		return false
-	}
-	_, method, ok := envelope(msg)
-	return namesListChanged(msg, method, ok)
-}
+func isListChanged(msg []byte) bool { return mayBe(msg, "list_changed", listChangedMethod) }
 
-// namesListChanged reports whether the method that envelope read of msg
-// is notifications/tools/list_changed, or envelope could not read it (ok
-// false).
-func namesListChanged(msg []byte, method span, ok bool) bool {
-	return !ok || method.kind == kString && strEquals(msg, method, listChangedMethod)
-}
+// mayBeInitialize reports whether msg, a client message, could be an
+// initialize for some SDK (a response, with no method, is not).
+func mayBeInitialize(msg []byte) bool { return mayBe(msg, "initialize", "initialize") }
 
 // mayBeListChanged reports whether msg could be a list_changed message.
 func mayBeListChanged(msg []byte) bool { return maySpell(msg, "list_changed") }
 
-// mayBeInitialize reports whether msg, a client message outside the
-// strict subset, could be an initialize for some SDK: one that could
-// spell it whose method envelope cannot read, or reads as initialize (a
-// response, with no method, is not).
-func mayBeInitialize(msg []byte) bool {
-	if !maySpell(msg, "initialize") {
+// mayBe reports whether msg could be, for some client, a message with the
+// method whose last word is word: it could spell word, and envelope reads
+// that method of it or cannot read it (names).
+func mayBe(msg []byte, word, method string) bool {
+	if !maySpell(msg, word) {
 		return false
 	}
-	_, method, ok := envelope(msg)
-	return !ok || method.kind == kString && strEquals(msg, method, "initialize")
+	_, m, ok := envelope(msg)
+	return names(msg, m, ok, method)
+}
+
+// names reports whether the method that envelope read of msg is method,
+// or envelope could not read msg (ok false): some client may read it so.
+func names(msg []byte, m span, ok bool, method string) bool {
+	return !ok || m.kind == kString && strEquals(msg, m, method)
 }
 
 // maySpell reports whether msg, JSON, could hold word in a string: it
@@ -465,18 +461,22 @@ func (cw *changeWriter) decide(code int) {
 	if cw.decided || code >= 100 && code < 200 {
 		return
 	}
-	h := cw.w.Header()
 	cw.decided = true
-	cw.read = mcpwire.MediaType(h.Get("Content-Type")) == "text/event-stream" && len(h["Content-Encoding"]) == 0
-	cw.g.unreadableStream(h, cw.session)
+	cw.read = cw.g.readableStream(cw.w.Header(), cw.session)
 }
 
-// unreadableStream drops the session's lists when h announces an event
-// stream the guard cannot read (encoded): it may carry a list_changed.
-func (g *Guard) unreadableStream(h http.Header, session string) {
-	if len(h["Content-Encoding"]) > 0 && mcpwire.MediaType(h.Get("Content-Type")) == "text/event-stream" {
-		g.seen.dropSession(session, false)
+// readableStream reports whether h announces an event stream the guard
+// can read; one it cannot (encoded) may carry a list_changed, and drops
+// the session's lists.
+func (g *Guard) readableStream(h http.Header, session string) bool {
+	if mcpwire.MediaType(h.Get("Content-Type")) != "text/event-stream" {
+		return false
 	}
+	if len(h["Content-Encoding"]) > 0 {
+		g.seen.dropSession(session, false)
+		return false
+	}
+	return true
 }
 
 func (cw *changeWriter) WriteHeader(code int) {

@@ -481,7 +481,7 @@ func (s *Stdio) serverLine(line []byte) []byte {
 		if !ok && tracked && json.Valid(line) {
 			s.forgetLists()
 		}
-		if mayBeListChanged(line) && namesListChanged(line, method, ok) {
+		if mayBeListChanged(line) && names(line, method, ok, listChangedMethod) {
 			s.guard.seen.dropSession("", false)
 		}
 		return nil

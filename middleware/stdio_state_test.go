@@ -463,13 +463,13 @@ func TestStdioPageAskedBeforeAListChangedIsNotJoined(t *testing.T) {
 // running it. An unlisted name is still answered, without data.
 func TestListGoneStillGuardsTheNamesItShowed(t *testing.T) {
 	for _, gone := range []string{"list_changed", "TTL"} {
-		clock := &stepClock{t: time.Unix(1e9, 0)}
+		clock := &fakeClock{t: time.Unix(1e9, 0)}
 		s := newStepGuard(t, StdioOptions{})
 		s.g.guard.seen.now = clock.now
 		s.client(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}` + "\n")
 		s.server(`{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"fail","inputSchema":{"type":"object"}}]}}` + "\n")
 		if gone == "TTL" {
-			clock.t = clock.t.Add(DefaultListTTL)
+			clock.advance(DefaultListTTL)
 		} else {
 			s.server(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}` + "\n")
 		}
@@ -485,7 +485,3 @@ func TestListGoneStillGuardsTheNamesItShowed(t *testing.T) {
 		}
 	}
 }
-
-type stepClock struct{ t time.Time }
-
-func (c *stepClock) now() time.Time { return c.t }

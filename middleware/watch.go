@@ -155,7 +155,7 @@ func (ww *watchWriter) WriteHeader(code int) {
 		ww.hold(h)
 	default:
 		ww.mode = modePass
-		ww.c.g.unreadableStream(h, ww.c.session)
+		ww.c.g.readableStream(h, ww.c.session) // (an encoded one drops the lists)
 		ww.w.WriteHeader(code)
 	}
 }

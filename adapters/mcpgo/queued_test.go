@@ -3,15 +3,14 @@ package toolguardmcpgo
 import (
 	"context"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/toolguard/toolguard/internal/fixture"
 	toolguard "github.com/toolguard/toolguard/middleware"
 )
 
@@ -41,29 +40,10 @@ func TestListChangedQueuedOnAnotherAnswerDropsTheList(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		srv := httptest.NewServer(g.Handler(h))
-		session := ""
-		post := func(body string) string {
-			t.Helper()
-			r, _ := http.NewRequest("POST", srv.URL, strings.NewReader(body))
-			r.Header.Set("Content-Type", "application/json")
-			r.Header.Set("Accept", "application/json, text/event-stream")
-			if session != "" {
-				r.Header.Set("Mcp-Session-Id", session)
-				r.Header.Set("Mcp-Protocol-Version", "2025-06-18")
-			}
-			resp, err := http.DefaultClient.Do(r)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer resp.Body.Close()
-			b, _ := io.ReadAll(resp.Body)
-			if session == "" {
-				session = resp.Header.Get("Mcp-Session-Id")
-			}
-			return string(b)
-		}
-		post(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`)
+		guarded := g.Handler(h)
+		hdr := http.Header{"Mcp-Protocol-Version": {"2025-06-18"}}
+		post := func(body string) string { return fixture.Send(guarded, body, hdr).Body.String() }
+		hdr.Set("Mcp-Session-Id", fixture.Send(guarded, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`, nil).Header().Get("Mcp-Session-Id"))
 		post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 		post(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
 		if got := post(`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"nope","arguments":{}}}`); !strings.Contains(got, `"availableTools":["echo","old"]`) {
@@ -89,6 +69,5 @@ func TestListChangedQueuedOnAnotherAnswerDropsTheList(t *testing.T) {
 		if !told {
 			t.Fatalf("mcp-go never sent the queued list_changed on %.50s…", next)
 		}
-		srv.Close()
 	}
 }

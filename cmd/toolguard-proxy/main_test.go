@@ -473,10 +473,7 @@ func TestUpstreamBreakingOffAfterAMessageKeepsIt(t *testing.T) {
 		}
 		front := httptest.NewServer(h)
 		front.Config.ErrorLog = log.New(io.Discard, "", 0)
-		req, _ := http.NewRequest("POST", front.URL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{}}}`))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := http.DefaultClient.Do(fixture.NewPost(front.URL+"/mcp", `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{}}}`, nil))
 		if err != nil {
 			t.Fatalf("%s: %v (an empty reply)", name, err)
 		}
