@@ -582,20 +582,3 @@ func mismatchedHeader(h http.Header, name []byte) (header string, ok bool) {
 	}
 	return "", true
 }
-
-// strEquals reports whether the string at sp decodes to want.
-func strEquals(body []byte, sp span, want string) bool {
-	if !sp.escaped {
-		return string(body[sp.start+1:sp.end-1]) == want
-	}
-	var scratch [64]byte
-	return string(decoded(scratch[:0], body, sp)) == want
-}
-
-// decoded returns the decoded string at sp, using dst when it can.
-func decoded(dst, body []byte, sp span) []byte {
-	if !sp.escaped {
-		return body[sp.start+1 : sp.end-1]
-	}
-	return unescape(dst, body[sp.start+1:sp.end-1])
-}

@@ -21,8 +21,9 @@ import (
 // (not even "error": null, which the TypeScript SDK refuses). Where the
 // scanner reads a page, encoding/json reads the same (FuzzListReply).
 func decodeListReply(msg, id []byte) (mcpwire.Page, bool) {
-	r, ok := readReply(msg)
-	return r.page, ok && r.pageFor(id)
+	var p mcpwire.Page
+	r, ok := readEnvelope(msg, func(s *scanner) bool { return s.listPage(&p) }, nil)
+	return p, ok && r.pageFor(msg, id)
 }
 
 // listMessage reads msg, one message of an event stream, for the reply to
@@ -33,74 +34,24 @@ func decodeListReply(msg, id []byte) (mcpwire.Page, bool) {
 // SDK), and cannot be told apart from a reply outside the strict subset,
 // so no later message is ever taken for the reply.
 func listMessage(msg, id []byte) (p mcpwire.Page, done, ok bool) {
-	r, strict := readReply(msg)
-	if strict && r.method {
+	r, strict := readEnvelope(msg, func(s *scanner) bool { return s.listPage(&p) }, nil)
+	if strict && r.method.kind != absent {
 		return p, false, false
 	}
-	return r.page, true, strict && r.pageFor(id)
+	return p, true, strict && r.pageFor(msg, id)
 }
 
-// Keys of a JSON-RPC message and of a tools/list result, per level, for
-// the scanner: a key equal to one of them under case folding, or twice,
-// ends the read.
+// Keys of a tools/list result and of a tool, for the scanner: a key equal
+// to one of them under case folding, or twice, ends the read.
 var (
-	replyKeys  = []string{"jsonrpc", "id", "result", "method"}
 	resultKeys = []string{"tools", "nextCursor", "ttlMs"}
 	toolKeys   = []string{"name"}
 )
 
-// reply is what readReply takes from a JSON-RPC message.
-type reply struct {
-	method    bool   // the message has a method: a request or notification
-	id        []byte // the raw id, nil when absent
-	version   bool   // jsonrpc is "2.0"
-	hasResult bool   // a result, a tools/list page
-	other     bool   // any other member ("error" included)
-	page      mcpwire.Page
-}
-
-// pageFor reports whether r is a reply to the request id that every
-// client reads alike, its result a page.
-func (r *reply) pageFor(id []byte) bool {
-	return !r.method && r.version && r.hasResult && !r.other && mcpwire.SameID(r.id, id)
-}
-
-// readReply reads a JSON-RPC message in the strict subset whose result, if
-// any, is a tools/list page. ok is false for anything else.
-func readReply(b []byte) (r reply, ok bool) {
-	s := scanner{b: b}
-	s.ws()
-	ok = s.members(replyKeys, func(k int) bool {
-		switch k {
-		case 0:
-			var sp span
-			if !s.capture(&sp) {
-				return false
-			}
-			r.version = sp.kind == kString && strEquals(b, sp, "2.0")
-			return true
-		case 1:
-			start := s.i
-			if !s.value() {
-				return false
-			}
-			r.id = b[start:s.i]
-			return true
-		case 2:
-			r.hasResult = true
-			return s.listPage(&r.page)
-		case 3:
-			r.method = true // a request or notification, not a reply
-		default:
-			r.other = true
-		}
-		return s.value()
-	})
-	if !ok {
-		return r, false
-	}
-	s.ws()
-	return r, s.i == len(b)
+// pageFor reports whether r, read from msg, is a reply to the request id
+// that every client reads alike, its result a page.
+func (r *envelope) pageFor(msg, id []byte) bool {
+	return r.method.kind == absent && r.version && r.hasResult && !r.hasError && !r.other && mcpwire.SameID(r.id.raw(msg), id)
 }
 
 // lit steps over the literal l (true, false or null) at s.i, if it is there.

@@ -10,56 +10,6 @@ import (
 	"github.com/toolguard/toolguard/internal/mcpwire"
 )
 
-// A notFoundShape is one way a server answers a tools/call for a tool it
-// does not have: the answer the guard translates. notFoundShapes lists
-// them; docs/RULES.md has the same table.
-type notFoundShape struct {
-	Server   string // the SDK or server
-	Versions string // the versions the shape was measured on (or read from, see Source)
-	// IsError: the answer is a result with isError: true and this text as
-	// its only content; otherwise a JSON-RPC error with this message.
-	IsError bool
-	Code    int    // the JSON-RPC error code (0 for an isError result)
-	Text    string // the message or text, with %s where the tool name goes
-	// Data is set for an error that names the tool in its data (a string,
-	// with %s where the tool name goes) instead of its message (Text, then
-	// a fixed message).
-	Data   string
-	Source string // "measured" (run here), or where the shape was read
-}
-
-// notFoundShapes are the not-found answers of the SDKs the guard knows.
-// Besides these, any JSON-RPC error whose message (or data, when it is a
-// string) names the called tool as unknown or not found (see
-// [isNotFound]) is a not-found answer too. An SDK whose answer does not
-// name the tool (the Rust SDK's -32602 "tool not found") is not among
-// them: the guard cannot tell that answer from a tool's own error, so it
-// passes as the server wrote it.
-var notFoundShapes = []notFoundShape{
-	{Server: "mark3labs/mcp-go", Versions: "v0.15 … v1.2.1", Code: -32602, Text: "tool '%s' not found: tool not found", Source: "measured"},
-	{Server: "modelcontextprotocol/go-sdk", Versions: "v1.1 … v1.8.0", Code: -32602, Text: "unknown tool %q", Source: "measured"},
-	{Server: "TypeScript SDK v1 (@modelcontextprotocol/sdk)", Versions: "1.21.0 … 1.32.2", IsError: true, Text: "MCP error -32602: Tool %s not found", Source: "measured"},
-	{Server: "TypeScript SDK v2 (@modelcontextprotocol/server)", Versions: "2.4.0", Code: -32602, Text: "Tool %s not found", Source: "measured"},
-	{Server: "npm fastmcp", Versions: "4.20.16", Code: -32601, Text: "MCP error -32601: Unknown tool: %s", Source: "measured"},
-	{Server: "npm fastmcp, edge runtime (fastmcp/edge)", Versions: "4.20.16", Code: -32602, Text: "Tool not found: %s", Source: "measured"},
-	{Server: "Python SDK (mcp, FastMCP; jlowin/fastmcp 2.x)", Versions: "mcp v1.3 … v1.29; fastmcp 2.0 … 2.14", IsError: true, Text: "Unknown tool: %s", Source: sourceNoPyPI},
-	{Server: "jlowin/fastmcp 3", Versions: "3.0.0rc2", IsError: true, Text: "Unknown tool: '%s'", Source: sourceNoPyPI},
-	{Server: "C# SDK (ModelContextProtocol)", Versions: "0.3.0-preview.1 … 2.2.0", Code: -32602, Text: "Unknown tool: '%s'", Source: sourceRead},
-	{Server: "Java SDK (io.modelcontextprotocol)", Versions: "0.13.0 … 2.0.1", Code: -32602, Text: "Unknown tool: invalid_tool_name", Data: "Tool not found: %s", Source: sourceRead},
-	{Server: "Java SDK (io.modelcontextprotocol)", Versions: "… 0.12", Code: -32603, Text: "Tool not found: %s", Source: sourceRead},
-	{Server: "Kotlin SDK", Versions: "0.7.5 … 0.14.0", IsError: true, Text: "Tool %s not found", Source: sourceRead},
-	{Server: "Kotlin SDK", Versions: "… 0.7.4", Code: -32603, Text: "Tool not found: %s", Source: sourceRead},
-	{Server: "Ruby SDK (mcp gem)", Versions: "0.7.1 … 1.3.0", Code: -32602, Text: "Invalid params", Data: "Tool not found: %s", Source: sourceRead},
-	{Server: "Ruby SDK (mcp gem)", Versions: "0.5.0 … 0.7.0", IsError: true, Text: "Tool not found: %s", Source: sourceRead},
-	{Server: "PHP SDK (mcp/sdk)", Versions: "0.1.0 … 0.7.1", Code: -32601, Text: `Tool not found: "%s".`, Source: sourceRead},
-	{Server: "ThinkInAIXYZ/go-mcp", Versions: "v0.2.0 … v0.2.29", Code: -32603, Text: "missing tool, toolName=%s", Source: sourceRead},
-}
-
-const (
-	sourceRead   = "read from source: its runtime is not installed here"
-	sourceNoPyPI = "read from source: Python packages cannot be installed here (no PyPI)"
-)
-
 // maxNotFoundBytes bounds the answers the guard reads for a not-found
 // shape: a larger answer is none of them.
 func maxNotFoundBytes(name string) int { return 8<<10 + 8*len(name) }
@@ -128,15 +78,12 @@ func mayName(msg []byte, name string) bool {
 }
 
 // notFound reports whether the answer is the server's not-found answer to
-// a call of name: an SDK's exact shape, or by the grammar, as the caller's
-// list allows (docs/RULES.md §2, "The caller's list is the safety check"):
+// a call of name, by what its texts say (the grammar, which every SDK's
+// answer of docs/RULES.md §2 meets), as the caller's list allows (docs/RULES.md §2, "The caller's list is the safety check"):
 // never for a name it shows, whose handler may write the same. list says
 // what the list says of name, and is called only once a text says a tool
 // is unknown.
 func (a answer) notFound(name string, list func() listState) bool {
-	if a.exactShape(name) {
-		return list() != listHas
-	}
 	for _, t := range a.texts {
 		m := matchNotFound(t, name)
 		if m == saysNothing {
@@ -158,33 +105,8 @@ func (a answer) notFound(name string, list func() listState) bool {
 	return false
 }
 
-// exactShape reports whether the answer is one of notFoundShapes for
-// name, exactly: the cheap first match.
-func (a answer) exactShape(name string) bool {
-	if len(a.texts) == 0 {
-		return false
-	}
-	for _, s := range notFoundShapes {
-		switch {
-		case a.kind == kindIsError && s.IsError:
-			if isShape(a.texts[0], s.Text, name) {
-				return true
-			}
-		case a.kind == kindError && !s.IsError && int64(s.Code) == a.code:
-			if s.Data == "" && isShape(a.texts[0], s.Text, name) {
-				return true
-			}
-			if s.Data != "" && len(a.texts) > 1 && a.texts[0] == s.Text && isShape(a.texts[1], s.Data, name) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// Keys of a reply to a call, per level, for the strict scanner.
+// Keys of a reply to a call below its top level, for the strict scanner.
 var (
-	answerKeys  = []string{"jsonrpc", "id", "error", "result"}
 	errorKeys   = []string{"code", "message", "data"}
 	outcomeKeys = []string{"isError", "content"}
 	contentKeys = []string{"type", "text"}
@@ -200,50 +122,33 @@ var (
 // case, a method (a request), both error and result, another member (the
 // TypeScript SDK refuses it).
 func readCallReply(b []byte) (id []byte, a answer, ok bool) {
-	s := scanner{b: b}
-	s.ws()
-	var r replySpans
-	ok = s.members(answerKeys, func(k int) bool {
-		switch k {
-		case 0:
-			return s.capture(&r.jsonrpc)
-		case 1:
-			return s.capture(&r.id)
-		case 2:
-			r.hasError = true
-			return s.errorObject(&r)
-		case 3:
-			r.hasResult = true
-			return s.outcome(&r)
-		}
-		return false
-	})
-	s.ws()
-	if !ok || s.i != len(b) || r.jsonrpc.kind != kString || !strEquals(b, r.jsonrpc, "2.0") || r.id.kind == absent {
+	var sp replySpans
+	r, ok := readEnvelope(b, func(s *scanner) bool { return s.outcome(&sp) }, func(s *scanner) bool { return s.errorObject(&sp) })
+	if !ok || !r.version || r.id.kind == absent || r.method.kind != absent || r.other {
 		return nil, answer{}, false
 	}
-	a, ok = r.answer(b)
+	a, ok = sp.answer(b, r)
 	return r.id.raw(b), a, ok
 }
 
-// replySpans locates what readCallReply reads of a reply.
+// replySpans locates what readCallReply reads of a reply's error or result.
 type replySpans struct {
-	jsonrpc, id, code, message, data, text span
-	hasError, hasResult, isError           bool
+	code, message, data, text span
+	isError                   bool
 }
 
 // answer makes the answer of the reply in b, an error or a result.
-func (r *replySpans) answer(b []byte) (answer, bool) {
+func (r *replySpans) answer(b []byte, m envelope) (answer, bool) {
 	var a answer
 	var scratch [256]byte
 	switch {
-	case r.hasError && !r.hasResult && r.code.kind == kInt && jsSafeInteger(r.code.raw(b)) && r.message.kind == kString:
+	case m.hasError && !m.hasResult && r.code.kind == kInt && jsSafeInteger(r.code.raw(b)) && r.message.kind == kString:
 		a = answer{kind: kindError, texts: []string{string(decoded(scratch[:0], b, r.message))}}
 		a.code, _ = strconv.ParseInt(string(r.code.raw(b)), 10, 64) // kInt: it fits
 		if r.data.kind == kString {
 			a.texts = append(a.texts, string(decoded(scratch[:0], b, r.data)))
 		}
-	case r.hasResult && !r.hasError && r.text.kind == kString:
+	case m.hasResult && !m.hasError && r.text.kind == kString:
 		a = answer{kind: kindResult, texts: []string{string(decoded(scratch[:0], b, r.text))}}
 		if r.isError {
 			a.kind = kindIsError
@@ -319,27 +224,6 @@ func jsonTexts(text string) []string {
 		}
 	}
 	return out
-}
-
-// isShape reports whether t is a shape's text with name where its %s (or,
-// Go-quoted, its %q) stands, without building the text.
-func isShape(t, text, name string) bool {
-	before, after, quoted := strings.Cut(text, "%q")
-	if !quoted {
-		var ok bool
-		if before, after, ok = strings.Cut(text, "%s"); !ok {
-			return t == text
-		}
-	}
-	mid, ok := strings.CutPrefix(t, before)
-	if !ok {
-		return false
-	}
-	if mid, ok = strings.CutSuffix(mid, after); !ok || !quoted {
-		return ok && mid == name
-	}
-	var buf [64]byte
-	return mid == string(strconv.AppendQuote(buf[:0], name))
 }
 
 // A saying is what a text says of the called tool.
@@ -535,8 +419,13 @@ func cutFold(s, prefix string) (string, bool) {
 // or typographic quotes, or Go-quoted. A bare name must end there (not go
 // on as a longer name).
 func cutQuoted(s, name string) (string, bool) {
-	for _, q := range [...]string{strconv.Quote(name), `"` + name + `"`, "'" + name + "'", "`" + name + "`", "“" + name + "”", "‘" + name + "’"} {
-		if rest, ok := strings.CutPrefix(s, q); ok {
+	for _, q := range [...][2]string{{`"`, `"`}, {"'", "'"}, {"`", "`"}, {"“", "”"}, {"‘", "’"}} {
+		if r, ok := strings.CutPrefix(s, q[0]); ok && strings.HasPrefix(r, name) && strings.HasPrefix(r[len(name):], q[1]) {
+			return r[len(name)+len(q[1]):], true
+		}
+	}
+	if strings.HasPrefix(s, `"`) { // Go-quoted (go-sdk's %q)
+		if rest, ok := strings.CutPrefix(s, strconv.Quote(name)); ok {
 			return rest, true
 		}
 	}

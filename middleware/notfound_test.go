@@ -3,6 +3,7 @@ package toolguard
 import (
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"strconv"
 	"strings"
 	"testing"
@@ -28,10 +29,73 @@ func isErrorReply(id, text string) string {
 	return fmt.Sprintf(`{"result":{"content":[{"type":"text","text":%s}],"isError":true},"jsonrpc":"2.0","id":%s}`, t, id)
 }
 
-// Every shape of the table is a not-found answer for its own name and id,
-// and for no other.
+// A notFoundShape is one way a server answers a tools/call for a tool it
+// does not have, as measured or read from its source: docs/RULES.md §2
+// has the same table. The guard holds no table: it reads what an answer
+// says (matchNotFound), and these tests hold every shape to that reading.
+type notFoundShape struct {
+	Server   string // the SDK or server
+	Versions string // the versions the shape was measured on (or read from, see Source)
+	// IsError: the answer is a result with isError: true and this text as
+	// its only content; otherwise a JSON-RPC error with this message.
+	IsError bool
+	Code    int    // the JSON-RPC error code (0 for an isError result)
+	Text    string // the message or text, with %s where the tool name goes
+	// Data is set for an error that names the tool in its data (a string,
+	// with %s where the tool name goes) instead of its message (Text, then
+	// a fixed message).
+	Data   string
+	Source string // "measured" (run here), or where the shape was read
+}
+
+// notFoundShapes are the not-found answers of the SDKs the guard knows.
+// An SDK whose answer does not name the tool (the Rust SDK's -32602 "tool
+// not found") is not among them: it is translated only where the
+// caller's list shows the name absent.
+var notFoundShapes = []notFoundShape{
+	{Server: "mark3labs/mcp-go", Versions: "v0.15 … v1.2.1", Code: -32602, Text: "tool '%s' not found: tool not found", Source: "measured"},
+	{Server: "modelcontextprotocol/go-sdk", Versions: "v1.1 … v1.8.0", Code: -32602, Text: "unknown tool %q", Source: "measured"},
+	{Server: "TypeScript SDK v1 (@modelcontextprotocol/sdk)", Versions: "1.21.0 … 1.32.2", IsError: true, Text: "MCP error -32602: Tool %s not found", Source: "measured"},
+	{Server: "TypeScript SDK v2 (@modelcontextprotocol/server)", Versions: "2.4.0", Code: -32602, Text: "Tool %s not found", Source: "measured"},
+	{Server: "npm fastmcp", Versions: "4.20.16", Code: -32601, Text: "MCP error -32601: Unknown tool: %s", Source: "measured"},
+	{Server: "npm fastmcp, edge runtime (fastmcp/edge)", Versions: "4.20.16", Code: -32602, Text: "Tool not found: %s", Source: "measured"},
+	{Server: "Python SDK (mcp, FastMCP; jlowin/fastmcp 2.x)", Versions: "mcp v1.3 … v1.29; fastmcp 2.0 … 2.14", IsError: true, Text: "Unknown tool: %s", Source: sourceNoPyPI},
+	{Server: "jlowin/fastmcp 3", Versions: "3.0.0rc2", IsError: true, Text: "Unknown tool: '%s'", Source: sourceNoPyPI},
+	{Server: "C# SDK (ModelContextProtocol)", Versions: "0.3.0-preview.1 … 2.2.0", Code: -32602, Text: "Unknown tool: '%s'", Source: sourceRead},
+	{Server: "Java SDK (io.modelcontextprotocol)", Versions: "0.13.0 … 2.0.1", Code: -32602, Text: "Unknown tool: invalid_tool_name", Data: "Tool not found: %s", Source: sourceRead},
+	{Server: "Java SDK (io.modelcontextprotocol)", Versions: "… 0.12", Code: -32603, Text: "Tool not found: %s", Source: sourceRead},
+	{Server: "Kotlin SDK", Versions: "0.7.5 … 0.14.0", IsError: true, Text: "Tool %s not found", Source: sourceRead},
+	{Server: "Kotlin SDK", Versions: "… 0.7.4", Code: -32603, Text: "Tool not found: %s", Source: sourceRead},
+	{Server: "Ruby SDK (mcp gem)", Versions: "0.7.1 … 1.3.0", Code: -32602, Text: "Invalid params", Data: "Tool not found: %s", Source: sourceRead},
+	{Server: "Ruby SDK (mcp gem)", Versions: "0.5.0 … 0.7.0", IsError: true, Text: "Tool not found: %s", Source: sourceRead},
+	{Server: "PHP SDK (mcp/sdk)", Versions: "0.1.0 … 0.7.1", Code: -32601, Text: `Tool not found: "%s".`, Source: sourceRead},
+	{Server: "ThinkInAIXYZ/go-mcp", Versions: "v0.2.0 … v0.2.29", Code: -32603, Text: "missing tool, toolName=%s", Source: sourceRead},
+}
+
+const (
+	sourceRead   = "read from source: its runtime is not installed here"
+	sourceNoPyPI = "read from source: Python packages cannot be installed here (no PyPI)"
+)
+
+// Every shape of the table is, by what it says, a not-found answer for its
+// own name and id, and for no other: for a few chosen names and 2,000
+// drawn from the characters of tool names, quotes, colons, spaces within
+// and non-ASCII. (A name with white space around it, in an unquoted
+// shape, is not read: the grammar trims the text.)
 func TestNotFoundShapesAreRecognised(t *testing.T) {
-	for _, name := range []string{"nope", "get_wether", `we"ird 'name'`, "ünï/cødé", "a"} {
+	names := []string{"nope", "get_wether", `we"ird 'name'`, "ünï/cødé", "a"}
+	r := rand.New(rand.NewPCG(36, 2))
+	chars := []rune("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-/ :'\"é")
+	for len(names) < 2005 {
+		n := make([]rune, 1+r.IntN(20))
+		for j := range n {
+			n[j] = chars[r.IntN(len(chars))]
+		}
+		if name := string(n); strings.TrimSpace(name) == name {
+			names = append(names, name)
+		}
+	}
+	for _, name := range names {
 		for _, s := range notFoundShapes {
 			text := shapeText(s.Text, name)
 			reply := errorReply("7", s.Code, text)
@@ -350,27 +414,6 @@ func shapeText(text, name string) string {
 		return text[:i] + name + text[i+2:]
 	}
 	return text
-}
-
-func TestIsShapeMatchesTheTextItsServerWrites(t *testing.T) {
-	for _, s := range notFoundShapes {
-		for _, text := range []string{s.Text, s.Data} {
-			if text == "" {
-				continue
-			}
-			for _, name := range []string{"get_weather", "", "a\"b", "é\x01", "%s"} {
-				want := shapeText(text, name)
-				if !isShape(want, text, name) {
-					t.Errorf("isShape(%q, %q, %q) = false", want, text, name)
-				}
-				for _, other := range []string{want + "x", "x" + want, want[:len(want)-1], shapeText(text, name+"x")} {
-					if other != want && isShape(other, text, name) {
-						t.Errorf("isShape(%q, %q, %q) = true", other, text, name)
-					}
-				}
-			}
-		}
-	}
 }
 
 // stateIs is a caller's list that says ls of every name.

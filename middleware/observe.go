@@ -370,18 +370,18 @@ func mayBeInitialize(msg []byte) bool { return mayBe(msg, "initialize", "initial
 func mayBeListChanged(msg []byte) bool { return maySpell(msg, "list_changed") }
 
 // mayBe reports whether msg could be, for some client, a message with the
-// method whose last word is word: it could spell word, and envelope reads
+// method whose last word is word: it could spell word, and readEnvelope reads
 // that method of it or cannot read it (names).
 func mayBe(msg []byte, word, method string) bool {
 	if !maySpell(msg, word) {
 		return false
 	}
-	_, m, ok := envelope(msg)
-	return names(msg, m, ok, method)
+	r, ok := readEnvelope(msg, nil, nil)
+	return names(msg, r.method, ok, method)
 }
 
-// names reports whether the method that envelope read of msg is method,
-// or envelope could not read msg (ok false): some client may read it so.
+// names reports whether the method that readEnvelope read of msg is method,
+// or readEnvelope could not read msg (ok false): some client may read it so.
 func names(msg []byte, m span, ok bool, method string) bool {
 	return !ok || m.kind == kString && strEquals(msg, m, method)
 }

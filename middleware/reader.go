@@ -2,6 +2,7 @@ package toolguard
 
 import (
 	"encoding/binary"
+	"encoding/json"
 	"math/bits"
 	"strconv"
 	"strings"
@@ -114,7 +115,7 @@ func (s *scanner) members(keys []string, visit func(k int) bool) bool {
 		if !ok {
 			return false
 		}
-		k, ok := classifyKey(s.b[key.start+1:key.end-1], key.escaped, keys)
+		k, ok := classifyKey(s.b, key, keys)
 		if !ok {
 			return false
 		}
@@ -270,17 +271,49 @@ func listCursor(body []byte, m message) (cursor string, ok bool) {
 	return string(decoded(nil, body, sp)), true
 }
 
-// envelopeKeys are the members envelope reads.
-var envelopeKeys = []string{"id", "method"}
+// envelopeKeys are the members of a JSON-RPC message readEnvelope reads.
+var envelopeKeys = []string{"jsonrpc", "id", "result", "error", "method"}
 
-// envelope reads a JSON-RPC message in the strict subset for its id and
-// method (each absent when it has none); ok is false for anything else.
-func envelope(b []byte) (id, method span, ok bool) {
+// An envelope is what readEnvelope takes from a JSON-RPC message: a reply
+// when it has no method. other: a member none of envelopeKeys.
+type envelope struct {
+	id, method                 span // absent when it has none
+	version                    bool // jsonrpc is "2.0"
+	hasResult, hasError, other bool
+}
+
+// readEnvelope reads b, one JSON-RPC message in the strict subset, with
+// result and errorObject reading its result and error members (nil:
+// stepped over as any value); ok is false for anything else.
+func readEnvelope(b []byte, result, errorObject func(*scanner) bool) (r envelope, ok bool) {
 	s := scanner{b: b}
 	s.ws()
-	ok = s.spans(envelopeKeys, &id, &method)
+	ok = s.members(envelopeKeys, func(k int) bool {
+		switch k {
+		case 0:
+			var sp span
+			ok := s.capture(&sp)
+			r.version = ok && sp.kind == kString && strEquals(b, sp, "2.0")
+			return ok
+		case 1:
+			return s.capture(&r.id)
+		case 2:
+			if r.hasResult = true; result != nil {
+				return result(&s)
+			}
+		case 3:
+			if r.hasError = true; errorObject != nil {
+				return errorObject(&s)
+			}
+		case 4:
+			return s.capture(&r.method)
+		default:
+			r.other = true
+		}
+		return s.value()
+	})
 	s.ws()
-	return id, method, ok && s.i == len(b)
+	return r, ok && s.i == len(b)
 }
 
 // capture scans a value and records where it is and what kind it is.
@@ -617,60 +650,39 @@ func hex4(b []byte, i int) (rune, bool) {
 	return r, true
 }
 
-// unescape decodes the inside of an accepted string token, appending to dst.
-func unescape(dst, tok []byte) []byte {
-	for i := 0; i < len(tok); {
-		c := tok[i]
-		if c != '\\' {
-			dst = append(dst, c)
-			i++
-			continue
-		}
-		switch tok[i+1] {
-		case 'b':
-			dst = append(dst, '\b')
-		case 'f':
-			dst = append(dst, '\f')
-		case 'n':
-			dst = append(dst, '\n')
-		case 'r':
-			dst = append(dst, '\r')
-		case 't':
-			dst = append(dst, '\t')
-		case 'u':
-			r, _ := hex4(tok, i+2)
-			i += 6
-			if r >= 0xD800 && r <= 0xDBFF {
-				lo, _ := hex4(tok, i+2)
-				r = (r-0xD800)<<10 | (lo - 0xDC00) + 0x10000
-				i += 6
-			}
-			dst = utf8.AppendRune(dst, r)
-			continue
-		default: // '"', '\\', '/'
-			dst = append(dst, tok[i+1])
-		}
-		i += 2
+// strEquals reports whether the string at sp decodes to want.
+func strEquals(body []byte, sp span, want string) bool {
+	if !sp.escaped {
+		return string(body[sp.start+1:sp.end-1]) == want
 	}
-	return dst
+	var scratch [64]byte
+	return string(decoded(scratch[:0], body, sp)) == want
+}
+
+// decoded returns the string at sp, decoded as encoding/json decodes it,
+// using dst when it can.
+func decoded(dst, body []byte, sp span) []byte {
+	if !sp.escaped {
+		return body[sp.start+1 : sp.end-1]
+	}
+	var s string
+	_ = json.Unmarshal(sp.raw(body), &s) // a token the reader accepted: it decodes
+	return append(dst, s...)
 }
 
 // classifyKey returns the index of key among keys, or -1 for an unrelated
 // key. ok is false when the key is ambiguous: not one of keys, but equal to
 // one of them under Unicode case folding once invisible characters are
 // dropped (NAME, paramſ, name\u0000, ...).
-func classifyKey(raw []byte, escaped bool, keys []string) (k int, ok bool) {
-	dec := raw
-	if escaped {
-		var buf [64]byte
-		dec = unescape(buf[:0], raw)
-	}
+func classifyKey(b []byte, sp span, keys []string) (k int, ok bool) {
+	var buf [64]byte
+	raw, dec := b[sp.start+1:sp.end-1], decoded(buf[:0], b, sp)
 	for j, key := range keys {
 		if string(dec) == key {
 			return j, true
 		}
 	}
-	plain := !escaped
+	plain := !sp.escaped
 	for i := 0; plain && i < len(raw); i++ {
 		plain = raw[i] < utf8.RuneSelf && raw[i] != 0x7f && raw[i] != ' '
 	}

@@ -472,8 +472,8 @@ func (s *Stdio) serverLine(line []byte) []byte {
 	if !tracked && !mayBeListChanged(line) {
 		return nil
 	}
-	id, method, ok := envelope(line)
-	if !ok || method.kind != absent {
+	r, ok := readEnvelope(line, nil, nil)
+	if !ok || r.method.kind != absent {
 		// The server's own request or notification, or a line outside
 		// the strict subset: only a changed list is read of it. A JSON
 		// line outside it may be, for some client, the reply to a
@@ -481,15 +481,15 @@ func (s *Stdio) serverLine(line []byte) []byte {
 		if !ok && tracked && json.Valid(line) {
 			s.forgetLists()
 		}
-		if mayBeListChanged(line) && names(line, method, ok, listChangedMethod) {
+		if mayBeListChanged(line) && names(line, r.method, ok, listChangedMethod) {
 			s.guard.seen.dropSession("", false)
 		}
 		return nil
 	}
-	if !tracked || id.kind == absent {
+	if !tracked || r.id.kind == absent {
 		return nil
 	}
-	c, ok := s.answered(id.raw(line))
+	c, ok := s.answered(r.id.raw(line))
 	switch {
 	case !ok:
 		return nil
