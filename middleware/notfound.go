@@ -10,8 +10,8 @@ import (
 	"github.com/toolguard/toolguard/internal/mcpwire"
 )
 
-// maxNotFoundBytes bounds the answers the guard reads for a not-found
-// shape: a larger answer is none of them.
+// maxNotFoundBytes bounds the answers the guard reads as a possible
+// not-found answer: a larger answer is never one.
 func maxNotFoundBytes(name string) int { return 8<<10 + 8*len(name) }
 
 // listState is what the caller's list says of a name.
