@@ -39,11 +39,7 @@ func readBody(body io.Reader, limit, hint int64) (buf *buffer, eof bool, err err
 		if len(b) == cap(b) {
 			b = slices.Grow(b, int(min(int64(max(cap(b), 512)), limit+1-int64(len(b)))))
 		}
-		room := b[len(b):cap(b)]
-		if over := int64(cap(b)) - (limit + 1); over > 0 {
-			room = room[:int64(len(room))-over]
-		}
-		n, rerr := body.Read(room)
+		n, rerr := body.Read(b[len(b):min(int64(cap(b)), limit+1)])
 		b = b[:len(b)+n]
 		if rerr == io.EOF {
 			eof = true

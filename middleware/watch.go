@@ -2,6 +2,7 @@ package toolguard
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"maps"
 	"net"
@@ -47,7 +48,7 @@ func newWatched(g *Guard, r *http.Request, id []byte, name string, meta []byte, 
 // Writer modes.
 const (
 	modeUndecided = iota // nothing but 1xx written yet
-	modeHold             // a JSON answer, held until it ends or grows past the bound
+	modeHold             // a JSON answer, held until it is settled, ends or grows past the bound
 	modeStream           // an event stream: each event held until it ends
 	modePass             // anything else: written through
 )
@@ -69,6 +70,8 @@ type watchWriter struct {
 	later      bool        // modeStream: past the stream's first event (where a BOM may be)
 	err        error       // modeStream: the first write error: nothing more is written
 	flushed    bool        // the handler flushed: what it wrote would be on the wire
+	tries      int         // modeHold: reads at a write that ends an object
+	notFoundAt int         // modeHold: the length of buf settled read as the not-found answer
 	limit      int
 
 	// modeHold: the header as it was when the handler wrote its status,
@@ -172,6 +175,9 @@ func (ww *watchWriter) Write(p []byte) (int, error) {
 	switch ww.mode {
 	case modeHold:
 		ww.buf = append(ww.buf, p...)
+		if ww.settled(p) {
+			return len(p), ww.flushHeld()
+		}
 		if len(ww.buf) > ww.limit {
 			// Longer than any not-found answer: the rest passes; an event
 			// stream is still read for a changed list, as it goes.
@@ -213,8 +219,28 @@ func (ww *watchWriter) Write(p []byte) (int, error) {
 	return ww.w.Write(p)
 }
 
+// settled reports, at a write that ends an object (at most maxEarlyReads
+// times), whether the held JSON answer is one whole value that is not the
+// not-found answer: nothing the handler writes after it can make it one,
+// so it goes on without waiting for the handler to end (an upstream may
+// end long after its answer).
+func (ww *watchWriter) settled(p []byte) bool {
+	if ww.sse || ww.tries >= maxEarlyReads || !bytes.HasSuffix(bytes.TrimRight(p, " \t\r\n"), []byte("}")) {
+		return false
+	}
+	ww.tries++
+	if end, ok := skipValue(ww.buf, skipWS(ww.buf, 0), 0); !ok || skipWS(ww.buf, end) != len(ww.buf) {
+		return false
+	}
+	if ww.c.notFound(ww.buf) {
+		ww.notFoundAt = len(ww.buf) // (finish need not read it again)
+		return false
+	}
+	return true
+}
+
 // Flush sends what can be sent: in an event stream every event that has
-// ended; a held JSON answer waits for the handler to end.
+// ended; a held JSON answer waits until it is settled or the handler ends.
 func (ww *watchWriter) Flush() {
 	ww.flushed = true
 	if ww.mode == modeUndecided {
@@ -297,7 +323,7 @@ func (ww *watchWriter) finish() {
 			ww.finishEvents()
 			return
 		}
-		if ww.c.notFound(ww.buf) {
+		if len(ww.buf) > 0 && ww.notFoundAt == len(ww.buf) || ww.c.notFound(ww.buf) {
 			rej := ww.c.g.translate(ww.c, ww.status, false)
 			ww.asSent() // what the handler set later belongs to its own answer
 			ww.w.Header().Del("Content-Length")

@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/toolguard/toolguard/internal/fixture"
 	"github.com/toolguard/toolguard/internal/mcpwire"
@@ -589,9 +590,8 @@ func TestHeldAnswerKeepsTheHeaderOfItsStatus(t *testing.T) {
 }
 
 // A handler that flushes before it writes (to send its header early)
-// gets the answer net/http would give, and net/http logs nothing. (A JSON
-// answer is held until the handler returns, so its framing may differ:
-// a Content-Length instead of chunks.)
+// gets the answer net/http would give, and net/http logs nothing. (A held
+// JSON answer's framing may differ: a Content-Length instead of chunks.)
 func TestFlushBeforeTheFirstWrite(t *testing.T) {
 	g := listedGuard(t, Options{}, "a")
 	for _, ct := range []string{"text/event-stream", "application/json", ""} {
@@ -682,4 +682,47 @@ func overHTTP(t *testing.T, h http.Handler) (res *http.Response, body, logged st
 	res.Body.Close()
 	res.Header.Del("Date")
 	return res, string(b), logs.String()
+}
+
+// A watched call's JSON answer goes on once it is one whole value that is
+// not the not-found answer, without waiting for the handler to end: behind
+// a reverse proxy, an upstream that writes its answer and ends seconds
+// later (a chunked answer, read to its end) would otherwise delay it by
+// those seconds.
+func TestWholeJSONAnswerGoesOnBeforeTheHandlerEnds(t *testing.T) {
+	answer := `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"ok"}]}}`
+	release := make(chan struct{})
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, answer[:20])
+		w.(http.Flusher).Flush()
+		io.WriteString(w, answer[20:])
+		w.(http.Flusher).Flush()
+		<-release
+	}))
+	defer up.Close()
+	target, _ := url.Parse(up.URL)
+	front := httptest.NewServer(mustGuard(t, Options{}).Handler(httputil.NewSingleHostReverseProxy(target)))
+	defer front.Close()
+	defer close(release) // before the servers close: they wait for their handlers
+	got := make(chan string, 1)
+	go func() { // the status, the header and the answer, with the handler still running
+		res, err := http.Post(front.URL, "application/json", strings.NewReader(call("1", `"zzz"`)))
+		if err != nil {
+			got <- err.Error()
+			return
+		}
+		defer res.Body.Close()
+		b := make([]byte, len(answer))
+		n, _ := io.ReadFull(res.Body, b)
+		got <- string(b[:n])
+	}()
+	select {
+	case b := <-got:
+		if b != answer {
+			t.Errorf("got %q, want %q", b, answer)
+		}
+	case <-time.After(20 * time.Second): // a bound on the wait, not a pace: the answer is due at once
+		t.Fatal("the answer was held until the handler ended")
+	}
 }

@@ -27,27 +27,18 @@ const (
 	HeaderLastEventID     = "Last-Event-Id"
 )
 
-// Protocol versions, oldest first.
+// Protocol versions: the newest negotiated with initialize (a 2025-era
+// session), and the first without initialize and sessions, where every
+// request carries its version in a header and in _meta.
 const (
-	Version20241105 = "2024-11-05"
-	Version20250326 = "2025-03-26"
-	Version20250618 = "2025-06-18"
-	Version20251125 = "2025-11-25"
-	Version20260728 = "2026-07-28"
-
-	// LatestWithInitialize is the newest version negotiated with
-	// initialize (a 2025-era session).
-	LatestWithInitialize = Version20251125
-	// FirstSessionless is the first version without initialize and
-	// sessions, where every request carries its version in a header and in
-	// _meta.
-	FirstSessionless = Version20260728
+	LatestWithInitialize = "2025-11-25"
+	FirstSessionless     = "2026-07-28"
 )
 
 // Known reports whether v is exactly a released protocol version.
 func Known(v string) bool {
 	switch v {
-	case Version20241105, Version20250326, Version20250618, Version20251125, Version20260728:
+	case "2024-11-05", "2025-03-26", "2025-06-18", LatestWithInitialize, FirstSessionless:
 		return true
 	}
 	return false

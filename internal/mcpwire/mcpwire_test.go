@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-var released = []string{Version20241105, Version20250326, Version20250618, Version20251125, Version20260728}
+var released = []string{"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"}
 
 func TestVersions(t *testing.T) {
 	for _, v := range released {
@@ -18,7 +18,7 @@ func TestVersions(t *testing.T) {
 			t.Errorf("%q known or modern", v)
 		}
 	}
-	if !Sessionless(Version20260728) || Sessionless(LatestWithInitialize) || !slices.IsSorted(released) {
+	if !Sessionless(FirstSessionless) || Sessionless(LatestWithInitialize) || !slices.IsSorted(released) {
 		t.Error("era of the released versions")
 	}
 }
