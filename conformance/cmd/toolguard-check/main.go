@@ -26,6 +26,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -162,10 +163,13 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return cmd.Exit(err, stdout, stderr)
 	}
 	usage := func(msg string) int { return cmd.Usage(stderr, msg) }
+	fs := cmd.Flags
+	if only := fleetOnly(fs); only != "" && *f.fleetFile == "" {
+		return usage(only + ": only a -fleet run reads it")
+	}
 	if msg := f.check(); msg != "" {
 		return usage(msg)
 	}
-	fs := cmd.Flags
 	switch {
 	case *f.compare != "" && *f.fleetFile == "":
 		if fs.NArg() != 1 || *f.stdio {
@@ -211,6 +215,18 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		printReport(stdout, rep)
 	}
 	return exitCode(rep.Verdict)
+}
+
+// fleetOnly names the flags given that only a -fleet run reads, or "".
+func fleetOnly(fs *flag.FlagSet) string {
+	var names []string
+	fs.Visit(func(fl *flag.Flag) {
+		switch fl.Name {
+		case "concurrency", "processes", "spacing", "quiet", "resume", "env", "env-file", "npx":
+			names = append(names, "-"+fl.Name)
+		}
+	})
+	return strings.Join(names, ", ")
 }
 
 // runFleet checks the targets of -fleet; an error is a usage error (a

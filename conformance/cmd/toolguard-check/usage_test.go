@@ -28,6 +28,9 @@ func TestUsageErrorIsOneLine(t *testing.T) {
 		{[]string{"ftp://x"}, "is not an http or https URL"},
 		{[]string{"-timeout", "0", "http://x"}, "-timeout must be more than 0"},
 		{[]string{"-name", "", "http://x"}, "-name must not be empty"},
+		{[]string{"-concurrency", "3", "-npx", "bunx", "http://x"}, "-concurrency, -npx: only a -fleet run reads it"},
+		{[]string{"-resume", "old.jsonl", "-stdio", "--", "srv"}, "-resume: only a -fleet run reads it"},
+		{[]string{"-env", "A=1", "-compare", "a.jsonl", "b.jsonl"}, "-env: only a -fleet run reads it"},
 	} {
 		code, out, errOut := runCLI(t, "", tc.args...)
 		lines := strings.Split(strings.TrimSuffix(errOut, "\n"), "\n")
