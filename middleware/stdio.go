@@ -236,6 +236,9 @@ func (s *Stdio) clientLine(line []byte) {
 		return
 	}
 	id := bytes.Clone(m.id.raw(line))
+	if s.tracked.Load() > 0 {
+		s.answered(id) // an id sent again: what waited on it was answered, read or not
+	}
 	switch {
 	case call && (!m.paramsObject || m.name.kind != kString):
 		s.untracked("a tools/call whose params.name is not a string is outside the strict subset: its answer is not translated")
@@ -263,7 +266,7 @@ func stdioKey(line []byte, m message) string {
 }
 
 // record remembers a request until its answer, forgetting another when
-// too many wait. A new request with an id in use replaces the old one.
+// too many wait (clientLine forgot what waited on its id before).
 func (s *Stdio) record(req stdioRequest) {
 	key := idKey(req.id)
 	if key == "" {
@@ -271,7 +274,6 @@ func (s *Stdio) record(req stdioRequest) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	delete(s.waiting, key)
 	if len(s.waiting) >= maxTracked {
 		for k := range s.waiting {
 			delete(s.waiting, k) // any one

@@ -1294,3 +1294,21 @@ func TestStdioTooLongListAnswerInOneWriteIsNotRead(t *testing.T) {
 		t.Errorf("client got\n%s\nwant\n%s", out.String(), want)
 	}
 }
+
+// A client that sends an id again has had its answer to it, read or not:
+// a call whose reply the guard could not read (a key in another letter
+// case) is forgotten then, and the answer to the request that takes its id
+// next is never read as the call's.
+func TestStdioIDSentAgainForgetsWhatWaitedOnIt(t *testing.T) {
+	var out bytes.Buffer
+	g := syncGuard(t, StdioOptions{}, &out, lineCall("1", "zzz"),
+		`{"jsonrpc":"2.0","id":1,"method":"prompts/get","params":{"name":"zzz"}}`+"\n")
+	server := `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"ok"}]},"Error":null}` + "\n" +
+		`{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Unknown tool: zzz"}}` + "\n"
+	if _, err := io.WriteString(g.Writer(), server); err != nil {
+		t.Fatal(err)
+	}
+	if out.String() != server || g.Rejections() != 0 {
+		t.Errorf("got %q, %d answers replaced; want the server's lines untouched", out.String(), g.Rejections())
+	}
+}

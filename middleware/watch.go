@@ -176,9 +176,10 @@ func (ww *watchWriter) Write(p []byte) (int, error) {
 	case modeHold:
 		ww.buf = append(ww.buf, p...)
 		if ww.settled(p) {
-			return len(p), ww.flushHeld()
-		}
-		if len(ww.buf) > ww.limit {
+			if err := ww.flushHeld(); err != nil {
+				return 0, err
+			}
+		} else if len(ww.buf) > ww.limit {
 			// Longer than any not-found answer: the rest passes; an event
 			// stream is still read for a changed list, as it goes.
 			sse := ww.sse
@@ -225,7 +226,7 @@ func (ww *watchWriter) Write(p []byte) (int, error) {
 // so it goes on without waiting for the handler to end (an upstream may
 // end long after its answer).
 func (ww *watchWriter) settled(p []byte) bool {
-	if ww.sse || ww.tries >= maxEarlyReads || !bytes.HasSuffix(bytes.TrimRight(p, " \t\r\n"), []byte("}")) {
+	if ww.sse || len(ww.buf) > ww.limit || ww.tries >= maxEarlyReads || !bytes.HasSuffix(bytes.TrimRight(p, " \t\r\n"), []byte("}")) {
 		return false
 	}
 	ww.tries++
