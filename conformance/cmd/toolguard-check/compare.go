@@ -15,8 +15,9 @@ import (
 
 // readReports reads the JSON lines of a -json run: one report a line.
 // Lines that are not reports (a line cut by an interrupted run) are
-// skipped, as -resume skips them; a file without any report is an error.
-func readReports(file string) ([]conformance.Report, error) {
+// skipped, as -resume skips them, and said on stderr: a target such a
+// line held counts as gone. A file without any report is an error.
+func readReports(file string, stderr io.Writer) ([]conformance.Report, error) {
 	f, err := os.Open(file)
 	if err != nil {
 		return nil, err
@@ -25,9 +26,12 @@ func readReports(file string) ([]conformance.Report, error) {
 	var reps []conformance.Report
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64<<10), 16<<20)
-	for sc.Scan() {
+	for n := 1; sc.Scan(); n++ {
 		var r conformance.Report
 		if json.Unmarshal(sc.Bytes(), &r) != nil || r.Target == "" || r.Verdict == "" {
+			if len(bytes.TrimSpace(sc.Bytes())) > 0 {
+				fmt.Fprintf(stderr, "toolguard-check: %s:%d: not a report (a line cut by an interrupted run?): a target it held counts as gone\n", file, n)
+			}
 			continue
 		}
 		reps = append(reps, r)
@@ -44,12 +48,12 @@ func readReports(file string) ([]conformance.Report, error) {
 // compareFiles prints what changed from the run in before to the run in
 // after, and returns the exit status: exitWorse if anything got worse.
 // The error is for a file that cannot be read.
-func compareFiles(before, after string, asJSON bool, stdout io.Writer) (int, error) {
-	was, err := readReports(before)
+func compareFiles(before, after string, asJSON bool, stdout, stderr io.Writer) (int, error) {
+	was, err := readReports(before, stderr)
 	if err != nil {
 		return 0, err
 	}
-	now, err := readReports(after)
+	now, err := readReports(after, stderr)
 	if err != nil {
 		return 0, err
 	}

@@ -163,19 +163,19 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return cmd.Exit(err, stdout, stderr)
 	}
 	usage := func(msg string) int { return cmd.Usage(stderr, msg) }
+	if msg := f.check(); msg != "" {
+		return usage(msg)
+	}
 	fs := cmd.Flags
 	if only := fleetOnly(fs); only != "" && *f.fleetFile == "" {
 		return usage(only + ": only a -fleet run reads it")
-	}
-	if msg := f.check(); msg != "" {
-		return usage(msg)
 	}
 	switch {
 	case *f.compare != "" && *f.fleetFile == "":
 		if fs.NArg() != 1 || *f.stdio {
 			return usage("-compare without -fleet wants one file: the JSON lines of the later run")
 		}
-		code, err := compareFiles(*f.compare, fs.Arg(0), *f.asJSON, stdout)
+		code, err := compareFiles(*f.compare, fs.Arg(0), *f.asJSON, stdout, stderr)
 		if err != nil {
 			return usage(err.Error())
 		}
@@ -239,7 +239,7 @@ func runFleet(ctx context.Context, f *flags, stdin io.Reader, stdout, stderr io.
 	}
 	var previous []conformance.Report
 	if *f.compare != "" {
-		if previous, err = readReports(*f.compare); err != nil {
+		if previous, err = readReports(*f.compare, stderr); err != nil {
 			return 0, err
 		}
 	}

@@ -319,3 +319,18 @@ func TestCompareTwoRunsThroughCLI(t *testing.T) {
 		t.Errorf("a run against itself: exit %d %s", code, out)
 	}
 }
+
+// A line of a compared run that is not a report (cut by an interrupted
+// run, then resumed after it) is skipped, and said on stderr with its
+// place: the target it held, if any, shows as gone, not silently.
+func TestCompareSaysWhichLinesAreNotReports(t *testing.T) {
+	dir := t.TempDir()
+	before, after := filepath.Join(dir, "before.jsonl"), filepath.Join(dir, "after.jsonl")
+	os.WriteFile(before, []byte(`{"target":"http://a/","verdict":"VERIFIED"}`+"\n"+`{"target":"http://b/","verdict":"VERIFIED"}`+"\n"), 0o600)
+	os.WriteFile(after, []byte(`{"target":"http://a/","verd`+"\n"+`{"target":"http://b/","verdict":"VERIFIED"}`+"\n\n"), 0o600)
+	code, out, stderr := runCLI(t, "", "-compare", before, after)
+	if code != 0 || !strings.Contains(words(out), "gone 1") || strings.Count(stderr, "not a report") != 1 ||
+		!strings.Contains(stderr, after+":1: not a report") {
+		t.Errorf("exit %d\nstdout %s\nstderr %s", code, out, stderr)
+	}
+}
