@@ -443,3 +443,27 @@ func TestHeaderHostIsTheHostSent(t *testing.T) {
 		t.Errorf("hosts sent: %q", hosts)
 	}
 }
+
+// A single check whose ctx ends before it does returns no report but the
+// error: a cut check is not a server that timed out or could not be
+// reached. (Over stdio: ending_unix_test.go.)
+func TestCheckCutShortIsAnErrorNotAReport(t *testing.T) {
+	called, release := make(chan struct{}), make(chan struct{})
+	slow := httptest.NewServer(&zoo.Fake{Tools: []string{"echo"}, On: map[string]func(http.ResponseWriter, string){
+		"tools/call": func(w http.ResponseWriter, id string) {
+			close(called)
+			<-release
+		},
+	}})
+	defer slow.Close()
+	defer close(release) // before Close, which waits for the handler
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		<-called
+		cancel()
+	}()
+	rep, err := conformance.CheckURL(ctx, slow.URL, conformance.Options{Timeout: time.Hour})
+	if !errors.Is(err, context.Canceled) || rep.Verdict != "" {
+		t.Errorf("%v, %+v; want context.Canceled and no report", err, rep)
+	}
+}

@@ -121,8 +121,9 @@ func (o Options) withDefaults() (Options, error) {
 }
 
 // CheckURL checks the Streamable HTTP MCP server at url. The error is
-// for bad options or a URL that is not http(s); a server that cannot be
-// reached is a report, UNVERIFIED unreachable.
+// for bad options, a URL that is not http(s), or ctx ending before the
+// check did (no report: its last answer was never had); a server that
+// cannot be reached is a report, UNVERIFIED unreachable.
 func CheckURL(ctx context.Context, url string, opts Options) (Report, error) {
 	if !strings.HasPrefix(url, "http://") && !strings.HasPrefix(url, "https://") {
 		return Report{}, fmt.Errorf("conformance: %q is not an http or https URL", url)
@@ -143,6 +144,15 @@ func CheckURL(ctx context.Context, url string, opts Options) (Report, error) {
 	c := &httpConn{url: url, client: client, opts: &opts}
 	rep := probe(ctx, c, &opts, false)
 	rep.Target = url
+	return finished(ctx, rep)
+}
+
+// finished returns rep, or no report and the error when ctx ended before
+// the check did.
+func finished(ctx context.Context, rep Report) (Report, error) {
+	if err := ctx.Err(); err != nil {
+		return Report{}, fmt.Errorf("conformance: the check was cut short: %w", err)
+	}
 	return rep, nil
 }
 
@@ -174,7 +184,8 @@ func noSilentRedirects(c *http.Client) *http.Client {
 // second later SIGKILL, and reaps the server. No process of the group is
 // left behind. A command
 // that does not start is a report, UNVERIFIED unreachable, as in fleet
-// mode; the error is for bad options or an empty argv.
+// mode; the error is for bad options, an empty argv, or ctx ending
+// before the check did (as CheckURL's).
 func CheckCommand(ctx context.Context, argv []string, opts Options) (Report, error) {
 	opts, err := opts.withDefaults()
 	if err != nil {
@@ -190,7 +201,7 @@ func CheckCommand(ctx context.Context, argv []string, opts Options) (Report, err
 	}
 	rep := probe(ctx, c, &opts, true)
 	rep.Target = target
-	return rep, nil
+	return finished(ctx, rep)
 }
 
 // unreachable is the report of a target that could not be asked at all.

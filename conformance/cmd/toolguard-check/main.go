@@ -204,6 +204,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	default:
 		return usage("want one URL")
 	}
+	if err != nil && ctx.Err() != nil {
+		fmt.Fprintln(stderr, "toolguard-check: interrupted before the check ended: no report")
+		return exitUnverified
+	}
 	if err != nil {
 		return usage(err.Error())
 	}
