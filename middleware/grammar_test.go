@@ -88,22 +88,14 @@ func TestRecognizesNotFoundInTheirOwnWords(t *testing.T) {
 	}
 }
 
-// A name in the caller's list is never translated, even in an SDK's exact
-// not-found shape: the tool's own handler may write the same text (a
+// A name in the caller's list is never translated, even in an SDK's own
+// not-found words: the tool's own handler may write the same text (a
 // gateway passing on a downstream server's answer, a tool that fails in
-// the Python SDK's words). Unlisted, or with no list, the shape is
+// the Python SDK's words). Unlisted, or with no list, the answer is
 // translated.
-func TestListedNameIsNeverTranslatedEvenInAnExactShape(t *testing.T) {
+func TestListedNameIsNeverTranslatedEvenInAnSDKsOwnWords(t *testing.T) {
 	for _, s := range notFoundShapes {
-		var reply string
-		switch {
-		case s.IsError:
-			reply = isErrorReply("1", shapeText(s.Text, "victim"))
-		case s.Data != "":
-			reply = errorDataReply("1", s.Code, s.Text, shapeText(s.Data, "victim"))
-		default:
-			reply = errorReply("1", s.Code, shapeText(s.Text, "victim"))
-		}
+		reply := s.reply("1", "victim")
 		a, ok := readCallAnswer([]byte(reply), []byte("1"), "victim", nil)
 		if !ok || a.notFound("victim", stateIs(listHas)) {
 			t.Errorf("%s: translated for a listed name: %s", s.Server, reply)

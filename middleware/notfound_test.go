@@ -77,6 +77,18 @@ const (
 	sourceNoPyPI = "read from source: Python packages cannot be installed here (no PyPI)"
 )
 
+// reply is the shape's answer to the call id of name, as its server
+// writes it.
+func (s notFoundShape) reply(id, name string) string {
+	switch {
+	case s.IsError:
+		return isErrorReply(id, shapeText(s.Text, name))
+	case s.Data != "":
+		return errorDataReply(id, s.Code, s.Text, shapeText(s.Data, name))
+	}
+	return errorReply(id, s.Code, shapeText(s.Text, name))
+}
+
 // Every shape of the table is, by what it says, a not-found answer for its
 // own name and id, and for no other: for a few chosen names and 2,000
 // drawn from the characters of tool names, quotes, colons, spaces within
@@ -97,14 +109,7 @@ func TestNotFoundShapesAreRecognised(t *testing.T) {
 	}
 	for _, name := range names {
 		for _, s := range notFoundShapes {
-			text := shapeText(s.Text, name)
-			reply := errorReply("7", s.Code, text)
-			switch {
-			case s.IsError:
-				reply = isErrorReply("7", text)
-			case s.Data != "":
-				reply = errorDataReply("7", s.Code, s.Text, shapeText(s.Data, name))
-			}
+			reply := s.reply("7", name)
 			if !isNotFound([]byte(reply), []byte("7"), name) {
 				t.Errorf("%s: %s is not recognised for %q", s.Server, reply, name)
 			}

@@ -885,14 +885,7 @@ func TestStdioTranslatesEveryKnownNotFoundShape(t *testing.T) {
 	list := `{"jsonrpc":"2.0","id":"l","result":{"tools":[{"name":"get_weather","inputSchema":{"type":"object"}}]}}` + "\n"
 	for _, name := range []string{"get_wether", `we"ird 'name'`, "ünï/cødé"} {
 		for _, s := range notFoundShapes {
-			text := shapeText(s.Text, name)
-			reply := errorReply("7", s.Code, text)
-			switch {
-			case s.IsError:
-				reply = isErrorReply("7", text)
-			case s.Data != "":
-				reply = errorDataReply("7", s.Code, s.Text, shapeText(s.Data, name))
-			}
+			reply := s.reply("7", name)
 			var out bytes.Buffer
 			n, _ := json.Marshal(name)
 			g := syncGuard(t, StdioOptions{HideSuggestions: true}, &out, listLine(`"l"`, "", ""),
