@@ -58,6 +58,15 @@ func TestRecognizesNotFoundInTheirOwnWords(t *testing.T) {
 		{"the tool was not found", errorReply("1", -32602, "The tool "+X+" was not found."), every},
 		{"does not exist", textResult("1", "Tool '"+X+"' does not exist", true), every},
 		{"no such tool", errorReply("1", -32601, "No such tool: "+X), every},
+		// Found on npm on 2026-12-07: @infisical/mcp 0.0.24, claude-historian-mcp
+		// 1.0.3 (an McpError's name and the tool alone before the colon),
+		// mcp-context-manager 7.5.0 (a symbol first), fast-filesystem-mcp 3.5.2
+		{"unrecognized tool name", errorReply("1", -32603, "Unrecognized tool name: "+X), every},
+		{"an error's name", errorReply("1", -32603, "MCP error -32603: Error executing "+X+": McpError: MCP error -32601: Unknown tool: "+X), every},
+		{"a symbol first", textResult("1", "❌ Error: Unknown tool: "+X, false), confirmed},
+		{"not implemented", errorReply("1", -32603, "Tool not implemented: "+X), confirmed},
+		{"not available, phrase first", errorReply("1", -32603, "Tool not available: "+X), confirmed},
+		{"an error's name, nothing unknown", textResult("1", "TypeError: Cannot read properties of undefined (reading '"+X+"')", true), never},
 		{"not a known tool", textResult("1", "`"+X+"` is not a known tool (call tools/list)", true), every},
 		{"with diagnostics after", errorReply("1", -32603, "Tool not found: "+X+"\n  at dispatch (server.js:12)"), every},
 		// Answers that name no tool: only where the list confirms.

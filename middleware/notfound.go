@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/toolguard/toolguard/internal/mcpwire"
@@ -271,7 +272,7 @@ func matchNotFound(text, name string) saying {
 func stripPrefixes(t string) string {
 	for {
 		t = strings.TrimSpace(t)
-		u := strings.TrimLeft(t, "*_")
+		u := strings.TrimLeftFunc(t, emphasis)
 		switch {
 		case strings.HasPrefix(t, "#"):
 			i := strings.IndexByte(t, '\n')
@@ -285,18 +286,15 @@ func stripPrefixes(t string) string {
 			continue
 		}
 		if rest, ok := cutFold(t, "mcp error "); ok {
-			i := strings.Index(rest, ":")
-			if i < 0 {
+			code, after, found := strings.Cut(rest, ":")
+			if _, err := strconv.Atoi(strings.TrimSpace(code)); !found || err != nil {
 				return t
 			}
-			if _, err := strconv.Atoi(strings.TrimSpace(rest[:i])); err != nil {
-				return t
-			}
-			t = rest[i+1:]
+			t = after
 			continue
 		}
 		cut := false
-		for _, p := range [...]string{"error executing tool", "error calling tool", "failed to call tool", "error in tool", "tool execution failed"} {
+		for _, p := range [...]string{"error executing", "error calling tool", "failed to call tool", "error in tool", "tool execution failed"} {
 			// With or without the tool's name before the colon
 			// ("Error executing tool: Unknown tool: X": mcp-discord).
 			if rest, ok := cutFold(t, p); ok && (rest == "" || rest[0] == ' ' || rest[0] == ':') {
@@ -309,20 +307,20 @@ func stripPrefixes(t string) string {
 		if cut {
 			continue
 		}
-		if rest, ok := cutFold(t, "error"); ok {
-			rest = strings.TrimLeft(rest, "*_ ")
-			if r, ok := strings.CutPrefix(rest, ":"); ok {
-				t = r
-				continue
-			}
-			if r, ok := strings.CutPrefix(rest, "- "); ok {
-				t = r
+		// "Error:", "Error -", "**Error**:", or a JavaScript error's name ("McpError: ...").
+		if i := strings.IndexAny(t, ": "); i > 0 && strings.HasSuffix(strings.ToLower(strings.TrimRight(t[:i], "*_")), "error") {
+			if rest := strings.TrimLeft(t[i:], "*_ "); strings.HasPrefix(rest, ":") || strings.HasPrefix(rest, "- ") {
+				t = strings.TrimPrefix(strings.TrimPrefix(rest, ":"), "- ")
 				continue
 			}
 		}
 		return t
 	}
 }
+
+// emphasis reports a rune servers put before a message: markdown
+// emphasis, or a symbol (❌).
+func emphasis(r rune) bool { return r == '*' || r == '_' || unicode.In(r, unicode.So, unicode.Mn) }
 
 // bare reports whether t says only that a tool is unknown, naming none.
 func bare(t string) bool {
@@ -342,8 +340,9 @@ var (
 	namedAfter = [...]string{
 		"unknown tool name", "unknown tool", "tool not found", "no such tool", "no tool named", "no tool called",
 		"invalid tool name", "invalid tool", "could not find tool", "couldn't find tool", "cannot find tool",
-		"can't find tool", "unable to find tool", "tool does not exist", "unsupported tool", "unrecognized tool",
-		"unrecognised tool", "tool not available", "tool not registered", "missing tool",
+		"can't find tool", "unable to find tool", "tool does not exist", "unsupported tool", "unrecognized tool name",
+		"unrecognized tool", "unrecognised tool name", "unrecognised tool", "tool not registered", "missing tool",
+		"tool not available", "tool not implemented", // (these two may speak of a tool the server has)
 	}
 	namedBefore = [...]string{
 		" not found", " was not found", " is not found", " could not be found", " cannot be found",
@@ -374,7 +373,7 @@ func phrase(t, name string) (rest string, ok, noun bool) {
 				}
 			}
 			if r, ok = cutQuoted(r, name); ok {
-				return r, true, true
+				return r, true, p != "tool not available" && p != "tool not implemented"
 			}
 		}
 	}
