@@ -388,12 +388,9 @@ func (r *recordingTransport) RoundTrip(req *http.Request) (*http.Response, error
 	return r.next.RoundTrip(req)
 }
 
-// A fleet cut short (Ctrl-C) reports the targets that finished, and not
-// the one whose check the interruption cut: that check said nothing of its
-// target, and a -resume must run it again.
-func TestFleetCutShortDoesNotReportTheTargetsInProgress(t *testing.T) {
-	fast := httptest.NewServer(&zoo.Fake{Tools: []string{"echo"}})
-	defer fast.Close()
+// slowCall serves a fake whose tools/call waits until the test ends; called
+// closes once a call is in progress.
+func slowCall(t *testing.T) (url string, called chan struct{}) {
 	called, release := make(chan struct{}), make(chan struct{})
 	slow := httptest.NewServer(&zoo.Fake{Tools: []string{"echo"}, On: map[string]func(http.ResponseWriter, string){
 		"tools/call": func(w http.ResponseWriter, id string) {
@@ -401,12 +398,22 @@ func TestFleetCutShortDoesNotReportTheTargetsInProgress(t *testing.T) {
 			<-release
 		},
 	}})
-	defer slow.Close()
-	defer close(release) // before Close, which waits for the handler
+	t.Cleanup(slow.Close)
+	t.Cleanup(func() { close(release) }) // first: Close waits for the handler
+	return slow.URL, called
+}
+
+// A fleet cut short (Ctrl-C) reports the targets that finished, and not
+// the one whose check the interruption cut: that check said nothing of its
+// target, and a -resume must run it again.
+func TestFleetCutShortDoesNotReportTheTargetsInProgress(t *testing.T) {
+	fast := httptest.NewServer(&zoo.Fake{Tools: []string{"echo"}})
+	defer fast.Close()
+	slow, called := slowCall(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var got []string
-	sum := conformance.CheckFleet(ctx, slices.Values([]conformance.Target{{Target: slow.URL}, {Target: fast.URL}}), conformance.Options{},
+	sum := conformance.CheckFleet(ctx, slices.Values([]conformance.Target{{Target: slow}, {Target: fast.URL}}), conformance.Options{},
 		conformance.FleetOptions{Concurrency: 2, Report: func(r conformance.Report) {
 			got = append(got, r.Target)
 			if r.Target == fast.URL {
@@ -448,21 +455,13 @@ func TestHeaderHostIsTheHostSent(t *testing.T) {
 // error: a cut check is not a server that timed out or could not be
 // reached. (Over stdio: ending_unix_test.go.)
 func TestCheckCutShortIsAnErrorNotAReport(t *testing.T) {
-	called, release := make(chan struct{}), make(chan struct{})
-	slow := httptest.NewServer(&zoo.Fake{Tools: []string{"echo"}, On: map[string]func(http.ResponseWriter, string){
-		"tools/call": func(w http.ResponseWriter, id string) {
-			close(called)
-			<-release
-		},
-	}})
-	defer slow.Close()
-	defer close(release) // before Close, which waits for the handler
+	slow, called := slowCall(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
 		<-called
 		cancel()
 	}()
-	rep, err := conformance.CheckURL(ctx, slow.URL, conformance.Options{Timeout: time.Hour})
+	rep, err := conformance.CheckURL(ctx, slow, conformance.Options{Timeout: time.Hour})
 	if !errors.Is(err, context.Canceled) || rep.Verdict != "" {
 		t.Errorf("%v, %+v; want context.Canceled and no report", err, rep)
 	}

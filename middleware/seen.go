@@ -116,7 +116,7 @@ func (s *seenLists) page(key, session, cursor string, m listMark, p mcpwire.Page
 		s.dropRun(key)
 		run = &listRun{session: session, ttl: s.ttl, mark: m}
 		s.runs[key] = run
-	case run != nil && m.changes < run.mark.changes && m.epoch == run.mark.epoch:
+	case run != nil && older(m, run.mark):
 		return // a late page of the list before a list_changed: not of this one
 	case run == nil || run.next != cursor || m != run.mark: // (the key holds the session)
 		s.dropRun(key)

@@ -80,20 +80,27 @@ func post(t *testing.T, url, host, body string) string {
 	return b
 }
 
+// proxyHandler is the proxy's handler for the command line args, logging
+// to logs.
+func proxyHandler(t *testing.T, logs io.Writer, args ...string) http.Handler {
+	t.Helper()
+	c, err := parse(args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := handler(c, cmdlog.Text(log.New(logs, "", 0)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
 func TestHandler(t *testing.T) {
 	for _, host := range []string{"keep", "upstream"} {
 		var hosts []string
 		up := httptest.NewServer(fakeUpstream(&hosts))
-		c, err := parse([]string{"-upstream", up.URL + "/mcp", "-host", host})
-		if err != nil {
-			t.Fatal(err)
-		}
 		var logged bytes.Buffer
-		h, err := handler(c, cmdlog.Text(log.New(&logged, "", 0)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		front := httptest.NewServer(h)
+		front := httptest.NewServer(proxyHandler(t, &logged, "-upstream", up.URL+"/mcp", "-host", host))
 		post(t, front.URL+"/mcp", "mcp.example", `{"jsonrpc":"2.0","id":0,"method":"tools/list"}`) // as clients do first
 		got := post(t, front.URL+"/mcp", "mcp.example", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ech0"}}`)
 		if !strings.Contains(got, `"error":{"code":-32602,"message":"Unknown tool: ech0. Did you mean echo? Call tools/list for the available tools.","data":{"availableTools":["echo"],"suggestions":["echo"]}}`) {
@@ -274,15 +281,7 @@ func TestServersStatusIsKept(t *testing.T) {
 			w.WriteHeader(status)
 			io.WriteString(w, `{"jsonrpc":"2.0","id":`+string(m.ID)+`,"error":{"code":-32602,"message":"Tool ech0 not found"}}`)
 		}))
-		c, err := parse([]string{"-upstream", up.URL + "/mcp"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		h, err := handler(c, cmdlog.Text(log.New(io.Discard, "", 0)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		front := httptest.NewServer(h)
+		front := httptest.NewServer(proxyHandler(t, io.Discard, "-upstream", up.URL+"/mcp"))
 		fixture.Post(t, front.URL+"/mcp", `{"jsonrpc":"2.0","id":0,"method":"tools/list"}`, nil)
 		resp, err := http.DefaultClient.Do(fixture.NewPost(front.URL+"/mcp", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ech0"}}`, nil))
 		if err != nil {
@@ -463,15 +462,7 @@ func TestUpstreamBreakingOffAfterAMessageKeepsIt(t *testing.T) {
 			buf.Flush()
 			conn.Close()
 		}))
-		c, err := parse([]string{"-upstream", up.URL + "/mcp"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		h, err := handler(c, cmdlog.Text(log.New(io.Discard, "", 0)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		front := httptest.NewServer(h)
+		front := httptest.NewServer(proxyHandler(t, io.Discard, "-upstream", up.URL+"/mcp"))
 		front.Config.ErrorLog = log.New(io.Discard, "", 0)
 		resp, err := http.DefaultClient.Do(fixture.NewPost(front.URL+"/mcp", `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{}}}`, nil))
 		if err != nil {
