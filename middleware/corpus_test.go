@@ -52,8 +52,14 @@ func TestRealServersAnswers(t *testing.T) {
 	// Answers that say no more than that the tool is unknown or off
 	// without naming it as a tool: translated only against a list.
 	needList := map[string]bool{
-		"@winor30/mcp-server-datadog": true, // "Unknown tool"
-		"@dangahagan/weather-mcp":     true, // "Tool 'X' is not enabled"
+		"@winor30/mcp-server-datadog":        true, // "Unknown tool"
+		"@dangahagan/weather-mcp":            true, // "Tool 'X' is not enabled"
+		"mcp-server-commands":                true, // "Unknown tool"
+		"serper-search-scrape-mcp-server":    true, // "Unknown tool"
+		"@alvincrave/gtasks-mcp":             true, // "Error: Tool not found"
+		"@zeddotdev/postgres-context-server": true, // "Tool not found"
+		"@henkey/postgres-mcp-server":        true, // "Tool 'X' is not enabled or does not exist."
+		"fast-filesystem-mcp":                true, // "Tool not implemented: X"
 	}
 	var unknown, known int
 	left := map[string]bool{}
@@ -90,7 +96,8 @@ func TestRealServersAnswers(t *testing.T) {
 		}
 	}
 	// The answers left as they are: those not about the name.
-	want := []string{"@drawio/mcp", "@modelcontextprotocol/server-puppeteer", "@morphllm/morphmcp", "@playwright/mcp", "@tiberriver256/mcp-server-azure-devops"}
+	want := []string{"@drawio/mcp", "@modelcontextprotocol/server-puppeteer", "@morphllm/morphmcp", "@playwright/mcp",
+		"@tiberriver256/mcp-server-azure-devops", "drawio-mcp", "linear-mcp-server", "mcp-ripgrep"}
 	if got := slices.Sorted(maps.Keys(left)); !slices.Equal(got, want) {
 		t.Errorf("unknown-tool answers left untranslated: %q, want only %q", got, want)
 	}
