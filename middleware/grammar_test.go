@@ -67,6 +67,16 @@ func TestRecognizesNotFoundInTheirOwnWords(t *testing.T) {
 		{"not implemented", errorReply("1", -32603, "Tool not implemented: "+X), confirmed},
 		{"not available, phrase first", errorReply("1", -32603, "Tool not available: "+X), confirmed},
 		{"an error's name, nothing unknown", textResult("1", "TypeError: Cannot read properties of undefined (reading '"+X+"')", true), never},
+		// Read from the SDKs' source on 2026-12-07: Gradio 6.25.0, jlowin/fastmcp
+		// 3.0.0rc2 and 2.14.5 with ErrorHandlingMiddleware, php-mcp/server
+		// 3.3.0, the Swift SDK 0.12.0's MCPError.invalidParams, laravel/mcp
+		{"words between the phrase and the name", textResult("1", "Unknown tool for this Gradio app: "+X, true), every},
+		{"a middleware's not found", textResult("1", "Not found: Unknown tool: '"+X+"'", true), every},
+		{"a middleware's resource not found", textResult("1", "Resource not found: Unknown tool: '"+X+"'", true), every},
+		{"JSON-RPC's method not found first", errorReply("1", -32601, "Method not found: Tool '"+X+"' not found."), every},
+		{"JSON-RPC's invalid params first", errorReply("1", -32602, "Invalid params: Unknown tool: "+X), every},
+		{"JSON-RPC's internal error first", errorReply("1", -32603, "Internal error: Unknown tool: "+X), every},
+		{"in brackets", errorReply("1", -32602, "Tool ["+X+"] not found."), every},
 		{"not a known tool", textResult("1", "`"+X+"` is not a known tool (call tools/list)", true), every},
 		{"with diagnostics after", errorReply("1", -32603, "Tool not found: "+X+"\n  at dispatch (server.js:12)"), every},
 		// Answers that name no tool: only where the list confirms.
@@ -83,6 +93,11 @@ func TestRecognizesNotFoundInTheirOwnWords(t *testing.T) {
 		{"not found after other words", textResult("1", "The city for "+X+" was not found", true), never},
 		{"an argument", textResult("1", "Invalid arguments for tool "+X+": city not found", true), never},
 		{"a tooling error", textResult("1", "Error in tooling: Unknown tool: "+X, true), never},
+		{"a thing not found, after a middleware's words", textResult("1", "Not found: "+X, true), never},
+		{"invalid params about an argument", errorReply("1", -32602, "Invalid params: "+X+": city is required"), never},
+		{"words between, no colon", textResult("1", "Unknown tool for "+X, true), never},
+		{"words between, another name", textResult("1", "Unknown tool for "+X+": search", true), never},
+		{"in brackets, another name", errorReply("1", -32602, "Tool ["+X+"_v2] not found."), never},
 	} {
 		for _, c := range []struct {
 			ls   listState

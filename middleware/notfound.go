@@ -294,9 +294,12 @@ func stripPrefixes(t string) string {
 			continue
 		}
 		cut := false
-		for _, p := range [...]string{"error executing", "error calling tool", "failed to call tool", "error in tool", "tool execution failed"} {
+		for _, p := range [...]string{"error executing", "error calling tool", "failed to call tool", "error in tool", "tool execution failed",
+			"method not found", "invalid params", "internal error", "resource not found", "not found"} {
 			// With or without the tool's name before the colon
-			// ("Error executing tool: Unknown tool: X": mcp-discord).
+			// ("Error executing tool: Unknown tool: X": mcp-discord), or a
+			// JSON-RPC error's own message before the server's
+			// ("Method not found: Tool 'X' not found.": php-mcp/server).
 			if rest, ok := cutFold(t, p); ok && (rest == "" || rest[0] == ' ' || rest[0] == ':') {
 				if i := strings.Index(rest, ":"); i >= 0 && !strings.ContainsAny(rest[:i], "\n") {
 					t, cut = rest[i+1:], true
@@ -365,6 +368,9 @@ var (
 func phrase(t, name string) (rest string, ok, noun bool) {
 	for _, p := range namedAfter {
 		if r, ok := cutFold(t, p); ok {
+			if s, ok := cutFold(r, " for "); ok && strings.Contains(s, ":") { // "Unknown tool for this Gradio app: X"
+				r = s[strings.IndexByte(s, ':'):]
+			}
 			r = strings.TrimLeft(r, " ")
 			for _, sep := range [...]string{":", "=", "-", "named", "called"} {
 				if s, ok := cutFold(r, sep); ok {
@@ -415,10 +421,10 @@ func cutFold(s, prefix string) (string, bool) {
 }
 
 // cutQuoted cuts name from the start of s: bare, in single, double, back
-// or typographic quotes, or Go-quoted. A bare name must end there (not go
+// or typographic quotes, in brackets (laravel/mcp), or Go-quoted. A bare name must end there (not go
 // on as a longer name).
 func cutQuoted(s, name string) (string, bool) {
-	for _, q := range [...][2]string{{`"`, `"`}, {"'", "'"}, {"`", "`"}, {"“", "”"}, {"‘", "’"}} {
+	for _, q := range [...][2]string{{`"`, `"`}, {"'", "'"}, {"`", "`"}, {"“", "”"}, {"‘", "’"}, {"[", "]"}} {
 		if r, ok := strings.CutPrefix(s, q[0]); ok && strings.HasPrefix(r, name) && strings.HasPrefix(r[len(name):], q[1]) {
 			return r[len(name)+len(q[1]):], true
 		}

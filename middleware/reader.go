@@ -688,7 +688,7 @@ func classifyKey(b []byte, sp span, keys []string) (k int, ok bool) {
 	}
 	if plain {
 		for _, key := range keys {
-			if asciiEqualFold(raw, key) {
+			if strings.EqualFold(string(raw), key) {
 				return -1, false
 			}
 		}
@@ -701,25 +701,6 @@ func classifyKey(b []byte, sp span, keys []string) (k int, ok bool) {
 		}
 	}
 	return -1, true
-}
-
-func asciiEqualFold(a []byte, b string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range len(a) {
-		if lower(a[i]) != lower(b[i]) {
-			return false
-		}
-	}
-	return true
-}
-
-func lower(c byte) byte {
-	if c >= 'A' && c <= 'Z' {
-		return c + 'a' - 'A'
-	}
-	return c
 }
 
 // visible drops the code points a reader cannot see: control and format
