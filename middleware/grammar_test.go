@@ -55,6 +55,9 @@ func TestRecognizesNotFoundInTheirOwnWords(t *testing.T) {
 		{"not registered", errorReply("1", -32602, "Tool "+X+" is not registered"), every},
 		// "X not found", no tool named as such
 		{"a name not found", textResult("1", X+" not found", true), confirmed},
+		// @notionhq/notion-mcp-server 2.5.2; a tool named after an upstream
+		// JSON-RPC method may fail in the same words
+		{"a method not found", errorReply("1", -32603, "Method "+X+" not found"), confirmed},
 		{"the tool was not found", errorReply("1", -32602, "The tool "+X+" was not found."), every},
 		{"does not exist", textResult("1", "Tool '"+X+"' does not exist", true), every},
 		{"no such tool", errorReply("1", -32601, "No such tool: "+X), every},

@@ -386,12 +386,13 @@ func phrase(t, name string) (rest string, ok, noun bool) {
 	if rest, ok := strings.CutPrefix(t, "missing tool, toolName="); ok && rest == name {
 		return "", true, true // ThinkInAIXYZ/go-mcp
 	}
-	// "Tool X not found", "Method X not found" (@notionhq/notion-mcp-server),
-	// or the name alone: "X not found", "'X' is not a known tool".
+	// "Tool X not found", or the name alone: "X not found", "'X' is not a
+	// known tool". "Method X not found" (@notionhq/notion-mcp-server) names
+	// no tool: a tool named after an upstream JSON-RPC method may fail so.
 	r := t
 	for _, n := range [...]string{"the tool ", "tool ", "method "} {
 		if s, ok := cutFold(t, n); ok {
-			r, noun = s, true
+			r, noun = s, n != "method "
 			break
 		}
 	}
