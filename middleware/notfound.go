@@ -363,7 +363,7 @@ var (
 
 // phrase finds, at the start of t, a phrase naming name as an unknown
 // tool, and returns what follows it; noun reports that the phrase says
-// the name is a tool's (or a method's), not just a name, and that the
+// the name is a tool's, not just a name (or a method's), and that the
 // tool is unknown, not just turned off.
 func phrase(t, name string) (rest string, ok, noun bool) {
 	for _, p := range namedAfter {
