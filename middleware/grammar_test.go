@@ -80,6 +80,10 @@ func TestRecognizesNotFoundInTheirOwnWords(t *testing.T) {
 		{"JSON-RPC's invalid params first", errorReply("1", -32602, "Invalid params: Unknown tool: "+X), every},
 		{"JSON-RPC's internal error first", errorReply("1", -32603, "Internal error: Unknown tool: "+X), every},
 		{"in brackets", errorReply("1", -32602, "Tool ["+X+"] not found."), every},
+		// Found on npm on 2026-12-07: @mseep/linear-mcp 78.0.1,
+		// @anaisbetts/mcp-installer 0.5.0
+		{"words ending with error first", textResult("1", "Linear API error: MCP error -32601: Unknown tool: "+X, true), every},
+		{"words starting with Error first", textResult("1", "Error setting up package: Error: Unknown tool: "+X, true), every},
 		{"not a known tool", textResult("1", "`"+X+"` is not a known tool (call tools/list)", true), every},
 		{"with diagnostics after", errorReply("1", -32603, "Tool not found: "+X+"\n  at dispatch (server.js:12)"), every},
 		// Answers that name no tool: only where the list confirms.
@@ -95,7 +99,7 @@ func TestRecognizesNotFoundInTheirOwnWords(t *testing.T) {
 		{"a resource", errorReply("1", -32002, "Resource "+X+" not found"), never},
 		{"not found after other words", textResult("1", "The city for "+X+" was not found", true), never},
 		{"an argument", textResult("1", "Invalid arguments for tool "+X+": city not found", true), never},
-		{"a tooling error", textResult("1", "Error in tooling: Unknown tool: "+X, true), never},
+		{"a sentence before the colon", textResult("1", "Error while the gateway was looking for an upstream to ask: Unknown tool: "+X, true), never},
 		{"a thing not found, after a middleware's words", textResult("1", "Not found: "+X, true), never},
 		{"invalid params about an argument", errorReply("1", -32602, "Invalid params: "+X+": city is required"), never},
 		{"words between, no colon", textResult("1", "Unknown tool for "+X, true), never},

@@ -293,21 +293,8 @@ func stripPrefixes(t string) string {
 			t = after
 			continue
 		}
-		cut := false
-		for _, p := range [...]string{"error executing", "error calling tool", "failed to call tool", "error in tool", "tool execution failed",
-			"method not found", "invalid params", "internal error", "resource not found", "not found"} {
-			// With or without the tool's name before the colon
-			// ("Error executing tool: Unknown tool: X": mcp-discord), or a
-			// JSON-RPC error's own message before the server's
-			// ("Method not found: Tool 'X' not found.": php-mcp/server).
-			if rest, ok := cutFold(t, p); ok && (rest == "" || rest[0] == ' ' || rest[0] == ':') {
-				if i := strings.Index(rest, ":"); i >= 0 && !strings.ContainsAny(rest[:i], "\n") {
-					t, cut = rest[i+1:], true
-				}
-				break
-			}
-		}
-		if cut {
+		if rest, ok := cutLabel(t); ok {
+			t = rest
 			continue
 		}
 		// "Error:", "Error -", "**Error**:", or a JavaScript error's name ("McpError: ...").
@@ -317,8 +304,34 @@ func stripPrefixes(t string) string {
 				continue
 			}
 		}
+		if rest, ok := cutErrorWords(t); ok {
+			t = rest
+			continue
+		}
 		return t
 	}
+}
+
+// cutLabel cuts a label and what follows it up to a colon ("Failed to call
+// tool X:"), or a JSON-RPC error's message before the server's (php-mcp/server).
+func cutLabel(t string) (string, bool) {
+	for _, p := range [...]string{"failed to call tool", "tool execution failed", "method not found", "invalid params",
+		"resource not found", "not found"} {
+		if rest, ok := cutFold(t, p); ok && (rest == "" || rest[0] == ' ' || rest[0] == ':') {
+			head, after, found := strings.Cut(rest, ":")
+			return after, found && !strings.Contains(head, "\n")
+		}
+	}
+	return t, false
+}
+
+// cutErrorWords cuts a few words that start with Error or end with an
+// error's name, and a colon ("Error executing tool X:", "Linear API error:").
+func cutErrorWords(t string) (string, bool) {
+	head, rest, ok := strings.Cut(t, ":")
+	w := strings.Fields(strings.ToLower(head))
+	return rest, ok && len(w) > 1 && len(w) <= 6 && !strings.Contains(head, "\n") &&
+		(w[0] == "error" || strings.HasSuffix(w[len(w)-1], "error"))
 }
 
 // emphasis reports a rune servers put before a message: markdown
