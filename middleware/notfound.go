@@ -315,8 +315,7 @@ func stripPrefixes(t string) string {
 // cutLabel cuts a label and what follows it up to a colon ("Failed to call
 // tool X:"), or a JSON-RPC error's message before the server's (php-mcp/server).
 func cutLabel(t string) (string, bool) {
-	for _, p := range [...]string{"failed to call tool", "tool execution failed", "method not found", "invalid params",
-		"resource not found", "not found"} {
+	for _, p := range [...]string{"failed to call tool", "tool execution failed", "method not found", "invalid params", "resource not found", "not found"} {
 		if rest, ok := cutFold(t, p); ok && (rest == "" || rest[0] == ' ' || rest[0] == ':') {
 			head, after, found := strings.Cut(rest, ":")
 			return after, found && !strings.Contains(head, "\n")
@@ -328,10 +327,11 @@ func cutLabel(t string) (string, bool) {
 // cutErrorWords cuts a few words that start with Error or end with an
 // error's name, and a colon ("Error executing tool X:", "Linear API error:").
 func cutErrorWords(t string) (string, bool) {
-	head, rest, ok := strings.Cut(t, ":")
-	w := strings.Fields(strings.ToLower(head))
-	return rest, ok && len(w) > 1 && len(w) <= 6 && !strings.Contains(head, "\n") &&
-		(w[0] == "error" || strings.HasSuffix(w[len(w)-1], "error"))
+	head, rest, ok := strings.Cut(t, ":") // (t is trimmed)
+	first, _, _ := strings.Cut(head, " ")
+	words := strings.Count(head, " ") + 1
+	return rest, ok && words > 1 && words <= 6 && !strings.Contains(head, "\n") &&
+		(strings.EqualFold(first, "error") || len(head) > 5 && strings.EqualFold(head[len(head)-5:], "error"))
 }
 
 // emphasis reports a rune servers put before a message: markdown
