@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"unicode/utf8"
 )
 
 // shape describes one answer: where the words are and what they say, with
@@ -171,10 +172,14 @@ func printUnrecorded(sts []Status) {
 	}
 }
 
-// clip cuts s to its first n bytes, marking the cut with an ellipsis.
+// clip cuts s to at most its first n bytes, at a rune's start, marking
+// the cut with an ellipsis.
 func clip(s string, n int) string {
-	if len(s) > n {
-		return s[:n] + "…"
+	if len(s) <= n {
+		return s
 	}
-	return s
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }
