@@ -190,6 +190,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 		return code
 	}
+	return checkOne(ctx, f, fs, usage, stdout, stderr)
+}
+
+// checkOne checks the one target the arguments name (a URL, or with
+// -stdio a command) and prints its report; usage writes a usage error.
+func checkOne(ctx context.Context, f *flags, fs *flag.FlagSet, usage func(string) int, stdout, stderr io.Writer) int {
 	var rep conformance.Report
 	var err error
 	switch {
