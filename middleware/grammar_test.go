@@ -80,6 +80,10 @@ func TestRecognizesNotFoundInTheirOwnWords(t *testing.T) {
 		{"JSON-RPC's invalid params first", errorReply("1", -32602, "Invalid params: Unknown tool: "+X), every},
 		{"JSON-RPC's internal error first", errorReply("1", -32603, "Internal error: Unknown tool: "+X), every},
 		{"in brackets", errorReply("1", -32602, "Tool ["+X+"] not found."), every},
+		// @douyinfe/semi-mcp 1.0.22 over HTTP, on 2026-12-07: "unknown tool" in Chinese
+		{"in Chinese", errorReply("1", -32603, "未知的工具: "+X), every},
+		{"in Chinese, a full-width colon", textResult("1", "未知工具："+X, true), every},
+		{"in Chinese, another name", errorReply("1", -32603, "未知的工具: "+X+"_v2"), never},
 		// Found on npm on 2026-12-07: @mseep/linear-mcp 78.0.1,
 		// @anaisbetts/mcp-installer 0.5.0
 		{"words ending with error first", textResult("1", "Linear API error: MCP error -32601: Unknown tool: "+X, true), every},

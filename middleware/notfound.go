@@ -355,7 +355,7 @@ func bare(t string) bool {
 var (
 	namedAfter = [...]string{
 		"unknown tool name", "unknown tool", "tool not found", "no such tool", "no tool named", "no tool called",
-		"invalid tool name", "invalid tool", "could not find tool", "couldn't find tool", "cannot find tool",
+		"invalid tool name", "invalid tool", "could not find tool", "couldn't find tool", "cannot find tool", "未知的工具", "未知工具", "找不到工具",
 		"can't find tool", "unable to find tool", "tool does not exist", "unsupported tool", "unrecognized tool name",
 		"unrecognized tool", "unrecognised tool name", "unrecognised tool", "tool not registered", "missing tool",
 		"tool not available", "tool not implemented", // (these two may speak of a tool the server has)
@@ -385,7 +385,7 @@ func phrase(t, name string) (rest string, ok, noun bool) {
 				r = s[strings.IndexByte(s, ':'):]
 			}
 			r = strings.TrimLeft(r, " ")
-			for _, sep := range [...]string{":", "=", "-", "named", "called"} {
+			for _, sep := range [...]string{":", "：", "=", "-", "named", "called"} {
 				if s, ok := cutFold(r, sep); ok {
 					r = strings.TrimLeft(s, " ")
 					break
