@@ -107,6 +107,12 @@ func TestRecognizesNotFoundInTheirOwnWords(t *testing.T) {
 		{"a thing not found, after a middleware's words", textResult("1", "Not found: "+X, true), never},
 		{"invalid params about an argument", errorReply("1", -32602, "Invalid params: "+X+": city is required"), never},
 		{"words between, no colon", textResult("1", "Unknown tool for "+X, true), never},
+		// A tool that exists but not here (a review's cases): only "Unknown
+		// tool" takes words between, a few and one clause.
+		{"unsupported for a plan", textResult("1", "Unsupported tool for your plan: "+X, true), never},
+		{"not found for a workspace", textResult("1", "Tool not found for workspace acme: "+X, true), never},
+		{"words between, across a sentence", textResult("1", "Unknown tool for this mode. Available tools: "+X, true), never},
+		{"a label with more than a name before the colon", textResult("1", "Not found any route for this request: Unknown tool: "+X, true), never},
 		{"words between, another name", textResult("1", "Unknown tool for "+X+": search", true), never},
 		{"in brackets, another name", errorReply("1", -32602, "Tool ["+X+"_v2] not found."), never},
 	} {

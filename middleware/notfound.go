@@ -318,20 +318,20 @@ func cutLabel(t string) (string, bool) {
 	for _, p := range [...]string{"failed to call tool", "tool execution failed", "method not found", "invalid params", "resource not found", "not found"} {
 		if rest, ok := cutFold(t, p); ok && (rest == "" || rest[0] == ' ' || rest[0] == ':') {
 			head, after, found := strings.Cut(rest, ":")
-			return after, found && !strings.Contains(head, "\n")
+			return after, found && !strings.ContainsAny(strings.TrimSpace(head), " \n") // at most a name
 		}
 	}
 	return t, false
 }
 
-// cutErrorWords cuts a few words that start with Error or end with an
-// error's name, and a colon ("Error executing tool X:", "Linear API error:").
+// cutErrorWords cuts a few words that start or end with the word Error,
+// and a colon ("Error executing tool X:", "Linear API error:").
 func cutErrorWords(t string) (string, bool) {
 	head, rest, ok := strings.Cut(t, ":") // (t is trimmed)
 	first, _, _ := strings.Cut(head, " ")
 	words := strings.Count(head, " ") + 1
 	return rest, ok && words > 1 && words <= 6 && !strings.Contains(head, "\n") &&
-		(strings.EqualFold(first, "error") || len(head) > 5 && strings.EqualFold(head[len(head)-5:], "error"))
+		(strings.EqualFold(first, "error") || len(head) > 6 && strings.EqualFold(head[len(head)-6:], " error"))
 }
 
 // emphasis reports a rune servers put before a message: markdown
@@ -381,8 +381,8 @@ var (
 func phrase(t, name string) (rest string, ok, noun bool) {
 	for _, p := range namedAfter {
 		if r, ok := cutFold(t, p); ok {
-			if s, ok := cutFold(r, " for "); ok && strings.Contains(s, ":") { // "Unknown tool for this Gradio app: X"
-				r = s[strings.IndexByte(s, ':'):]
+			if head, _, ok := strings.Cut(r, ":"); ok && p == "unknown tool" && strings.HasPrefix(head, " for ") && !strings.ContainsAny(head, ".,;\n") && strings.Count(head, " ") < 7 {
+				r = r[len(head):] // "Unknown tool for this Gradio app: X": a few words, one clause
 			}
 			r = strings.TrimLeft(r, " ")
 			for _, sep := range [...]string{":", "：", "=", "-", "named", "called"} {

@@ -157,6 +157,7 @@ func TestIsNotFound(t *testing.T) {
 		{isErrorReply("1", "Unknown tool: nope, try again"), "1", "nope", true},
 		{isErrorReply("1", "Tool nope was not found"), "1", "nope", true},
 		{isErrorReply("1", "No tool named nope"), "1", "nope", true},
+		{isErrorReply("1", "Unknown tool log_error: did you mean log_event?"), "1", "log_error", true}, // not "... error:", a prefix
 		{errorReply("1", -32603, "Tool not found: nope, try again"), "1", "nope", true},
 		// Not a not-found answer.
 		{errorReply("1", -32602, "Unknown tool: nope2"), "1", "nope", false},

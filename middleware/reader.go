@@ -688,7 +688,7 @@ func classifyKey(b []byte, sp span, keys []string) (k int, ok bool) {
 	}
 	if plain {
 		for _, key := range keys {
-			if strings.EqualFold(string(raw), key) {
+			if len(raw) == len(key) && strings.EqualFold(string(raw), key) {
 				return -1, false
 			}
 		}
