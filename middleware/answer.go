@@ -39,31 +39,29 @@ type Rejection struct {
 	// guard lists tools: ErrNoList.
 	ListErr error
 
-	msg      []byte // the JSON-RPC message, with the code rendered
-	rendered int    // the code in msg, which starts at codeAt
-	codeAt   int
+	// The message: msg with listed (shared, never written to) at listedAt.
+	msg, listed      []byte
+	listedAt, codeAt int // codeAt: where the code, rendered, starts in msg
+	rendered         int
 }
 
 // startMessage begins the message of a rejection to the request id: up
-// to its error code, whose index it returns.
-func startMessage(id []byte, size int) ([]byte, int) {
+// to its error code, code, whose index it returns.
+func startMessage(id []byte, code, size int) ([]byte, int) {
 	b := make([]byte, 0, size+len(id)+48)
-	b = append(b, `{"jsonrpc":"2.0","id":`...)
-	b = append(b, id...)
-	b = append(b, `,"error":{"code":`...)
-	return b, len(b)
+	b = append(append(append(b, `{"jsonrpc":"2.0","id":`...), id...), `,"error":{"code":`...)
+	return strconv.AppendInt(b, int64(code), 10), len(b)
 }
 
-// message returns the JSON-RPC message of the rejection, with its Code
-// (rendered again only when a hook changed it).
-func (j *Rejection) message() []byte {
-	if j.Code == j.rendered {
-		return j.msg
+// appendMessage appends the JSON-RPC message of the rejection to b: its
+// Code (rendered again only when a hook changed it) and the shared list.
+func (j *Rejection) appendMessage(b []byte) []byte {
+	head := j.msg[:j.listedAt]
+	if j.Code != j.rendered {
+		b = strconv.AppendInt(append(b, head[:j.codeAt]...), int64(j.Code), 10)
+		head = head[j.codeAt+len(strconv.Itoa(j.rendered)):]
 	}
-	end := j.codeAt + len(strconv.Itoa(j.rendered))
-	b := append(make([]byte, 0, len(j.msg)+8), j.msg[:j.codeAt]...)
-	b = strconv.AppendInt(b, int64(j.Code), 10)
-	return append(b, j.msg[end:]...)
+	return append(append(append(b, head...), j.listed...), j.msg[j.listedAt:]...)
 }
 
 // Write writes the rejection to w: status, Content-Type and the JSON-RPC
@@ -73,20 +71,24 @@ func (j *Rejection) Write(w http.ResponseWriter) error {
 	if j == nil || j.msg == nil {
 		return errNotMade
 	}
-	payload := j.message()
+	buf := getBuffer() // (the list is not copied to a buffer of each answer's own)
+	defer putBuffer(buf)
+	b, end := buf.b[:0], ""
 	h := w.Header()
 	if j.SSE {
 		// One data line: the message holds no line end (every control
 		// character in it is escaped, and its id is a token the reader took).
-		payload = append(append(append(make([]byte, 0, len(payload)+24), "event: message\ndata: "...), payload...), "\n\n"...)
+		b, end = append(b, "event: message\ndata: "...), "\n\n"
 		h["Content-Type"] = []string{"text/event-stream"}
 		h["Cache-Control"] = []string{"no-cache"}
 	} else {
 		h["Content-Type"] = []string{"application/json"}
 	}
-	h["Content-Length"] = []string{strconv.Itoa(len(payload))}
+	b = append(j.appendMessage(b), end...)
+	buf.b = b
+	h["Content-Length"] = []string{strconv.Itoa(len(b))}
 	w.WriteHeader(j.Status)
-	_, err := w.Write(payload)
+	_, err := w.Write(b)
 	return err
 }
 
@@ -95,8 +97,7 @@ func (j *Rejection) Write(w http.ResponseWriter) error {
 // as its data. The stream's first event keeps the BOM it may start with
 // (only there is a BOM a mark; on a later event it is part of a line).
 func (j *Rejection) event(ev []byte, first bool) []byte {
-	msg := j.message()
-	b := make([]byte, 0, len(ev)+len(msg)+64)
+	b := make([]byte, 0, len(ev)+len(j.msg)+len(j.listed)+64)
 	if rest, ok := bytes.CutPrefix(ev, bom); ok && first {
 		b, ev = append(b, bom...), rest
 	}
@@ -107,9 +108,7 @@ func (j *Rejection) event(ev []byte, first bool) []byte {
 		}
 		if _, ok := mcpwire.DataField(line); ok {
 			if !wroteData {
-				b = append(b, "data: "...)
-				b = append(b, msg...)
-				b = append(b, '\n')
+				b = append(j.appendMessage(append(b, "data: "...)), '\n')
 				wroteData = true
 			}
 			return
@@ -131,12 +130,11 @@ const wayOut = ` Call tools/list for the available tools.`
 // and the way out ("Unknown tool: X. Did you mean Y? Call tools/list for
 // the available tools."), or only the tool with Options.BareMessage.
 func (g *Guard) unknownTool(id []byte, name string, listed []byte, near []string, status int, sse bool) *Rejection {
-	size := 128 + len(listed) + min(len(name), maxNameInMessage+3)
+	size := 128 + min(len(name), maxNameInMessage+3)
 	for _, n := range near {
 		size += 2*len(n) + 7 // in the message and in data, quoted
 	}
-	b, at := startMessage(id, size)
-	b = strconv.AppendInt(b, CodeInvalidParams, 10)
+	b, at := startMessage(id, CodeInvalidParams, size)
 	b = append(b, `,"message":"Unknown tool: `...)
 	b = appendCut(b, name, maxNameInMessage)
 	if !g.opts.BareMessage {
@@ -148,9 +146,10 @@ func (g *Guard) unknownTool(id []byte, name string, listed []byte, near []string
 		b = append(b, wayOut...)
 	}
 	b = append(b, '"')
+	listedAt := 0 // (no list is inserted anywhere)
 	if listed != nil || len(near) > 0 {
 		b = append(b, `,"data":{`...)
-		b = append(b, listed...)
+		listedAt = len(b)
 		if len(near) > 0 {
 			if listed != nil {
 				b = append(b, ',')
@@ -160,7 +159,7 @@ func (g *Guard) unknownTool(id []byte, name string, listed []byte, near []string
 		b = append(b, '}')
 	}
 	b = append(b, "}}"...)
-	return &Rejection{Name: name, Code: CodeInvalidParams, Status: status, SSE: sse, msg: b, rendered: CodeInvalidParams, codeAt: at}
+	return &Rejection{Name: name, Code: CodeInvalidParams, Status: status, SSE: sse, msg: b, listed: listed, listedAt: listedAt, rendered: CodeInvalidParams, codeAt: at}
 }
 
 // listed returns the data.availableTools member of an answer that shows
@@ -207,8 +206,7 @@ func sortedList(names []string) []string {
 }
 
 func newHeaderMismatch(id []byte, name, header string) *Rejection {
-	b, at := startMessage(id, 128)
-	b = strconv.AppendInt(b, CodeHeaderMismatch, 10)
+	b, at := startMessage(id, CodeHeaderMismatch, 128)
 	b = append(b, `,"message":"Header mismatch: `+header+` header is missing or does not match the request body"}}`...)
 	return &Rejection{Name: name, Code: CodeHeaderMismatch, Status: http.StatusBadRequest, msg: b, rendered: CodeHeaderMismatch, codeAt: at}
 }

@@ -2,6 +2,7 @@ package toolguard
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 )
@@ -168,5 +169,39 @@ func TestNamelessNotFoundOfAToolIsReadOnlyAgainstAList(t *testing.T) {
 	now = now.Add(11 * time.Minute)
 	if w := serve(g, next, newRequest("POST", call("9", `"document"`), nil)); w.Body.String() != own {
 		t.Errorf("the tool's own execution error became %s", w.Body)
+	}
+}
+
+// cutFold's first-byte check never turns away what strings.EqualFold
+// takes: every phrase of the grammar, in each letter case of each byte,
+// with Unicode letters that fold to ASCII ones (the Kelvin sign, long s),
+// and with its first byte changed to every other byte.
+func TestCutFoldTakesWhatEqualFoldTakes(t *testing.T) {
+	var phrases []string
+	phrases = append(phrases, namedAfter[:]...)
+	phrases = append(phrases, namedBefore[:]...)
+	phrases = append(phrases, namedUnavailable[:]...)
+	phrases = append(phrases, "mcp error ", "the tool ", "tool ", "method ", ":", "：", "=", "-", "named", "called")
+	plain := func(s, p string) bool { return len(s) >= len(p) && strings.EqualFold(s[:len(p)], p) }
+	check := func(s, p string) {
+		if _, ok := cutFold(s, p); ok != plain(s, p) {
+			t.Errorf("cutFold(%q, %q) = %v, EqualFold says %v", s, p, ok, !ok)
+		}
+	}
+	for _, p := range phrases {
+		for i := range len(p) {
+			b := []byte(p)
+			b[i] ^= 0x20
+			check(string(b)+" x", p)
+			for c := range 256 {
+				b := []byte(p)
+				b[0] = byte(c)
+				check(string(b), p)
+			}
+		}
+		for _, sub := range [][2]string{{"k", "\u212a"}, {"s", "\u017f"}, {"K", "\u212a"}} {
+			check(strings.Replace(p, sub[0], sub[1], 1)+"   ", p)
+		}
+		check(strings.ToUpper(p), p)
 	}
 }

@@ -512,6 +512,31 @@ func TestReasonWatchedMeansTranslatable(t *testing.T) {
 	}
 }
 
+// Answers drawn from one kept list share its rendered tool list: an
+// answer whose code a hook changed, one written as an event, and a plain
+// one each come out whole, with the list as the server gave it.
+func TestAnswersOfOneKeptListEachComeOutWhole(t *testing.T) {
+	n := 0
+	g := listedGuard(t, Options{OnReject: func(_ *http.Request, rej *Rejection) {
+		if n++; n == 1 {
+			rej.Code = -32601
+		}
+	}}, "alpha", "beta")
+	notFound := errorReply("7", -32602, "tool 'alpah' not found: tool not found")
+	for i, c := range []struct{ ct, body, code string }{
+		{"application/json", notFound, "-32601"},
+		{"text/event-stream", "event: message\ndata: " + notFound + "\n\n", "-32602"},
+		{"application/json", notFound, "-32602"},
+	} {
+		w := serve(g, answering(200, c.ct, c.body), newRequest("POST", call("7", `"alpah"`), nil))
+		msg := strings.TrimSuffix(strings.TrimPrefix(w.Body.String(), "event: message\ndata: "), "\n\n")
+		want := `{"jsonrpc":"2.0","id":7,"error":{"code":` + c.code + `,"message":"Unknown tool: alpah","data":{"availableTools":["alpha","beta"],"suggestions":["alpha"]}}}`
+		if msg != want || w.Header().Get("Content-Type") != c.ct {
+			t.Errorf("answer %d (%s): %q\nwant %s", i, w.Header().Get("Content-Type"), w.Body, want)
+		}
+	}
+}
+
 // A hook may change the answer's Code and Status before it is written,
 // and Write honours both: the bytes carry the new code, and nothing else
 // of the answer changes.

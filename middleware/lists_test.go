@@ -129,7 +129,7 @@ func TestUnknownToolSaysWhatTheOptionsAsk(t *testing.T) {
 		for _, q := range queries {
 			for _, id := range []string{"1", `"abc"`, "-12345678901234567890"} {
 				shown, near := g.parts(&seenList{sorted: list}, q)
-				msg := g.unknownTool([]byte(id), q, shown, near, 200, false).message()
+				msg := g.unknownTool([]byte(id), q, shown, near, 200, false).appendMessage(nil)
 				var got struct {
 					ID    json.RawMessage
 					Error struct {

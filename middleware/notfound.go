@@ -426,9 +426,9 @@ func phrase(t, name string) (rest string, ok, noun bool) {
 	return "", false, false
 }
 
-// cutFold cuts prefix from s, ignoring ASCII letter case.
+// cutFold cuts prefix from s, ignoring ASCII letter case (first bytes first, case bit set: most calls fail there).
 func cutFold(s, prefix string) (string, bool) {
-	if len(s) < len(prefix) || !strings.EqualFold(s[:len(prefix)], prefix) {
+	if len(s) < len(prefix) || len(prefix) > 0 && s[0]|0x20 != prefix[0]|0x20 || !strings.EqualFold(s[:len(prefix)], prefix) {
 		return s, false
 	}
 	return s[len(prefix):], true

@@ -36,7 +36,7 @@ func TestSeenListsUnderConcurrentUse(t *testing.T) {
 					_ = l.state("a")
 					_ = l.state("zz")
 					g.parts(l, "zz")
-					_ = g.translation(l, []byte("1"), "zz", 200, false).message()
+					_ = g.translation(l, []byte("1"), "zz", 200, false).appendMessage(nil)
 				}
 			}
 		}()

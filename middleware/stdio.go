@@ -510,5 +510,5 @@ func (s *Stdio) serverLine(line []byte) []byte {
 	if s.opts.OnTranslate != nil {
 		s.opts.OnTranslate(rej)
 	}
-	return append(rej.message(), '\n')
+	return append(rej.appendMessage(nil), '\n')
 }

@@ -15,8 +15,7 @@ import (
 
 // A watched call is a tools/call the guard handed to the server: what it
 // needs to recognise the server's not-found answer to it, and to write its
-// own. It is allocated once, with its writer and room for a short id and
-// a short answer.
+// own. It is allocated once, with its writer and room for a short id.
 type watched struct {
 	g       *Guard
 	r       *http.Request
@@ -30,9 +29,8 @@ type watched struct {
 	seen   *seenList // the caller's list, once looked up (looked)
 	looked bool
 
-	ww     watchWriter
-	idBuf  [24]byte
-	ansBuf [512]byte
+	ww    watchWriter
+	idBuf [24]byte
 }
 
 // newWatched returns the watched call of id (copied: it lies in the
@@ -78,13 +76,12 @@ type watchWriter struct {
 	// which is what net/http sends (what is set later goes out only as
 	// declared trailers): its entries, sharing their value slices (a
 	// handler that writes into one of them is not undone).
-	sent    []keyedValues
-	sentBuf [8]keyedValues
+	sent []keyedValues
 }
 
 // watch returns the writer of c, which passes through to w.
 func (c *watched) watch(w http.ResponseWriter, _ *http.Request) responseWatch {
-	c.ww = watchWriter{passWriter: passWriter{w: w}, c: c, limit: maxNotFoundBytes(c.name), buf: c.ansBuf[:0]}
+	c.ww = watchWriter{passWriter: passWriter{w: w}, c: c, limit: maxNotFoundBytes(c.name)}
 	return &c.ww
 }
 
@@ -110,7 +107,7 @@ func (ww *watchWriter) asSent() (restore func()) {
 
 // hold notes the header as the handler wrote its status, for asSent.
 func (ww *watchWriter) hold(h http.Header) {
-	ww.sent = ww.sentBuf[:0]
+	ww.sent = make([]keyedValues, 0, len(h))
 	for k, v := range h {
 		ww.sent = append(ww.sent, keyedValues{k, v})
 	}
