@@ -24,8 +24,8 @@ const (
 )
 
 // A Rejection is the answer the middleware writes instead of passing a
-// request on. Write it with [Rejection.Write]; a hook (Options.OnReject)
-// may change Code and Status first, and Write honours both.
+// request on. [Rejection.Write] makes it from the fields as they are then:
+// a hook (Options.OnReject) may change Code and Status first.
 type Rejection struct {
 	Name   string // the tool name the request asked for, whole
 	Code   int    // CodeInvalidParams or CodeHeaderMismatch
@@ -39,39 +39,52 @@ type Rejection struct {
 	// guard lists tools: ErrNoList.
 	ListErr error
 
-	// The message: msg with listed (shared, never written to) at listedAt.
-	msg, listed      []byte
-	listedAt, codeAt int // codeAt: where the code, rendered, starts in msg
-	rendered         int
+	id     []byte   // the request's id, as sent (a copy)
+	listed []byte   // data.availableTools, shared with the caller's kept list
+	near   []string // the names nearest Name
+	header string   // CodeHeaderMismatch's: the header that does not match
+	bare   bool     // Options.BareMessage
 }
 
-// startMessage begins the message of a rejection to the request id: up
-// to its error code, code, whose index it returns.
-func startMessage(id []byte, code, size int) ([]byte, int) {
-	b := make([]byte, 0, size+len(id)+48)
-	b = append(append(append(b, `{"jsonrpc":"2.0","id":`...), id...), `,"error":{"code":`...)
-	return strconv.AppendInt(b, int64(code), 10), len(b)
-}
-
-// appendMessage appends the JSON-RPC message of the rejection to b: its
-// Code (rendered again only when a hook changed it) and the shared list.
+// appendMessage appends the JSON-RPC message of the rejection to b, with
+// its Code as it is now (a hook may have changed it).
 func (j *Rejection) appendMessage(b []byte) []byte {
-	head := j.msg[:j.listedAt]
-	if j.Code != j.rendered {
-		b = strconv.AppendInt(append(b, head[:j.codeAt]...), int64(j.Code), 10)
-		head = head[j.codeAt+len(strconv.Itoa(j.rendered)):]
+	b = append(append(append(b, `{"jsonrpc":"2.0","id":`...), j.id...), `,"error":{"code":`...)
+	b = strconv.AppendInt(b, int64(j.Code), 10)
+	if j.header != "" {
+		return append(b, `,"message":"Header mismatch: `+j.header+` header is missing or does not match the request body"}}`...)
 	}
-	return append(append(append(b, head...), j.listed...), j.msg[j.listedAt:]...)
+	b = appendCut(append(b, `,"message":"Unknown tool: `...), j.Name, maxNameInMessage)
+	if !j.bare {
+		if len(j.near) > 0 {
+			b = appendDidYouMean(b, j.near)
+		} else {
+			b = append(b, '.')
+		}
+		b = append(b, wayOut...)
+	}
+	b = append(b, '"')
+	if j.listed != nil || len(j.near) > 0 {
+		b = append(append(b, `,"data":{`...), j.listed...)
+		if len(j.near) > 0 {
+			if j.listed != nil {
+				b = append(b, ',')
+			}
+			b = appendStrings(append(b, `"suggestions":`...), j.near)
+		}
+		b = append(b, '}')
+	}
+	return append(b, "}}"...)
 }
 
 // Write writes the rejection to w: status, Content-Type and the JSON-RPC
 // error, as JSON or as one SSE event (event: message). It is the only code
 // in the kit that writes a rejection; adapters call it.
 func (j *Rejection) Write(w http.ResponseWriter) error {
-	if j == nil || j.msg == nil {
+	if j == nil || j.id == nil {
 		return errNotMade
 	}
-	buf := getBuffer() // (the list is not copied to a buffer of each answer's own)
+	buf := getBuffer() // (the message is made here, in a buffer used again)
 	defer putBuffer(buf)
 	b, end := buf.b[:0], ""
 	h := w.Header()
@@ -97,7 +110,7 @@ func (j *Rejection) Write(w http.ResponseWriter) error {
 // as its data. The stream's first event keeps the BOM it may start with
 // (only there is a BOM a mark; on a later event it is part of a line).
 func (j *Rejection) event(ev []byte, first bool) []byte {
-	b := make([]byte, 0, len(ev)+len(j.msg)+len(j.listed)+64)
+	b := make([]byte, 0, len(ev)+len(j.listed)+256)
 	if rest, ok := bytes.CutPrefix(ev, bom); ok && first {
 		b, ev = append(b, bom...), rest
 	}
@@ -130,36 +143,7 @@ const wayOut = ` Call tools/list for the available tools.`
 // and the way out ("Unknown tool: X. Did you mean Y? Call tools/list for
 // the available tools."), or only the tool with Options.BareMessage.
 func (g *Guard) unknownTool(id []byte, name string, listed []byte, near []string, status int, sse bool) *Rejection {
-	size := 128 + min(len(name), maxNameInMessage+3)
-	for _, n := range near {
-		size += 2*len(n) + 7 // in the message and in data, quoted
-	}
-	b, at := startMessage(id, CodeInvalidParams, size)
-	b = append(b, `,"message":"Unknown tool: `...)
-	b = appendCut(b, name, maxNameInMessage)
-	if !g.opts.BareMessage {
-		if len(near) > 0 {
-			b = appendDidYouMean(b, near)
-		} else {
-			b = append(b, '.')
-		}
-		b = append(b, wayOut...)
-	}
-	b = append(b, '"')
-	listedAt := 0 // (no list is inserted anywhere)
-	if listed != nil || len(near) > 0 {
-		b = append(b, `,"data":{`...)
-		listedAt = len(b)
-		if len(near) > 0 {
-			if listed != nil {
-				b = append(b, ',')
-			}
-			b = appendStrings(append(b, `"suggestions":`...), near)
-		}
-		b = append(b, '}')
-	}
-	b = append(b, "}}"...)
-	return &Rejection{Name: name, Code: CodeInvalidParams, Status: status, SSE: sse, msg: b, listed: listed, listedAt: listedAt, rendered: CodeInvalidParams, codeAt: at}
+	return &Rejection{Name: name, Code: CodeInvalidParams, Status: status, SSE: sse, id: id, listed: listed, near: near, bare: g.opts.BareMessage}
 }
 
 // listed returns the data.availableTools member of an answer that shows
@@ -206,9 +190,7 @@ func sortedList(names []string) []string {
 }
 
 func newHeaderMismatch(id []byte, name, header string) *Rejection {
-	b, at := startMessage(id, CodeHeaderMismatch, 128)
-	b = append(b, `,"message":"Header mismatch: `+header+` header is missing or does not match the request body"}}`...)
-	return &Rejection{Name: name, Code: CodeHeaderMismatch, Status: http.StatusBadRequest, msg: b, rendered: CodeHeaderMismatch, codeAt: at}
+	return &Rejection{Name: name, Code: CodeHeaderMismatch, Status: http.StatusBadRequest, id: bytes.Clone(id), header: header}
 }
 
 func appendStrings(b []byte, ss []string) []byte {

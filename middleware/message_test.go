@@ -67,20 +67,25 @@ func TestMessageListsSeveralNearestNames(t *testing.T) {
 	}
 }
 
-// The answer is made in the one buffer it starts with, however many names
-// it shows (it is not grown and copied on the way).
-func TestAnswerIsMadeInOneBuffer(t *testing.T) {
+// An answer is made as it is written, in a buffer used again: however
+// many names it shows, making it allocates only the Rejection, and
+// writing it only the header's values.
+func TestAnswerIsMadeAsItIsWritten(t *testing.T) {
 	g := mustGuard(t, Options{})
 	var names []string
 	for i := range 1000 {
 		names = append(names, fmt.Sprintf("tool_%04d", i))
 	}
-	listed := g.listed(names)
+	listed, id := g.listed(names), []byte(`"42"`)
 	for _, near := range [][]string{nil, {"tool_0001"}, {"a_rather_long_tool_name_0001", "a_rather_long_tool_name_0002", "a_rather_long_tool_name_0003"}} {
 		for _, name := range []string{"x", "tool_9999", strings.Repeat("n", 200)} {
-			allocs := testing.AllocsPerRun(10, func() { g.unknownTool([]byte(`"42"`), name, listed, near, 200, false) })
-			if allocs != 2 { // the message and the Rejection
-				t.Errorf("%q with %d nearest names: %v allocations", name, len(near), allocs)
+			var rej *Rejection
+			if allocs := testing.AllocsPerRun(10, func() { rej = g.unknownTool(id, name, listed, near, 200, false) }); allocs != 1 {
+				t.Errorf("%q with %d nearest names: %v allocations to make", name, len(near), allocs)
+			}
+			w := &discardWriter{h: http.Header{}}
+			if allocs := testing.AllocsPerRun(10, func() { rej.Write(w) }); allocs > 3 { // Content-Type, Content-Length and its digits
+				t.Errorf("%q with %d nearest names: %v allocations to write", name, len(near), allocs)
 			}
 		}
 	}
