@@ -40,6 +40,7 @@ type Rejection struct {
 	ListErr error
 
 	id     []byte   // the request's id, as sent (a copy)
+	asked  string   // Name as the request gave it (a hook may change Name)
 	listed []byte   // data.availableTools, shared with the caller's kept list
 	near   []string // the names nearest Name
 	header string   // CodeHeaderMismatch's: the header that does not match
@@ -54,7 +55,7 @@ func (j *Rejection) appendMessage(b []byte) []byte {
 	if j.header != "" {
 		return append(b, `,"message":"Header mismatch: `+j.header+` header is missing or does not match the request body"}}`...)
 	}
-	b = appendCut(append(b, `,"message":"Unknown tool: `...), j.Name, maxNameInMessage)
+	b = appendCut(append(b, `,"message":"Unknown tool: `...), j.asked, maxNameInMessage)
 	if !j.bare {
 		if len(j.near) > 0 {
 			b = appendDidYouMean(b, j.near)
@@ -143,7 +144,7 @@ const wayOut = ` Call tools/list for the available tools.`
 // and the way out ("Unknown tool: X. Did you mean Y? Call tools/list for
 // the available tools."), or only the tool with Options.BareMessage.
 func (g *Guard) unknownTool(id []byte, name string, listed []byte, near []string, status int, sse bool) *Rejection {
-	return &Rejection{Name: name, Code: CodeInvalidParams, Status: status, SSE: sse, id: id, listed: listed, near: near, bare: g.opts.BareMessage}
+	return &Rejection{Name: name, Code: CodeInvalidParams, Status: status, SSE: sse, id: id, asked: name, listed: listed, near: near, bare: g.opts.BareMessage}
 }
 
 // listed returns the data.availableTools member of an answer that shows

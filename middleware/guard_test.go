@@ -537,6 +537,18 @@ func TestAnswersOfOneKeptListEachComeOutWhole(t *testing.T) {
 	}
 }
 
+// The message quotes the name the request gave, whatever a hook makes of
+// Name (say, to bound a metric's values): the answer does not contradict
+// its own suggestions.
+func TestHookRenamingNameLeavesTheMessage(t *testing.T) {
+	g := mustGuard(t, Options{Tools: StaticTools("echo"), OnReject: func(_ *http.Request, rej *Rejection) { rej.Name = "other" }})
+	w := serve(g, answering(200, "application/json", "{}"), newRequest("POST", call("1", `"ecoh"`), nil))
+	want := `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Unknown tool: ecoh","data":{"availableTools":["echo"],"suggestions":["echo"]}}}`
+	if w.Body.String() != want {
+		t.Errorf("answer %s\nwant %s", w.Body, want)
+	}
+}
+
 // A hook may change the answer's Code and Status before it is written,
 // and Write honours both: the bytes carry the new code, and nothing else
 // of the answer changes.
