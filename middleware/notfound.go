@@ -381,17 +381,7 @@ var (
 func phrase(t, name string) (rest string, ok, noun bool) {
 	for _, p := range namedAfter {
 		if r, ok := cutFold(t, p); ok {
-			if head, _, ok := strings.Cut(r, ":"); ok && p == "unknown tool" && strings.HasPrefix(head, " for ") && !strings.ContainsAny(head, ".,;\n") && strings.Count(head, " ") < 7 {
-				r = r[len(head):] // "Unknown tool for this Gradio app: X": a few words, one clause
-			}
-			r = strings.TrimLeft(r, " ")
-			for _, sep := range [...]string{":", "：", "=", "-", "named", "called"} {
-				if s, ok := cutFold(r, sep); ok {
-					r = strings.TrimLeft(s, " ")
-					break
-				}
-			}
-			if r, ok = cutQuoted(r, name); ok {
+			if r, ok = nameAfter(r, p, name); ok {
 				return r, true, p != "tool not available" && p != "tool not implemented"
 			}
 		}
@@ -424,6 +414,23 @@ func phrase(t, name string) (rest string, ok, noun bool) {
 		}
 	}
 	return "", false, false
+}
+
+// nameAfter cuts name from r, what follows the phrase p of namedAfter:
+// after a separator, if any, and after "Unknown tool", a few words up to a
+// colon ("Unknown tool for this Gradio app: X"; one clause).
+func nameAfter(r, p, name string) (string, bool) {
+	if head, _, ok := strings.Cut(r, ":"); ok && p == "unknown tool" && strings.HasPrefix(head, " for ") && !strings.ContainsAny(head, ".,;\n") && strings.Count(head, " ") < 7 {
+		r = r[len(head):]
+	}
+	r = strings.TrimLeft(r, " ")
+	for _, sep := range [...]string{":", "：", "=", "-", "named", "called"} {
+		if s, ok := cutFold(r, sep); ok {
+			r = strings.TrimLeft(s, " ")
+			break
+		}
+	}
+	return cutQuoted(r, name)
 }
 
 // cutFold cuts prefix from s, ignoring ASCII letter case (first bytes first, case bit set: most calls fail there).
