@@ -11,7 +11,8 @@ import (
 )
 
 // corpusEntry is one recorded answer of a real npm MCP server
-// (testdata/notfound, recorded by scripts/record-notfound-corpus.sh).
+// (testdata/notfound, recorded by scripts/record-notfound-corpus.sh), with
+// the names its server listed (kept once a server, in servers.json).
 type corpusEntry struct {
 	Package, Version, Kind, Tool, Request, Answer string
 	Listed                                        []string
@@ -19,6 +20,21 @@ type corpusEntry struct {
 
 func readCorpus(t *testing.T) []corpusEntry {
 	t.Helper()
+	b, err := os.ReadFile("../testdata/notfound/servers.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var servers []struct {
+		Package, Version string
+		Listed           []string
+	}
+	if err := json.Unmarshal(b, &servers); err != nil {
+		t.Fatal(err)
+	}
+	listed := map[[2]string][]string{}
+	for _, s := range servers {
+		listed[[2]string{s.Package, s.Version}] = s.Listed
+	}
 	f, err := os.Open("../testdata/notfound/corpus.jsonl")
 	if err != nil {
 		t.Fatal(err)
@@ -31,6 +47,9 @@ func readCorpus(t *testing.T) []corpusEntry {
 		var e corpusEntry
 		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
 			t.Fatal(err)
+		}
+		if e.Listed = listed[[2]string{e.Package, e.Version}]; e.Listed == nil {
+			t.Fatalf("%s@%s: an answer of a server with no list in servers.json", e.Package, e.Version)
 		}
 		out = append(out, e)
 	}

@@ -45,13 +45,12 @@ var unknownNames = []string{"__toolguard_probe_nonexistent_tool__", "get_wether"
 
 // Entry is one line of the corpus.
 type Entry struct {
-	Package string   `json:"package"`
-	Version string   `json:"version"`
-	Kind    string   `json:"kind"` // "unknown" or "known-failing"
-	Tool    string   `json:"tool"`
-	Listed  []string `json:"listed"`
-	Request string   `json:"request"`
-	Answer  string   `json:"answer"`
+	Package string `json:"package"`
+	Version string `json:"version"`
+	Kind    string `json:"kind"` // "unknown" or "known-failing"
+	Tool    string `json:"tool"`
+	Request string `json:"request"`
+	Answer  string `json:"answer"`
 }
 
 // Status is what happened to one server; the script keeps it beside the
@@ -61,7 +60,7 @@ type Status struct {
 	Version string   `json:"version"`
 	Started bool     `json:"started"`
 	Reason  string   `json:"reason,omitempty"`
-	Tools   int      `json:"tools"`
+	Listed  []string `json:"listed"` // every name its tools/list gave (all pages), once for all its entries
 	Entries int      `json:"entries"`
 	Notes   []string `json:"notes,omitempty"`
 }
@@ -99,7 +98,7 @@ func main() {
 		}
 		fmt.Fprintf(os.Stderr, "== %s\n", s.spec())
 		es, st := record(*root, s)
-		fmt.Fprintf(os.Stderr, "   started=%v tools=%d entries=%d %s\n", st.Started, st.Tools, len(es), st.Reason)
+		fmt.Fprintf(os.Stderr, "   started=%v tools=%d entries=%d %s\n", st.Started, len(st.Listed), len(es), st.Reason)
 		for _, n := range st.Notes {
 			fmt.Fprintf(os.Stderr, "   note: %s\n", n)
 		}
@@ -416,7 +415,7 @@ func record(root string, s Server) (entries []Entry, st Status) {
 	if err != nil {
 		return nil, c.failed(st, err)
 	}
-	st.Tools = len(listed)
+	st.Listed = listed
 	entries = c.callAll(root, s, listed)
 	st.Entries = len(entries)
 	return entries, st
@@ -510,7 +509,7 @@ func (c *conn) callAll(root string, s Server, listed []string) []Entry {
 	call := func(kind, tool string, args map[string]any) {
 		if req, ans, ok := c.callTool(kind, tool, args); ok {
 			entries = append(entries, Entry{Package: s.Package, Version: s.Version, Kind: kind,
-				Tool: tool, Listed: listed, Request: req, Answer: string(ans)})
+				Tool: tool, Request: req, Answer: string(ans)})
 		}
 	}
 	call("unknown", unknownNames[0], nil)
