@@ -433,7 +433,8 @@ func nameAfter(r, p, name string) (string, bool) {
 	return cutQuoted(r, name)
 }
 
-// cutFold cuts prefix from s, ignoring ASCII letter case (first bytes first, case bit set: most calls fail there).
+// cutFold cuts prefix from s, ignoring ASCII letter case. The first bytes
+// are compared first, case bit set: most calls fail there.
 func cutFold(s, prefix string) (string, bool) {
 	if len(s) < len(prefix) || len(prefix) > 0 && s[0]|0x20 != prefix[0]|0x20 || !strings.EqualFold(s[:len(prefix)], prefix) {
 		return s, false
