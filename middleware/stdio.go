@@ -510,5 +510,5 @@ func (s *Stdio) serverLine(line []byte) []byte {
 	if s.opts.OnTranslate != nil {
 		s.opts.OnTranslate(rej)
 	}
-	return append(rej.appendMessage(nil), '\n')
+	return append(rej.appendMessage(make([]byte, 0, len(rej.listed)+256)), '\n')
 }
