@@ -3,23 +3,20 @@ package toolguard
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 
 	"github.com/toolguard/toolguard/internal/mcpwire"
 )
 
 // callerMeta returns a copy of a request's _meta as the caller's key reads
-// it: every member but progressToken, which names the request itself and
-// changes with every request (a tools/list and a tools/call of one caller
-// carry the same rest).
+// it: without the members that describe the request (requestMetaKeys), in
+// which a tools/list and a tools/call of one caller differ.
 //
 // An empty object is none, as is no _meta (an empty meta): a request whose
-// _meta holds only a progressToken has the caller of one without _meta.
+// _meta holds only such members has the caller of one without _meta.
 func callerMeta(meta []byte) []byte {
 	if len(meta) == 0 || isEmptyObject(meta) {
 		return nil
-	}
-	if !bytes.Contains(meta, []byte("progress")) && !bytes.Contains(meta, []byte(`\u`)) {
-		return bytes.Clone(meta)
 	}
 	// meta is an object the strict reader accepted.
 	out := append(make([]byte, 0, len(meta)), '{')
@@ -31,7 +28,7 @@ func callerMeta(meta []byte) []byte {
 		s.i++ // the colon
 		s.ws()
 		s.value()
-		if !strEquals(meta, key, "progressToken") {
+		if !slices.ContainsFunc(requestMetaKeys, func(k string) bool { return strEquals(meta, key, k) }) {
 			if len(out) > 1 {
 				out = append(out, ',')
 			}
@@ -44,6 +41,12 @@ func callerMeta(meta []byte) []byte {
 	}
 	return append(out, '}')
 }
+
+// requestMetaKeys are the _meta members that describe a request, not its
+// caller, as tracing headers do: its progress token, its W3C trace context
+// (SEP-414), the task it belongs to and the log level asked of it.
+var requestMetaKeys = []string{"progressToken", "traceparent", "tracestate", "baggage",
+	"io.modelcontextprotocol/related-task", "io.modelcontextprotocol/logLevel"}
 
 // isEmptyObject reports whether b is {} with optional whitespace.
 func isEmptyObject(b []byte) bool {

@@ -32,21 +32,21 @@ const listChangedMethod = "notifications/tools/list_changed"
 var listChangedStandIn = []byte(`{"jsonrpc":"2.0","method":"` + listChangedMethod + `"}`)
 
 // observe notes a request that is not a tools/call before it passes: an
-// initialize drops the lists of its session (a new session starts with
-// none), and so does a body outside the strict subset that could spell
-// one (some SDK may read it so); a tools/list gets its answer read; the
-// answer to any other is watched for a changed list (changeWriter). It
-// returns the observer of the answer, or nil.
+// initialize ends what is kept of its caller (initialized), and so does a
+// body outside the strict subset that could spell one (some SDK may read
+// it so); a tools/list gets its answer read; the answer to any other is
+// watched for a changed list (changeWriter). It returns the observer of
+// the answer, or nil.
 func (g *Guard) observe(r *http.Request, body []byte, m message) observer {
 	session := r.Header.Get(mcpwire.HeaderSessionID)
 	switch {
 	case !m.strict || m.jsonrpc.kind != kString || !strEquals(body, m.jsonrpc, "2.0") || m.method.kind != kString:
 		if !m.strict && mayBeInitialize(body) {
-			g.seen.dropSession(session, true)
+			g.initialized(r, session, nil)
 		}
 		return (*answers)(g)
 	case strEquals(body, m.method, "initialize"):
-		g.seen.dropSession(session, true)
+		g.initialized(r, session, callerMeta(m.meta.raw(body)))
 		return nil
 	case (m.id.kind != kString && m.id.kind != kInt) || !strEquals(body, m.method, "tools/list"):
 		// With no session, a changed list drops every list kept without
@@ -59,6 +59,17 @@ func (g *Guard) observe(r *http.Request, body []byte, m message) observer {
 	}
 	return &listWatch{g: g, id: bytes.Clone(m.id.raw(body)), key: callerKey(r, callerMeta(m.meta.raw(body))), cursor: cursor,
 		session: session, mark: g.seen.mark(session)}
+}
+
+// initialized notes an initialize (meta: its _meta as the key reads it):
+// it drops the lists of its session, or without one only the list of its
+// own caller, whose names still guard their calls (another's is not its).
+func (g *Guard) initialized(r *http.Request, session string, meta []byte) {
+	if session != "" {
+		g.seen.dropSession(session, true)
+		return
+	}
+	g.seen.forget(callerKey(r, meta))
 }
 
 // session notes a request whose body is not read: DELETE ends a session

@@ -727,3 +727,73 @@ func TestListGoneStillGuardsTheNamesItShowedOverHTTP(t *testing.T) {
 		t.Errorf("an unlisted name: %s", got)
 	}
 }
+
+// Without a session, one caller's initialize (or a body that may be read
+// as one) says nothing of what another caller was shown: the other's list
+// is still shown, and a tool it showed keeps its own not-found words.
+func TestAnotherCallersInitializeLeavesTheList(t *testing.T) {
+	alice := http.Header{"Authorization": {"Bearer alice"}}
+	bob := http.Header{"Authorization": {"Bearer bob"}}
+	for name, body := range map[string]string{
+		"initialize":                     `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"b","version":"1"}}}`,
+		"a body that may be read as one": `["\u0065"]`,
+		"one outside the strict subset":  `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"clientInfo":{"name":"c\ud83d"}}}`,
+	} {
+		g := mustGuard(t, Options{Tools: unsure{}})
+		serve(g, &listingServer{names: []string{"fail", "get_weather"}}, newRequest("POST", listCall("1", ""), alice))
+		serve(g, answering(200, "application/json", `{"jsonrpc":"2.0","id":0,"result":{}}`), newRequest("POST", body, bob))
+		own := isErrorReply("9", "Unknown tool: fail")
+		if got := serve(g, answering(200, "application/json", own), newRequest("POST", call("9", `"fail"`), alice)).Body.String(); got != own {
+			t.Errorf("after another caller's %s, a listed tool's own answer was replaced: %s", name, got)
+		}
+		if got := callUnknown(g, "get_wether", alice); !strings.Contains(got, `"availableTools":["fail","get_weather"]`) {
+			t.Errorf("after another caller's %s, the list is not shown: %s", name, got)
+		}
+	}
+}
+
+// Without a session, the caller's own initialize ends the showing of its
+// list, not the names it showed: a tool it showed keeps its own not-found
+// words.
+func TestOwnInitializeWithoutASessionKeepsTheNamesGuarding(t *testing.T) {
+	h := http.Header{"Authorization": {"Bearer alice"}}
+	g := mustGuard(t, Options{Tools: unsure{}})
+	serve(g, &listingServer{names: []string{"fail"}}, newRequest("POST", listCall("1", ""), h))
+	serve(g, answering(200, "application/json", `{"jsonrpc":"2.0","id":0,"result":{}}`),
+		newRequest("POST", `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}`, h))
+	own := isErrorReply("9", "Unknown tool: fail")
+	if got := serve(g, answering(200, "application/json", own), newRequest("POST", call("9", `"fail"`), h)).Body.String(); got != own {
+		t.Errorf("a listed tool's own answer was replaced: %s", got)
+	}
+	if got := callUnknown(g, "nope", h); got != unknownAnswer("nope", "") {
+		t.Errorf("after its initialize, the caller's list is still shown: %s", got)
+	}
+}
+
+// What a request's _meta says of the request itself (a trace context, as
+// the TypeScript SDK v2 sends it, changes with every request) does not make
+// another caller: the call finds the list its caller was given, and a
+// tool the list showed keeps its own not-found words.
+func TestCallsOwnTraceContextFindsTheCallersList(t *testing.T) {
+	withMeta := func(body, meta string) string {
+		return strings.Replace(body, `"params":{`, `"params":{"_meta":`+meta+`,`, 1)
+	}
+	g := mustGuard(t, Options{Tools: unsure{}})
+	serve(g, &listingServer{names: []string{"fail"}},
+		newRequest("POST", `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"traceparent":"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01","progressToken":1}}}`, nil))
+	own := isErrorReply("9", "Unknown tool: fail")
+	for _, meta := range []string{
+		`{"traceparent":"00-4bf92f3577b34da6a3ce929d0e0e4736-b7ad6b7169203331-01","tracestate":"congo=t61rcWkgMzE"}`,
+		`{"baggage":"userId=alice","io.modelcontextprotocol\/related-task":{"taskId":"t-1"}}`,
+		`{"io.modelcontextprotocol/logLevel":"debug"}`,
+		`{}`,
+	} {
+		if got := serve(g, answering(200, "application/json", own), newRequest("POST", withMeta(call("9", `"fail"`), meta), nil)).Body.String(); got != own {
+			t.Errorf("a call with _meta %s: the listed tool's own answer was replaced: %s", meta, got)
+		}
+		notFound := answering(200, "application/json", errorReply("9", -32602, "Unknown tool: nope"))
+		if got := serve(g, notFound, newRequest("POST", withMeta(call("9", `"nope"`), meta), nil)).Body.String(); !strings.Contains(got, `"availableTools":["fail"]`) {
+			t.Errorf("a call with _meta %s does not find its caller's list: %s", meta, got)
+		}
+	}
+}

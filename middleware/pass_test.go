@@ -155,9 +155,11 @@ func TestReasonNames(t *testing.T) {
 	}
 }
 
-// The caller's key reads a request's _meta without its progressToken: a
-// tools/list and a tools/call of one caller differ in nothing else.
-func TestCallerMetaDropsProgressToken(t *testing.T) {
+// The caller's key reads a request's _meta without what describes the
+// request itself (its progressToken, trace context, task and log level),
+// however the keys are spelled: a tools/list and a tools/call of one
+// caller differ in nothing else.
+func TestCallerMetaDropsWhatDescribesTheRequest(t *testing.T) {
 	for _, tc := range []struct{ body, want string }{
 		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"}}`, ""},
 		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","_meta":{"a":1}}}`, `{"a":1}`},
@@ -167,6 +169,9 @@ func TestCallerMetaDropsProgressToken(t *testing.T) {
 			`{"io.modelcontextprotocol/protocolVersion" : "2026-07-28"}`},
 		{`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"progressToken":7}}}`, ""},
 		{`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{ }}}`, ""},
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"traceparent":"00-1-2-01","tracestate":"a=b","baggage":"u=1","t":1}}}`, `{"t":1}`},
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol\/related-task":{"taskId":"x"},"progress\u0054oken":2,"io.modelcontextprotocol/logLevel":"info"}}}`, ""},
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"Traceparent":"x","traceparent2":"y"}}}`, `{"Traceparent":"x","traceparent2":"y"}`},
 	} {
 		b := []byte(tc.body)
 		m := readMessage(b)
