@@ -107,18 +107,20 @@ type keyedValues struct {
 	values []string
 }
 
-// keyedHeader reports whether callerKey keys the header k: not one that
-// describes the request itself (Mcp-Method, Mcp-Name and Mcp-Param-*
-// mirror its body), its connection, or tracing (docs/RULES.md §5).
+// keyedHeader reports whether callerKey keys the header k: not one of the
+// request itself (Mcp-Method, Mcp-Name and Mcp-Param-* mirror its body), its
+// connection, its trace or its id from a proxy or CDN (docs/RULES.md §5).
 func keyedHeader(k string) bool {
 	switch k {
 	case "Accept-Encoding", "Connection", "Content-Encoding", "Content-Length", "Expect",
 		"Keep-Alive", mcpwire.HeaderMethod, mcpwire.HeaderName, "Te", "Trailer",
 		"Transfer-Encoding", "Upgrade",
-		"Traceparent", "Tracestate", "Baggage", "X-Request-Id", "X-Amzn-Trace-Id",
-		"Sentry-Trace", "X-B3-Traceid", "X-B3-Spanid", "X-B3-Parentspanid", "X-B3-Sampled",
-		"X-Cloud-Trace-Context":
+		"Traceparent", "Tracestate", "Baggage", "B3", "Uber-Trace-Id", "Newrelic", "Sw8",
+		"Elastic-Apm-Traceparent", "Sentry-Trace", "X-Amzn-Trace-Id", "X-Cloud-Trace-Context",
+		"X-Request-Id", "Request-Id", "X-Correlation-Id", "X-Request-Start", "Cf-Ray",
+		"X-Amz-Cf-Id", "Fly-Request-Id", "X-Vercel-Id":
 		return false
 	}
-	return !strings.HasPrefix(k, mcpwire.HeaderParamPrefix)
+	return !strings.HasPrefix(k, mcpwire.HeaderParamPrefix) && !strings.HasPrefix(k, "X-B3-") &&
+		!strings.HasPrefix(k, "X-Datadog-")
 }

@@ -53,6 +53,12 @@ func keyRequest(method string) *http.Request {
 		r.Header["Mcp-Name"] = []string{"x"}
 		r.Header["Mcp-Param-City"] = []string{"Paris"}
 		r.Header["Traceparent"] = []string{"00-1af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}
+		// The ids a tracer, a proxy or a CDN gives each request.
+		for _, k := range []string{"B3", "Uber-Trace-Id", "Newrelic", "Sw8", "Elastic-Apm-Traceparent",
+			"X-B3-Traceid", "X-Datadog-Trace-Id", "X-Datadog-Parent-Id", "X-Request-Id", "Request-Id",
+			"X-Correlation-Id", "X-Request-Start", "Cf-Ray", "X-Amz-Cf-Id", "Fly-Request-Id", "X-Vercel-Id"} {
+			r.Header[k] = []string{"call-9"}
+		}
 		r.RemoteAddr = "192.0.2.1:5678" // a new connection
 	}
 	return r
@@ -60,8 +66,8 @@ func keyRequest(method string) *http.Request {
 
 // A tools/list and a tools/call of one caller share a key: they differ
 // only in what describes each request (its length, the Mcp-Method,
-// Mcp-Name and Mcp-Param-* mirrors of its body, the trace, the port of
-// the connection).
+// Mcp-Name and Mcp-Param-* mirrors of its body, the trace, the ids a
+// proxy or CDN gives it, the port of the connection).
 func TestCallerKeyOfListAndCallOfOneCaller(t *testing.T) {
 	if callerKey(keyRequest("tools/list"), nil) != callerKey(keyRequest("tools/call"), nil) {
 		t.Fatal("a tools/list and a tools/call of one caller have two keys")

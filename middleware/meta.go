@@ -10,10 +10,8 @@ import (
 
 // callerMeta returns a copy of a request's _meta as the caller's key reads
 // it: without the members that describe the request (requestMetaKeys), in
-// which a tools/list and a tools/call of one caller differ.
-//
-// An empty object is none, as is no _meta (an empty meta): a request whose
-// _meta holds only such members has the caller of one without _meta.
+// which a tools/list and a tools/call of one caller differ; nil when none
+// is left, as for a request without _meta.
 func callerMeta(meta []byte) []byte {
 	if len(meta) == 0 || isEmptyObject(meta) {
 		return nil
