@@ -116,6 +116,13 @@ func TestRecognizesNotFoundInTheirOwnWords(t *testing.T) {
 		{"a label with more than a name before the colon", textResult("1", "Not found any route for this request: Unknown tool: "+X, true), never},
 		{"words between, another name", textResult("1", "Unknown tool for "+X+": search", true), never},
 		{"in brackets, another name", errorReply("1", -32602, "Tool ["+X+"_v2] not found."), never},
+		// Found on npm on 2026-12-07: @twilio-alpha/mcp 0.7.0 (its OpenAPI
+		// server's own dispatch), moltbook-http-mcp 1.1.1
+		{"in parentheses", errorReply("1", -32603, "Tool ("+X+") not found: undefined"), every},
+		{"in parentheses, another name", errorReply("1", -32603, "Tool ("+X+"_v2) not found: "+X), never},
+		{"in guillemets", textResult("1", "Unknown tool: «"+X+"»", true), every},
+		{"unknown method", textResult("1", "Error: Unknown method: "+X, true), confirmed},
+		{"unknown method, another name", textResult("1", "Error: Unknown method: tools/call", true), never},
 	} {
 		for _, c := range []struct {
 			ls   listState

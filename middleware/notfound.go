@@ -359,6 +359,7 @@ var (
 		"can't find tool", "unable to find tool", "tool does not exist", "unsupported tool", "unrecognized tool name",
 		"unrecognized tool", "unrecognised tool name", "unrecognised tool", "tool not registered", "missing tool",
 		"tool not available", "tool not implemented", // (these two may speak of a tool the server has)
+		"unknown method", // (of a tool named after a method it calls upstream too)
 	}
 	namedBefore = [...]string{
 		" not found", " was not found", " is not found", " could not be found", " cannot be found",
@@ -382,7 +383,7 @@ func phrase(t, name string) (rest string, ok, noun bool) {
 	for _, p := range namedAfter {
 		if r, ok := cutFold(t, p); ok {
 			if r, ok = nameAfter(r, p, name); ok {
-				return r, true, p != "tool not available" && p != "tool not implemented"
+				return r, true, p != "tool not available" && p != "tool not implemented" && p != "unknown method"
 			}
 		}
 	}
@@ -443,10 +444,11 @@ func cutFold(s, prefix string) (string, bool) {
 }
 
 // cutQuoted cuts name from the start of s: bare, in single, double, back
-// or typographic quotes, in brackets (laravel/mcp), or Go-quoted. A bare name must end there (not go
+// or typographic quotes, in brackets (laravel/mcp, @twilio-alpha/mcp's
+// "Tool (X) not found"), or Go-quoted. A bare name must end there (not go
 // on as a longer name).
 func cutQuoted(s, name string) (string, bool) {
-	for _, q := range [...][2]string{{`"`, `"`}, {"'", "'"}, {"`", "`"}, {"“", "”"}, {"‘", "’"}, {"[", "]"}} {
+	for _, q := range [...][2]string{{`"`, `"`}, {"'", "'"}, {"`", "`"}, {"“", "”"}, {"‘", "’"}, {"«", "»"}, {"[", "]"}, {"(", ")"}, {"<", ">"}} {
 		if r, ok := strings.CutPrefix(s, q[0]); ok && strings.HasPrefix(r, name) && strings.HasPrefix(r[len(name):], q[1]) {
 			return r[len(name)+len(q[1]):], true
 		}
