@@ -265,6 +265,7 @@ func startServer(argv []string, grace time.Duration, stderr io.Writer) (cmd *exe
 	// would hold Wait, so that copy gets grace once the server exited.
 	cmd.WaitDelay = grace
 	proc.OwnGroup(cmd)
+	proc.EndWithParent(cmd)
 	serverIn, err := cmd.StdinPipe()
 	if err != nil {
 		fmt.Fprintln(stderr, "toolguard-stdio:", err)
