@@ -94,6 +94,9 @@ ln -sfn ../node_modules "$fw/mcp-framework-server/node_modules"
 # so it starts no language server.
 echo '{"servers": []}' >"$scratch/cclsp.json"
 
+# mcp-graphql-schema reads a schema file: one with a single field.
+echo 'type Query { hello: String }' >"$scratch/schema.graphqls"
+
 # mcp-server-kubernetes reads a kubeconfig: a dummy cluster on a closed
 # loopback port.
 cat >"$scratch/kubeconfig" <<'EOF'
