@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -43,5 +45,32 @@ func TestStdioCheckCutShortIsAnErrorNotAReport(t *testing.T) {
 	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
 		syscallKill(pid)
 		t.Errorf("the server (pid %d) outlived the check: %v", pid, err)
+	}
+}
+
+// A fleet cut short starts no stdio server that was waiting for its turn
+// (Processes): the one running ends, the others are never started.
+func TestFleetCutShortStartsNoWaitingServer(t *testing.T) {
+	dir := t.TempDir()
+	started, log := filepath.Join(dir, "started"), filepath.Join(dir, "log")
+	if err := syscall.Mkfifo(started, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		os.ReadFile(started) // the first server runs: the others wait for its turn
+		cancel()
+	}()
+	var targets []conformance.Target
+	for i := range 4 {
+		script := fmt.Sprintf("echo %d >> %s; echo > %s; exec sleep 3600", i, log, started)
+		targets = append(targets, conformance.Target{Target: fmt.Sprintf("stdio:server-%d", i), Argv: []string{"sh", "-c", script}})
+	}
+	sum := conformance.CheckFleet(ctx, slices.Values(targets), conformance.Options{Timeout: time.Hour},
+		conformance.FleetOptions{Concurrency: 4, Processes: 1})
+	b, _ := os.ReadFile(log)
+	if n := strings.Count(string(b), "\n"); n != 1 || sum.Total != 0 {
+		t.Errorf("%d servers started (%q), %d reported; want the one that ran, none reported", n, b, sum.Total)
 	}
 }

@@ -164,6 +164,7 @@ func checkOne(ctx context.Context, t Target, opts Options, processes chan struct
 		case processes <- struct{}{}:
 			defer func() { <-processes }()
 		case <-ctx.Done():
+			return Report{Target: t.Target} // cut short before its turn: no process is started, no report kept
 		}
 	}
 	opts.Env = append(slices.Clip(opts.Env), t.Env...)

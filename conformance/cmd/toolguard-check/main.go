@@ -521,7 +521,7 @@ func fleet(ctx context.Context, targets []conformance.Target, resumed conformanc
 	switch {
 	case all.ByVerdict[conformance.ObservedRisk] > 0:
 		return exitRisk
-	case all.ByVerdict[conformance.Unverified] > 0:
+	case all.ByVerdict[conformance.Unverified] > 0 || ctx.Err() != nil: // (an interrupted fleet verified nothing of the rest)
 		return exitUnverified
 	}
 	return exitVerified

@@ -419,3 +419,19 @@ func TestHelpAndFlagErrors(t *testing.T) {
 		}
 	}
 }
+
+// A fleet interrupted before it checked anything has verified nothing: it
+// exits 2, as an interrupted single check does, not 0.
+func TestInterruptedFleetIsNotVerified(t *testing.T) {
+	ok := httptest.NewServer(server(`{"jsonrpc":"2.0","id":ID,"error":{"code":-32602,"message":"x"}}`, 200))
+	defer ok.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var out, errOut bytes.Buffer
+	if code := run(ctx, []string{"-fleet", "-"}, strings.NewReader(ok.URL+"\n"), &out, &errOut); code != exitUnverified {
+		t.Errorf("exit %d, want %d; stderr: %s", code, exitUnverified, errOut.String())
+	}
+	if !strings.Contains(errOut.String(), "interrupted: 0 of 1 targets reported") {
+		t.Errorf("stderr: %s", errOut.String())
+	}
+}
