@@ -466,3 +466,32 @@ func TestCheckCutShortIsAnErrorNotAReport(t *testing.T) {
 		t.Errorf("%v, %+v; want context.Canceled and no report", err, rep)
 	}
 }
+
+// A stdio server that ends the session at a first message other than
+// initialize (the Rust SDK's rmcp) is a legacy server: the checker starts
+// it again and asks it as one, as CHECKER.md says of anything but a
+// discover result. One that never answers discover times out there.
+func TestStdioServerThatRefusesDiscoverIsAskedAsALegacyOne(t *testing.T) {
+	const legacy = `id() { printf '%s\n' "$1" | sed -n 's/.*"id":\([0-9]*\).*/\1/p'; }
+answer() {
+  case "$1" in
+  *'"initialize"'*) printf '{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"sh","version":"1"}}}\n' "$(id "$1")" ;;
+  *'"tools/list"'*) printf '{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"echo","inputSchema":{"type":"object"}}]}}\n' "$(id "$1")" ;;
+  *'"tools/call"'*) printf '{"jsonrpc":"2.0","id":%s,"error":{"code":-32602,"message":"tool not found"}}\n' "$(id "$1")" ;;
+  esac
+}
+IFS= read -r first
+case "$first" in
+*'"initialize"'*) answer "$first" ;;
+*) [ "$MODE" = quit ] && { echo 'expected initialize request' >&2; exit 1; } ;;
+esac
+while IFS= read -r line; do answer "$line"; done`
+	rep, err := conformance.CheckCommand(context.Background(), []string{"env", "MODE=quit", "sh", "-c", legacy}, conformance.Options{Timeout: time.Second})
+	if err != nil || rep.Verdict != conformance.Verified || rep.Era != conformance.Era2025 || rep.ErrorCode == nil || *rep.ErrorCode != -32602 {
+		t.Errorf("a server that ends at discover: %s (era %q), %v", rep, rep.Era, err)
+	}
+	rep, err = conformance.CheckCommand(context.Background(), []string{"env", "MODE=silent", "sh", "-c", legacy}, conformance.Options{Timeout: time.Second})
+	if err != nil || rep.Category != conformance.Timeout || rep.Stage != "discover" {
+		t.Errorf("a server silent at discover: %s, %v", rep, err)
+	}
+}

@@ -200,6 +200,16 @@ func CheckCommand(ctx context.Context, argv []string, opts Options) (Report, err
 		return unreachable(target, "the command does not start: "+err.Error()), nil
 	}
 	rep := probe(ctx, c, &opts, true)
+	if opts.Era == "" && rep.Stage == "discover" && rep.Category == Unreachable && ctx.Err() == nil {
+		// A server that ends at a first message other than initialize (the
+		// Rust SDK's rmcp) is a legacy one: it is started again and asked
+		// as one. (One that never answers is a timeout, not asked twice.)
+		legacy := opts
+		legacy.Era = Era2025
+		if c, err = startStdio(argv, &legacy); err == nil {
+			rep = probe(ctx, c, &legacy, true)
+		}
+	}
 	rep.Target = target
 	return finished(ctx, rep)
 }
