@@ -67,7 +67,7 @@ func toolNotNamedHint(o outcome, name string) (Hint, bool) {
 		return Hint{}, false
 	}
 	lower := strings.ToLower(name)
-	if strings.Contains(strings.ToLower(o.message), lower) || bytes.Contains(bytes.ToLower(o.rawData), []byte(lower)) {
+	if strings.Contains(strings.ToLower(o.message), lower) || bytes.Contains(bytes.ToLower(o.rawData), []byte(lower)) || saysToolUnknown(o.message) {
 		return Hint{}, false
 	}
 	code := "an error"
@@ -79,4 +79,17 @@ func toolNotNamedHint(o outcome, name string) (Hint, bool) {
 		msg = "nothing"
 	}
 	return Hint{HintToolNotNamed, fmt.Sprintf("the JSON-RPC %s does not name the tool asked, %s (its message reads %s): it may come from something that failed before any tool lookup, so it says little about how the server answers an unknown tool", code, name, msg)}, true
+}
+
+// saysToolUnknown reports a message that says a tool is unknown without
+// naming it ("tool not found", the Rust SDK's; "MCP error -32603: Unknown
+// tool"): the server did look a tool up.
+func saysToolUnknown(msg string) bool {
+	m := strings.ToLower(strings.TrimRight(strings.TrimSpace(msg), ".!"))
+	for _, p := range [...]string{"unknown tool", "tool not found", "no such tool", "tool does not exist"} {
+		if m == p || strings.HasSuffix(m, ": "+p) {
+			return true
+		}
+	}
+	return false
 }
