@@ -18,7 +18,7 @@ import (
 // callerKey returns the key under which the list the server gives the
 // caller of r is kept: a digest of everything a server could read to decide
 // what to list (docs/RULES.md §5, "Who the caller is"), meta being the
-// request's params._meta without its progressToken.
+// request's params._meta as callerMeta reads it.
 func callerKey(r *http.Request, meta []byte) string {
 	var c caller
 	c.take(r)
@@ -102,6 +102,19 @@ func (c *caller) key(meta []byte) string {
 	return string(sum[:])
 }
 
+// keyAs returns the key of c's request had its Mcp-Protocol-Version been
+// v (none for "").
+func (c caller) keyAs(meta []byte, v string) string {
+	hs := slices.DeleteFunc(append(slices.Clone(c.header[:c.n]), c.more...), func(kv keyedValues) bool {
+		return kv.name == mcpwire.HeaderProtocolVersion
+	})
+	if v != "" {
+		hs = append(hs, keyedValues{mcpwire.HeaderProtocolVersion, []string{v}})
+	}
+	c.n, c.more = 0, hs
+	return c.key(meta)
+}
+
 type keyedValues struct {
 	name   string
 	values []string
@@ -117,10 +130,11 @@ func keyedHeader(k string) bool {
 		"Transfer-Encoding", "Upgrade",
 		"Traceparent", "Tracestate", "Baggage", "B3", "Uber-Trace-Id", "Newrelic", "Sw8",
 		"Elastic-Apm-Traceparent", "Sentry-Trace", "X-Amzn-Trace-Id", "X-Cloud-Trace-Context",
-		"X-Request-Id", "Request-Id", "X-Correlation-Id", "X-Request-Start", "Cf-Ray",
+		"X-B3-Traceid", "X-B3-Spanid", "X-B3-Parentspanid", "X-B3-Sampled", "X-B3-Flags",
+		"X-Datadog-Trace-Id", "X-Datadog-Parent-Id", "X-Datadog-Sampling-Priority", "X-Datadog-Origin",
+		"X-Datadog-Tags", "X-Request-Id", "Request-Id", "X-Correlation-Id", "X-Request-Start", "Cf-Ray",
 		"X-Amz-Cf-Id", "Fly-Request-Id", "X-Vercel-Id":
 		return false
 	}
-	return !strings.HasPrefix(k, mcpwire.HeaderParamPrefix) && !strings.HasPrefix(k, "X-B3-") &&
-		!strings.HasPrefix(k, "X-Datadog-")
+	return !strings.HasPrefix(k, mcpwire.HeaderParamPrefix)
 }

@@ -89,6 +89,8 @@ func TestCallerKeySeparatesWhatAServerMayRead(t *testing.T) {
 		"protocol version": func(r *http.Request) []byte { r.Header.Set("Mcp-Protocol-Version", "2025-06-18"); return nil },
 		"cookie":           func(r *http.Request) []byte { r.Header.Set("Cookie", "a=b"); return nil },
 		"a tenant header":  func(r *http.Request) []byte { r.Header.Set("X-Tenant", "t"); return nil },
+		"a Datadog key":    func(r *http.Request) []byte { r.Header.Set("X-Datadog-Api-Key", "k"); return nil },
+		"a B3 header":      func(r *http.Request) []byte { r.Header.Set("X-B3-Tenant", "t"); return nil },
 		"remote address":   func(r *http.Request) []byte { r.RemoteAddr = "192.0.2.2:5678"; return nil },
 		"host":             func(r *http.Request) []byte { r.Host = "other"; return nil },
 		"query":            func(r *http.Request) []byte { r.URL.RawQuery = "tenant=b"; return nil },

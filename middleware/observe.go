@@ -62,14 +62,19 @@ func (g *Guard) observe(r *http.Request, body []byte, m message) observer {
 }
 
 // initialized notes an initialize (meta: its _meta as the key reads it):
-// it drops the lists of its session, or without one only the list of its
-// own caller, whose names still guard their calls (another's is not its).
+// it drops the lists of its session, or without one only the lists of its
+// own caller, whose names still guard their calls (another's are not its):
+// asked with any Mcp-Protocol-Version, which an initialize does not carry.
 func (g *Guard) initialized(r *http.Request, session string, meta []byte) {
 	if session != "" {
 		g.seen.dropSession(session, true)
 		return
 	}
-	g.seen.forget(callerKey(r, meta))
+	var c caller
+	c.take(r)
+	for _, v := range append([]string{""}, mcpwire.Versions...) {
+		g.seen.forget(c.keyAs(meta, v))
+	}
 }
 
 // session notes a request whose body is not read: DELETE ends a session

@@ -752,21 +752,32 @@ func TestAnotherCallersInitializeLeavesTheList(t *testing.T) {
 	}
 }
 
-// Without a session, the caller's own initialize ends the showing of its
-// list, not the names it showed: a tool it showed keeps its own not-found
-// words.
+// Without a session, the caller's own initialize (which carries no
+// Mcp-Protocol-Version, as the requests after it do) ends the showing of
+// its list, not the names it showed: a tool it showed keeps its own
+// not-found words, and a name the old list lacks (a tool added since) is
+// no longer shown absent.
 func TestOwnInitializeWithoutASessionKeepsTheNamesGuarding(t *testing.T) {
-	h := http.Header{"Authorization": {"Bearer alice"}}
-	g := mustGuard(t, Options{Tools: unsure{}})
-	serve(g, &listingServer{names: []string{"fail"}}, newRequest("POST", listCall("1", ""), h))
-	serve(g, answering(200, "application/json", `{"jsonrpc":"2.0","id":0,"result":{}}`),
-		newRequest("POST", `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}`, h))
-	own := isErrorReply("9", "Unknown tool: fail")
-	if got := serve(g, answering(200, "application/json", own), newRequest("POST", call("9", `"fail"`), h)).Body.String(); got != own {
-		t.Errorf("a listed tool's own answer was replaced: %s", got)
-	}
-	if got := callUnknown(g, "nope", h); got != unknownAnswer("nope", "") {
-		t.Errorf("after its initialize, the caller's list is still shown: %s", got)
+	for _, version := range []string{"2025-06-18", "2025-11-25", ""} {
+		after := http.Header{"Authorization": {"Bearer alice"}, "Mcp-Protocol-Version": {version}}
+		if version == "" {
+			after["Mcp-Protocol-Version"] = nil
+		}
+		g := mustGuard(t, Options{Tools: unsure{}})
+		serve(g, &listingServer{names: []string{"fail"}}, newRequest("POST", listCall("1", ""), after))
+		serve(g, answering(200, "application/json", `{"jsonrpc":"2.0","id":0,"result":{}}`),
+			newRequest("POST", `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}`, http.Header{"Authorization": {"Bearer alice"}}))
+		own := isErrorReply("9", "Unknown tool: fail")
+		if got := serve(g, answering(200, "application/json", own), newRequest("POST", call("9", `"fail"`), after)).Body.String(); got != own {
+			t.Errorf("version %q: a listed tool's own answer was replaced: %s", version, got)
+		}
+		fresh := errorReply("9", -32603, "Method fresh not found") // read only against a list that lacks it
+		if got := serve(g, answering(200, "application/json", fresh), newRequest("POST", call("9", `"fresh"`), after)).Body.String(); got != fresh {
+			t.Errorf("version %q: after its initialize, a tool added since was answered against the old list: %s", version, got)
+		}
+		if got := callUnknown(g, "nope", after); got != unknownAnswer("nope", "") {
+			t.Errorf("version %q: after its initialize, the caller's list is still shown: %s", version, got)
+		}
 	}
 }
 

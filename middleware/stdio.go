@@ -252,7 +252,7 @@ func (s *Stdio) clientLine(line []byte) {
 }
 
 // stdioKey is the caller of a request: "" in the 2025 era (the session's
-// one client), its _meta without progressToken in 2026-07-28, where each
+// one client), its _meta as callerMeta reads it in 2026-07-28, where each
 // request states its client.
 func stdioKey(line []byte, m message) string {
 	if m.version.kind != kString || m.meta.kind == absent {

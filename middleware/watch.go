@@ -21,7 +21,7 @@ type watched struct {
 	r       *http.Request
 	id      []byte // the call's id, as sent
 	name    string
-	meta    []byte // the call's params._meta without progressToken
+	meta    []byte // the call's params._meta as callerMeta reads it
 	modern  bool
 	caller  caller // taken before the server's handler runs (it may change r)
 	session string

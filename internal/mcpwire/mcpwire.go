@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"errors"
 	"mime"
+	"slices"
 	"strings"
 )
 
@@ -36,13 +37,10 @@ const (
 )
 
 // Known reports whether v is exactly a released protocol version.
-func Known(v string) bool {
-	switch v {
-	case "2024-11-05", "2025-03-26", "2025-06-18", LatestWithInitialize, FirstSessionless:
-		return true
-	}
-	return false
-}
+func Known(v string) bool { return slices.Contains(Versions, v) }
+
+// Versions are the protocol versions known here, oldest first.
+var Versions = []string{"2024-11-05", "2025-03-26", "2025-06-18", LatestWithInitialize, FirstSessionless}
 
 // Sessionless reports whether the known version v is 2026-07-28 or later:
 // a version without initialize and sessions. Versions are dates, so known
