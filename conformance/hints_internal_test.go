@@ -48,8 +48,8 @@ func TestToolNotNamedHintOnRealAnswers(t *testing.T) {
 		}
 		verified++
 		named := strings.Contains(strings.ToLower(o.message+string(o.rawData)), strings.ToLower(e.Tool))
-		bare := strings.HasSuffix(strings.TrimRight(strings.ToLower(o.message), "."), "unknown tool") ||
-			strings.HasSuffix(strings.TrimRight(strings.ToLower(o.message), "."), "tool not found")
+		m := strings.TrimRight(strings.ToLower(o.message), ".")
+		bare := strings.HasSuffix(m, "unknown tool") || strings.HasSuffix(m, "tool not found")
 		if ok == (named || bare) {
 			t.Errorf("%s %s: hint %v, but the message %q names the tool: %v, says a tool is unknown: %v", e.Package, e.Tool, ok, o.message, named, bare)
 		}
