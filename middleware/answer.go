@@ -190,10 +190,6 @@ func sortedList(names []string) []string {
 	return slices.Compact(slices.Sorted(slices.Values(names)))
 }
 
-func newHeaderMismatch(id []byte, name, header string) *Rejection {
-	return &Rejection{Name: name, Code: CodeHeaderMismatch, Status: http.StatusBadRequest, id: bytes.Clone(id), header: header}
-}
-
 func appendStrings(b []byte, ss []string) []byte {
 	b = append(b, '[')
 	for i, s := range ss {

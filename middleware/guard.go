@@ -1,9 +1,9 @@
 package toolguard
 
 import (
+	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -340,7 +340,7 @@ func (g *Guard) decide(r *http.Request, body []byte) decision {
 	name := string(nameBytes)
 	modern, eraOK := era(r.Header, body, m)
 	if g.opts.AnswerHeaderMismatch && modern && eraOK {
-		if rej := g.headerMismatch(r.Header, m.id.raw(body), nameBytes); rej != nil {
+		if rej := headerMismatch(r.Header, m.id.raw(body), nameBytes); rej != nil {
 			return decision{rej: rej}
 		}
 	}
@@ -379,12 +379,12 @@ func notACall(body []byte, m message) Reason {
 // headerMismatch returns the -32020 answer to a 2026-07-28 call whose
 // Mcp-Method or Mcp-Name header does not match; nil otherwise, and for a
 // repeated header or an Accept a server refuses first (acceptsBoth).
-func (g *Guard) headerMismatch(h http.Header, id, name []byte) *Rejection {
+func headerMismatch(h http.Header, id, name []byte) *Rejection {
 	hdr, single := mismatchedHeader(h, name)
 	if hdr == "" || !single || !acceptsBoth(h["Accept"]) {
 		return nil
 	}
-	return newHeaderMismatch(id, string(name), hdr)
+	return &Rejection{Name: string(name), Code: CodeHeaderMismatch, Status: http.StatusBadRequest, id: bytes.Clone(id), header: hdr}
 }
 
 // mayRefuse returns why a server may refuse the call c before it looks
@@ -445,9 +445,9 @@ func (g *Guard) answerBefore(r *http.Request, c *watched) decision {
 	if seen.shown() {
 		// What the server listed to this caller: shown as after the
 		// server, and the tool set's own list is not read.
-		listed, near = g.parts(seen, c.name)
+		listed, near = seen.parts(g, c.name)
 	} else {
-		names, err := g.toolSetList(r)
+		names, err := g.opts.Tools.List(r)
 		if err != nil {
 			return decision{reason: ReasonListFailed, tool: c.name, err: err, obs: c}
 		}
@@ -465,21 +465,6 @@ func (g *Guard) answerBefore(r *http.Request, c *watched) decision {
 		status = http.StatusBadRequest // as mcp-go and go-sdk answer -32602 in 2026-07-28
 	}
 	return decision{rej: g.unknownTool(c.id, c.name, listed, near, status, false)}
-}
-
-// toolSetList asks the tool set for the caller's list, in process. A
-// panic is an error (but http.ErrAbortHandler, which aborts the answer,
-// goes on up): the call then goes to the server.
-func (g *Guard) toolSetList(r *http.Request) (names []string, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			if p == http.ErrAbortHandler {
-				panic(p)
-			}
-			names, err = nil, fmt.Errorf("toolguard: tool set panicked: %v", p)
-		}
-	}()
-	return g.opts.Tools.List(r)
 }
 
 // ErrNoList is Rejection.ListErr when an answer that replaces the server's
@@ -505,23 +490,13 @@ func (g *Guard) translate(c *watched, status int, sse bool) *Rejection {
 // translation is the answer that replaces the server's not-found answer
 // to the call of name with id, drawn from seen, the caller's list.
 func (g *Guard) translation(seen *seenList, id []byte, name string, status int, sse bool) *Rejection {
-	listed, near := g.parts(seen, name)
+	listed, near := seen.parts(g, name)
 	rej := g.unknownTool(id, name, listed, near, status, sse)
 	rej.Translated = true
 	if !seen.shown() && g.showsList() {
 		rej.ListErr = ErrNoList
 	}
 	return rej
-}
-
-// parts returns what an answer to a call of name shows of the caller's
-// list seen: data.availableTools as bytes and the names
-// nearest name (nil for no list, and for what the options hide).
-func (g *Guard) parts(seen *seenList, name string) (listed []byte, near []string) {
-	if !seen.shown() || !g.showsList() {
-		return nil, nil
-	}
-	return seen.parts(g, name) // (a name it shows is never answered)
 }
 
 // showsList reports whether answers show anything drawn from a list.

@@ -128,7 +128,7 @@ func TestUnknownToolSaysWhatTheOptionsAsk(t *testing.T) {
 		g.opts.BareMessage = opts.BareMessage // mustGuard sets it for the other tests
 		for _, q := range queries {
 			for _, id := range []string{"1", `"abc"`, "-12345678901234567890"} {
-				shown, near := g.parts(&seenList{sorted: list}, q)
+				shown, near := (&seenList{sorted: list}).parts(g, q)
 				msg := g.unknownTool([]byte(id), q, shown, near, 200, false).appendMessage(nil)
 				var got struct {
 					ID    json.RawMessage

@@ -284,11 +284,15 @@ func (l *seenList) state(name string) listState {
 	return listAbsent
 }
 
-// parts returns, for a call to name (not in the list), the list's
-// data.availableTools, rendered at the first answer, and the names nearest
-// name, remembered for the last names asked: the list never changes, so
-// neither do they.
+// parts returns what an answer of g to a call of name (not in the list:
+// a name it shows is never answered) shows of l: data.availableTools,
+// rendered at the first answer, and the names nearest name, remembered for
+// the last names asked (the list never changes, so neither do they); nil
+// for no list, and for what the options hide.
 func (l *seenList) parts(g *Guard, name string) (listed []byte, near []string) {
+	if !l.shown() || !g.showsList() {
+		return nil, nil
+	}
 	l.mu.Lock()
 	if l.listed == nil {
 		l.listed = g.listed(l.sorted)

@@ -35,7 +35,7 @@ func TestSeenListsUnderConcurrentUse(t *testing.T) {
 					l := s.get(k)
 					_ = l.state("a")
 					_ = l.state("zz")
-					g.parts(l, "zz")
+					l.parts(g, "zz")
 					_ = g.translation(l, []byte("1"), "zz", 200, false).appendMessage(nil)
 				}
 			}

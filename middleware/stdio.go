@@ -73,8 +73,7 @@ type Stdio struct {
 	rd stdioReader
 	wr stdioWriter
 
-	rejections atomic.Int64
-	tracked    atomic.Int64 // len(calls)+len(lists), read without the lock
+	tracked atomic.Int64 // len(waiting), read without the lock
 
 	mu      sync.Mutex
 	waiting map[string]stdioRequest // id key → a request awaiting its answer
@@ -137,9 +136,6 @@ func (s *Stdio) Reader() io.ReadCloser { return &s.rd }
 // not-found answers translated. Close forwards an unfinished last line and
 // closes out when it is an io.Closer.
 func (s *Stdio) Writer() io.WriteCloser { return &s.wr }
-
-// Rejections reports how many not-found answers the guard has translated.
-func (s *Stdio) Rejections() int64 { return s.rejections.Load() }
 
 func (s *Stdio) untracked(reason string) {
 	if s.opts.OnUntracked != nil {
@@ -506,7 +502,6 @@ func (s *Stdio) serverLine(line []byte) []byte {
 		return nil
 	}
 	rej := s.guard.translation(seen, c.id, c.name, 0, false) // no HTTP status over stdio
-	s.rejections.Add(1)
 	if s.opts.OnTranslate != nil {
 		s.opts.OnTranslate(rej)
 	}

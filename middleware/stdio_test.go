@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -320,7 +321,7 @@ func (rig *stdioRig) checkStreams(t *testing.T) {
 		}
 		replaced++
 	}
-	if n := rig.g.Rejections(); replaced != n {
+	if n := int64(len(rig.rejections())); replaced != n {
 		t.Errorf("%d server lines replaced, %d rejections", replaced, n)
 	}
 }
@@ -534,7 +535,7 @@ func TestStdioServerHearsOnlyTheClient(t *testing.T) {
 	if got := srv.listRequests(); len(clientLists) != 4 || !slices.Equal(got, clientLists) {
 		t.Errorf("the server read the tools/list requests\n%q\nthe client sent\n%q", got, clientLists)
 	}
-	if n := rig.g.Rejections(); n != 5 {
+	if n := int64(len(rig.rejections())); n != 5 {
 		t.Errorf("%d answers replaced, want 5", n)
 	}
 }
@@ -833,7 +834,7 @@ func TestStdioPassesEveryOtherAnswerByteForByte(t *testing.T) {
 	if got := rig.next(t); got != again+"\n" {
 		t.Errorf("got  %s\nwant %s", got, again)
 	}
-	if n := rig.g.Rejections(); n != 1 {
+	if n := int64(len(rig.rejections())); n != 1 {
 		t.Errorf("%d answers replaced, want 1", n)
 	}
 }
@@ -855,7 +856,7 @@ func TestStdioNeverAnswersBeforeTheServer(t *testing.T) {
 	if got := rig.next(t); !strings.Contains(got, "ran fresh") {
 		t.Fatalf("got %s", got)
 	}
-	if n := rig.g.Rejections(); n != 0 {
+	if n := int64(len(rig.rejections())); n != 0 {
 		t.Errorf("%d answers replaced, for calls the server ran", n)
 	}
 }
@@ -876,6 +877,18 @@ func syncGuard(t *testing.T, opts StdioOptions, out io.Writer, lines ...string) 
 		t.Fatalf("the server read %q, %v", heard, err)
 	}
 	return g
+}
+
+// countTranslations makes opts count the answers the guard translates.
+func countTranslations(opts *StdioOptions) *atomic.Int64 {
+	n, next := new(atomic.Int64), opts.OnTranslate
+	opts.OnTranslate = func(r *Rejection) {
+		n.Add(1)
+		if next != nil {
+			next(r)
+		}
+	}
+	return n
 }
 
 // TestStdioTranslatesEveryKnownNotFoundShape: each not-found answer of
@@ -918,7 +931,9 @@ func TestStdioReplacesInPlaceAndInOrder(t *testing.T) {
 		note + `{"jsonrpc":"2.0","method":"notif`
 	for _, piece := range []int{len(server), 1, 2, 7, 64, 100} {
 		var out bytes.Buffer
-		g := syncGuard(t, StdioOptions{}, &out, lineCall("1", "nope"), lineCall("2", "zzz"), lineCall("3", "echo"))
+		var opts StdioOptions
+		translated := countTranslations(&opts)
+		g := syncGuard(t, opts, &out, lineCall("1", "nope"), lineCall("2", "zzz"), lineCall("3", "echo"))
 		for rest := server; rest != ""; {
 			n := min(piece, len(rest))
 			if k, err := g.Writer().Write([]byte(rest[:n])); k != n || err != nil {
@@ -932,7 +947,7 @@ func TestStdioReplacesInPlaceAndInOrder(t *testing.T) {
 		if got := out.String(); got != want {
 			t.Errorf("in pieces of %d: the client read\n%s\nwant\n%s", piece, got, want)
 		}
-		if n := g.Rejections(); n != 2 {
+		if n := translated.Load(); n != 2 {
 			t.Errorf("in pieces of %d: %d rejections", piece, n)
 		}
 	}
@@ -996,7 +1011,7 @@ func TestStdioUnreadableLinesAreOnlyUntracked(t *testing.T) {
 		}
 	}
 	wantList(t, readAnswer(t, byID["8"], "8", "nope"), "echo")
-	if n := rig.g.Rejections(); n != 1 {
+	if n := int64(len(rig.rejections())); n != 1 {
 		t.Errorf("%d answers replaced, want 1", n)
 	}
 	reasons := rig.untrackedReasons()
@@ -1028,7 +1043,7 @@ func TestStdioLeavesAValueOverSeveralLinesToTheServer(t *testing.T) {
 	if got := rig.next(t); got != want {
 		t.Fatalf("got  %s\nwant %s", got, want)
 	}
-	if n := rig.g.Rejections(); n != 0 {
+	if n := int64(len(rig.rejections())); n != 0 {
 		t.Errorf("%d answers replaced", n)
 	}
 }
@@ -1183,7 +1198,9 @@ func TestStdioKeepsTheFirstWriteError(t *testing.T) {
 func TestStdioWritesNeverInterleave(t *testing.T) {
 	inR, inW := io.Pipe()
 	var out fixture.SyncBuffer
-	g, err := NewStdio(inR, &out, StdioOptions{MaxServerLineBytes: 1 << 10, BareMessage: true})
+	opts := StdioOptions{MaxServerLineBytes: 1 << 10, BareMessage: true}
+	translated := countTranslations(&opts)
+	g, err := NewStdio(inR, &out, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1230,8 +1247,8 @@ func TestStdioWritesNeverInterleave(t *testing.T) {
 			notes++
 		}
 	}
-	if notes != 200 || answers != 200 || g.Rejections() != 200 {
-		t.Errorf("%d notifications and %d answers (%d rejections), want 200 of each", notes, answers, g.Rejections())
+	if notes != 200 || answers != 200 || translated.Load() != 200 {
+		t.Errorf("%d notifications and %d answers (%d rejections), want 200 of each", notes, answers, translated.Load())
 	}
 }
 
@@ -1294,14 +1311,16 @@ func TestStdioTooLongListAnswerInOneWriteIsNotRead(t *testing.T) {
 // next is never read as the call's.
 func TestStdioIDSentAgainForgetsWhatWaitedOnIt(t *testing.T) {
 	var out bytes.Buffer
-	g := syncGuard(t, StdioOptions{}, &out, lineCall("1", "zzz"),
+	var opts StdioOptions
+	translated := countTranslations(&opts)
+	g := syncGuard(t, opts, &out, lineCall("1", "zzz"),
 		`{"jsonrpc":"2.0","id":1,"method":"prompts/get","params":{"name":"zzz"}}`+"\n")
 	server := `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"ok"}]},"Error":null}` + "\n" +
 		`{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Unknown tool: zzz"}}` + "\n"
 	if _, err := io.WriteString(g.Writer(), server); err != nil {
 		t.Fatal(err)
 	}
-	if out.String() != server || g.Rejections() != 0 {
-		t.Errorf("got %q, %d answers replaced; want the server's lines untouched", out.String(), g.Rejections())
+	if out.String() != server || translated.Load() != 0 {
+		t.Errorf("got %q, %d answers replaced; want the server's lines untouched", out.String(), translated.Load())
 	}
 }

@@ -222,30 +222,29 @@ func (f failingList) List(*http.Request) ([]string, error) {
 	return nil, f.err
 }
 
-// Before the server, a tool set's list that fails or panics leaves the
-// call to the server, whose not-found answer is translated;
-// http.ErrAbortHandler still aborts the answer.
+// Before the server, a tool set's list that fails leaves the call to the
+// server, whose not-found answer is translated; one that panics panics
+// on up, as the tool set's Lookup does, with nothing written.
 func TestFailingListBeforeTheServerLeavesTheCallToIt(t *testing.T) {
 	server := answering(200, "application/json", errorReply("1", -32602, "Unknown tool: nope"))
-	for _, tools := range []failingList{{err: errors.New("down")}, {p: "boom"}} {
-		var passed []Pass
-		g := mustGuard(t, Options{Tools: tools, OnPass: func(_ *http.Request, p Pass) { passed = append(passed, p) }})
-		w := httptest.NewRecorder()
-		g.Handler(server).ServeHTTP(w, newRequest("POST", call("1", `"nope"`), nil))
-		if len(passed) != 1 || passed[0].Reason != ReasonListFailed || passed[0].Err == nil {
-			t.Errorf("%+v: passed %+v", tools, passed)
-		}
-		if want := `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Unknown tool: nope"}}`; w.Body.String() != want {
-			t.Errorf("%+v: answer %s", tools, w.Body)
-		}
+	var passed []Pass
+	g := mustGuard(t, Options{Tools: failingList{err: errors.New("down")}, OnPass: func(_ *http.Request, p Pass) { passed = append(passed, p) }})
+	w := httptest.NewRecorder()
+	g.Handler(server).ServeHTTP(w, newRequest("POST", call("1", `"nope"`), nil))
+	if len(passed) != 1 || passed[0].Reason != ReasonListFailed || passed[0].Err == nil {
+		t.Errorf("passed %+v", passed)
 	}
-	abort := mustGuard(t, Options{Tools: failingList{p: http.ErrAbortHandler}})
+	if want := `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Unknown tool: nope"}}`; w.Body.String() != want {
+		t.Errorf("answer %s", w.Body)
+	}
+	panicking := mustGuard(t, Options{Tools: failingList{p: "boom"}})
+	w = httptest.NewRecorder()
 	defer func() {
-		if p := recover(); p != http.ErrAbortHandler {
-			t.Errorf("recovered %v, want http.ErrAbortHandler", p)
+		if p := recover(); p != "boom" || w.Body.Len() != 0 {
+			t.Errorf("recovered %v after writing %q, want the tool set's panic and nothing written", p, w.Body)
 		}
 	}()
-	abort.Handler(server).ServeHTTP(httptest.NewRecorder(), newRequest("POST", call("1", `"nope"`), nil))
+	panicking.Handler(server).ServeHTTP(w, newRequest("POST", call("1", `"nope"`), nil))
 }
 
 // A call the guard cannot read with certainty is never translated: the
