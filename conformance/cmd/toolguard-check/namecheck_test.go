@@ -54,6 +54,18 @@ func TestFleetSummaryCountsNameHeader(t *testing.T) {
 	if strings.Contains(out, "mcp_name_header not_applicable "+old) {
 		t.Errorf("a 2025-era target got a mcp_name_header line:\n%s", out)
 	}
+	// A target's lines are columns: its verdict's and its check's second
+	// field start at one offset.
+	var at []int
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasSuffix(line, " "+strict) {
+			first := strings.IndexByte(line, ' ')
+			at = append(at, first+len(line[first:])-len(strings.TrimLeft(line[first:], " ")))
+		}
+	}
+	if len(at) != 2 || at[0] != at[1] {
+		t.Errorf("the second column of %s starts at %v:\n%s", strict, at, out)
+	}
 
 	risky := httptest.NewServer(server(`{"jsonrpc":"2.0","id":ID,"result":{"content":[],"isError":true}}`, 200))
 	defer risky.Close()
