@@ -310,6 +310,11 @@ func TestStdioServerThatExits(t *testing.T) {
 	if rep.Verdict != conformance.Unverified || rep.Category != conformance.Unreachable || !strings.Contains(rep.Detail, "cannot open config") {
 		t.Errorf("%s", rep)
 	}
+	// Started again as a legacy server, it ended at initialize too: the
+	// report is that of discover, with no era guessed.
+	if rep.Stage != "discover" || rep.Era != "" || !strings.Contains(rep.Detail, "went away too") {
+		t.Errorf("stage %q, era %q: %s", rep.Stage, rep.Era, rep.Detail)
+	}
 	rep, err = conformance.CheckCommand(context.Background(), []string{"/does/not/exist"}, conformance.Options{})
 	if err != nil || rep.Verdict != conformance.Unverified || rep.Category != conformance.Unreachable {
 		t.Errorf("a missing command: %s, %v", rep, err)

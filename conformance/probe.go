@@ -204,10 +204,16 @@ func CheckCommand(ctx context.Context, argv []string, opts Options) (Report, err
 		// A server that ends at a first message other than initialize (the
 		// Rust SDK's rmcp) is a legacy one: it is started again and asked
 		// as one. (One that never answers is a timeout, not asked twice.)
+		// One that ends at initialize too ends whatever it is asked: the
+		// first report stands, with no era guessed.
 		legacy := opts
 		legacy.Era = Era2025
 		if c, err = startStdio(argv, &legacy); err == nil {
-			rep = probe(ctx, c, &legacy, true)
+			if again := probe(ctx, c, &legacy, true); again.Stage != "initialize" || again.Category != Unreachable {
+				rep = again
+			} else {
+				rep.Detail += "; started again and asked initialize, it went away too"
+			}
 		}
 	}
 	rep.Target = target

@@ -475,9 +475,10 @@ func Cases() []Case {
 		{Name: "stdio not reading", Command: []string{"sleep", "120"}, Opts: conformance.Options{Timeout: time.Second},
 			Verdict: conformance.Unverified, Category: conformance.Timeout, Stage: "discover"},
 		// (It went away at discover, so it was started again and asked as a
-		// legacy server: it went away at initialize too.)
+		// legacy server: it went away at initialize too, and the report of
+		// discover stands, no era guessed.)
 		{Name: "stdio exits", Command: []string{"sh", "-c", "echo 'cannot open config' >&2; exit 3"},
-			Verdict: conformance.Unverified, Category: conformance.Unreachable, Stage: "initialize", Era: conformance.Era2025, Detail: "cannot open config"},
+			Verdict: conformance.Unverified, Category: conformance.Unreachable, Stage: "discover", Detail: "went away too"},
 		{Name: "stdio does not start", Command: []string{"/does/not/exist"},
 			Verdict: conformance.Unverified, Category: conformance.Unreachable, Detail: "does not start"},
 	}
