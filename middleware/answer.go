@@ -24,12 +24,15 @@ const (
 )
 
 // A Rejection is the answer the middleware writes instead of passing a
-// request on. [Rejection.Write] makes it from the fields as they are then:
-// a hook (Options.OnReject) may change Code and Status first.
+// request on, or in place of the server's not-found answer. It is made
+// from the fields as they are when it is written: a hook
+// (Options.OnReject) may change Code first, and Status too, except for
+// an answer that is one event of a stream the server has begun (its
+// status has gone out) and over stdio (no status).
 type Rejection struct {
 	Name   string // the tool name the request asked for, whole
 	Code   int    // CodeInvalidParams or CodeHeaderMismatch
-	Status int    // HTTP status: the server's own (Translated); before the server 200, or 400 for 2026-07-28 requests
+	Status int    // HTTP status (0 over stdio): the server's own (Translated); before the server 200, or 400 for 2026-07-28 requests
 	SSE    bool   // written as one text/event-stream event instead of JSON
 
 	// Translated reports an answer that replaces the server's own
@@ -79,8 +82,8 @@ func (j *Rejection) appendMessage(b []byte) []byte {
 }
 
 // Write writes the rejection to w: status, Content-Type and the JSON-RPC
-// error, as JSON or as one SSE event (event: message). It is the only code
-// in the kit that writes a rejection; adapters call it.
+// error, as JSON or as one SSE event (event: message). Adapters call it
+// with the rejection Check returns.
 func (j *Rejection) Write(w http.ResponseWriter) error {
 	if j == nil || j.id == nil {
 		return errNotMade

@@ -121,11 +121,12 @@ type keyedValues struct {
 }
 
 // keyedHeader reports whether callerKey keys the header k: not one of the
-// request itself (Mcp-Method, Mcp-Name and Mcp-Param-* mirror its body), its
+// request itself (its body's type, length and coding, the types it
+// accepts; Mcp-Method, Mcp-Name and Mcp-Param-* mirror its body), its
 // connection, its trace or its id from a proxy or CDN (docs/RULES.md §5).
 func keyedHeader(k string) bool {
 	switch k {
-	case "Accept-Encoding", "Connection", "Content-Encoding", "Content-Length", "Expect",
+	case "Accept", "Accept-Encoding", "Connection", "Content-Encoding", "Content-Length", "Content-Type", "Expect",
 		"Keep-Alive", mcpwire.HeaderMethod, mcpwire.HeaderName, "Te", "Trailer",
 		"Transfer-Encoding", "Upgrade",
 		"Traceparent", "Tracestate", "Baggage", "B3", "Uber-Trace-Id", "Newrelic", "Sw8",

@@ -49,6 +49,8 @@ func keyRequest(method string) *http.Request {
 	}
 	if method == "tools/call" {
 		r.Header["Content-Length"] = []string{"99"}
+		r.Header["Content-Type"] = []string{"application/json; charset=utf-8"}
+		r.Header["Accept"] = []string{"text/event-stream, application/json"}
 		r.Header["Mcp-Method"] = []string{"tools/call"}
 		r.Header["Mcp-Name"] = []string{"x"}
 		r.Header["Mcp-Param-City"] = []string{"Paris"}
@@ -65,7 +67,8 @@ func keyRequest(method string) *http.Request {
 }
 
 // A tools/list and a tools/call of one caller share a key: they differ
-// only in what describes each request (its length, the Mcp-Method,
+// only in what describes each request (its length and type, the types it
+// accepts, the Mcp-Method,
 // Mcp-Name and Mcp-Param-* mirrors of its body, the trace, the ids a
 // proxy or CDN gives it, the port of the connection).
 func TestCallerKeyOfListAndCallOfOneCaller(t *testing.T) {

@@ -5,11 +5,12 @@
 //
 // The guard answers only where the server itself looked the tool up and did
 // not find it: before the server where a [ToolSet] read the server's own
-// registry in process (StaticTools, ToolsFunc, mcp-go's adapter), and
-// everywhere else by replacing the server's own not-found answer, keeping
-// its status. Every other answer reaches the client byte for byte. The guard
-// never speaks to the server; it reads what passes: data.availableTools is
-// the server's answer to the caller's own tools/list, kept for that caller.
+// registry in process (StaticTools, ToolsFunc, mcp-go's adapter with
+// AnswerBeforeServer), and everywhere else by replacing the server's own
+// not-found answer, keeping its status. Every other answer reaches the
+// client byte for byte. The guard never speaks to the server; it reads what
+// passes: data.availableTools is the server's answer to the caller's own
+// tools/list, kept for that caller.
 //
 //	guard, err := toolguard.New(toolguard.Options{Tools: toolguard.StaticTools("get_weather")})
 //	if err != nil {

@@ -29,8 +29,8 @@ type Options struct {
 	// process (see [ToolSet]). Nil: the server decides every call.
 	Tools ToolSet
 
-	// Skip, if set, is called first; when it returns true the request passes
-	// through without being read.
+	// Skip, if set, is asked about each POST with a body before it is
+	// read; when it returns true the request and its answer pass untouched.
 	Skip func(r *http.Request) bool
 
 	// MaxBodyBytes is the most the middleware reads of a body (default 4
@@ -60,7 +60,9 @@ type Options struct {
 
 	// AnswerHeaderMismatch answers a 2026-07-28 tools/call whose Mcp-Method
 	// or Mcp-Name header does not match the body with 400 and -32020, as
-	// the spec asks of the server. By default the server answers it.
+	// the spec asks of the server, where no other rule lets the server
+	// refuse it first (its version and Accept). By default the server
+	// answers it.
 	AnswerHeaderMismatch bool
 
 	// ListTTL is how long the guard keeps the server's answer to a
@@ -72,8 +74,9 @@ type Options struct {
 	// before it reaches the next handler; it must not use the body.
 	OnPass func(r *http.Request, p Pass)
 
-	// Logger, if set, logs every pass-through: a tools/call at Info, any
-	// other request at Debug.
+	// Logger, if set, logs every pass-through (a tools/call at Info, any
+	// other request at Debug) and, at Warn, an answer that replaces the
+	// server's without data.availableTools (no list kept: ErrNoList).
 	Logger *slog.Logger
 }
 
@@ -115,7 +118,8 @@ func New(opts Options) (*Guard, error) {
 // know, next gets a ResponseWriter that passes its answer through byte for
 // byte, except the server's own not-found answer, which the guard replaces
 // (see the package doc). Any other answer passes as written, read only for
-// a changed list; a DELETE and a skipped request get w itself.
+// a changed list; a DELETE, an initialize and a skipped request get w
+// itself.
 //
 // Unlike Check, Handler hands next the request itself: while next runs,
 // r.Body yields the bytes the guard read and then the rest of the body, as
@@ -178,7 +182,9 @@ func (g *Guard) Check(r *http.Request) (*http.Request, *Rejection) {
 		return nil, rej
 	}
 	req := r
-	if _, plain := read.obs.(*answers); read.obs != nil && !plain { // Watch makes a plain one from r
+	// Watch is told of any observer but a plain one, and of none for a body
+	// read (an initialize: its answer goes on untouched).
+	if _, plain := read.obs.(*answers); !plain && (read.obs != nil || read.buf != nil) {
 		req = r.WithContext(&watchContext{Context: r.Context(), g: g, obs: read.obs})
 	}
 	if read.buf != nil {
@@ -227,10 +233,13 @@ type responseWatch interface {
 // returned (it writes a held answer), as Handler watches each answer.
 func (g *Guard) Watch(w http.ResponseWriter, r *http.Request) (http.ResponseWriter, func()) {
 	if c, ok := r.Context().Value(watchKey{}).(*watchContext); ok && c.g == g {
+		if c.obs == nil {
+			return w, noFinish
+		}
 		ww := c.obs.watch(w, r)
 		return ww, ww.finish
 	}
-	if r.Method == http.MethodDelete || g.opts.Skip != nil && g.opts.Skip(r) {
+	if r.Method == http.MethodDelete || g.inspectable(r) == ReasonSkipped {
 		return w, noFinish
 	}
 	return (*answers)(g).watch(w, r), noFinish // (a changeWriter's finish does nothing)

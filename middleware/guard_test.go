@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -546,6 +547,37 @@ func TestHookRenamingNameLeavesTheMessage(t *testing.T) {
 	want := `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Unknown tool: ecoh","data":{"availableTools":["echo"],"suggestions":["echo"]}}}`
 	if w.Body.String() != want {
 		t.Errorf("answer %s\nwant %s", w.Body, want)
+	}
+}
+
+// A translated answer honours a hook's Code, and its Status where the
+// answer is written whole (a JSON answer, an event stream of a stated
+// length); one event of a stream the server has begun keeps the stream's
+// status, which has gone out.
+func TestTranslatedAnswerHonoursTheHooksCodeAndStatus(t *testing.T) {
+	reply := errorReply("1", -32602, "Unknown tool: nope")
+	event := "event: message\ndata: " + reply + "\n\n"
+	for _, c := range []struct {
+		name   string
+		server http.Handler
+		status int
+	}{
+		{"JSON", answering(200, "application/json", reply), http.StatusTeapot},
+		{"event stream of a stated length", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			io.Copy(io.Discard, r.Body)
+			w.Header().Set("Content-Type", "text/event-stream")
+			w.Header().Set("Content-Length", strconv.Itoa(len(event)))
+			io.WriteString(w, event)
+		}), http.StatusTeapot},
+		{"event stream", answering(200, "text/event-stream", event), 200},
+	} {
+		g := listedGuard(t, Options{OnReject: func(_ *http.Request, rej *Rejection) {
+			rej.Code, rej.Status = -32601, http.StatusTeapot
+		}}, "echo")
+		w := serve(g, c.server, newRequest("POST", call("1", `"nope"`), nil))
+		if w.Code != c.status || !strings.Contains(w.Body.String(), `"code":-32601`) {
+			t.Errorf("%s: status %d, body %s; want %d and the hook's code", c.name, w.Code, w.Body, c.status)
+		}
 	}
 }
 

@@ -9,9 +9,14 @@ import (
 	"github.com/toolguard/toolguard/internal/mcpwire"
 )
 
-// decodeListReply reads msg, the reply to the tools/list with the given id
-// (its JSON bytes, as the caller sent it), and reports whether it is a
-// page.
+// readListReply reads msg, a message that may be the reply to the
+// tools/list with the given id (its JSON bytes, as the caller sent it),
+// and reports whether it is that reply's page (ok). A request or
+// notification is passed over; any other message ends the search for the
+// reply in an event stream (done): clients match ids more loosely than the
+// guard ("1" or 1.0 answers 1 for the TypeScript SDK), and cannot be told
+// apart from a reply outside the strict subset, so no later message is
+// ever taken for the reply.
 //
 // Names only: the scanner takes the id, result.tools[].name,
 // result.nextCursor and result.ttlMs and steps over every other value
@@ -20,20 +25,7 @@ import (
 // subset, with jsonrpc "2.0", the id and a result, and no other member
 // (not even "error": null, which the TypeScript SDK refuses). Where the
 // scanner reads a page, encoding/json reads the same (FuzzListReply).
-func decodeListReply(msg, id []byte) (mcpwire.Page, bool) {
-	var p mcpwire.Page
-	r, ok := readEnvelope(msg, func(s *scanner) bool { return s.listPage(&p) }, nil)
-	return p, ok && r.pageFor(msg, id)
-}
-
-// listMessage reads msg, one message of an event stream, for the reply to
-// the tools/list with the id. A request or notification is passed over;
-// any other message ends the search (done): it is kept (ok) only when it
-// is that reply, read as decodeListReply reads one. Clients match ids
-// more loosely than the guard ("1" or 1.0 answers 1 for the TypeScript
-// SDK), and cannot be told apart from a reply outside the strict subset,
-// so no later message is ever taken for the reply.
-func listMessage(msg, id []byte) (p mcpwire.Page, done, ok bool) {
+func readListReply(msg, id []byte) (p mcpwire.Page, done, ok bool) {
 	r, strict := readEnvelope(msg, func(s *scanner) bool { return s.listPage(&p) }, nil)
 	if strict && r.method.kind != absent {
 		return p, false, false

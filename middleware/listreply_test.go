@@ -60,10 +60,11 @@ func decodeListReplyJSON(msg []byte, stream bool, id []byte) (mcpwire.Page, erro
 // before it is outside the strict subset.
 func readList(msg []byte, stream bool, id []byte) (mcpwire.Page, bool) {
 	if !stream {
-		return decodeListReply(msg, id)
+		p, _, ok := readListReply(msg, id)
+		return p, ok
 	}
 	for _, data := range mcpwire.EventMessages(msg) {
-		if p, done, ok := listMessage(data, id); done {
+		if p, done, ok := readListReply(data, id); done {
 			return p, ok
 		}
 	}
@@ -287,7 +288,7 @@ func BenchmarkListReplyPaired(b *testing.B) {
 			name = "sse"
 		}
 		b.Run(name, func(b *testing.B) {
-			if fast, ok := decodeListReply(msg, []byte(`"x"`)); !ok || len(fast.Names) != 1000 {
+			if fast, _, ok := readListReply(msg, []byte(`"x"`)); !ok || len(fast.Names) != 1000 {
 				b.Fatal("the reply is not read by names")
 			}
 			b.SetBytes(int64(len(in)))

@@ -36,7 +36,7 @@ const (
 // An answer is what the guard reads of a reply to a call: its kind and
 // the texts that may say the tool is unknown (an error's message and its
 // data when a string; a result's one text content, and when that text is
-// a JSON object, its error and message strings).
+// a JSON object, its error, message and detail strings).
 type answer struct {
 	kind  answerKind
 	code  int64 // an error's code

@@ -312,7 +312,7 @@ func (lw *listWriter) message(_ int, data []byte) {
 		return
 	}
 	if !lw.replied {
-		p, done, ok := listMessage(data, l.id)
+		p, done, ok := readListReply(data, l.id)
 		if lw.replied = done; ok {
 			l.g.seen.page(l.key, l.session, l.cursor, l.mark, p)
 			return // the reply, not a notification
@@ -327,7 +327,7 @@ func (lw *listWriter) message(_ int, data []byte) {
 // it is the reply; final: there is no more to come.
 func (lw *listWriter) keepJSON(final bool) {
 	l := lw.l
-	p, ok := decodeListReply(lw.buf, l.id)
+	p, _, ok := readListReply(lw.buf, l.id)
 	switch {
 	case ok:
 		lw.release(listRead) // the page holds copies

@@ -33,7 +33,7 @@ const (
 	ReasonHeaderMismatch  // 2026-07-28: Mcp-Method or Mcp-Name missing, repeated or not the body's
 	ReasonClientMeta      // 2026-07-28: _meta client capabilities an SDK may refuse
 	ReasonListFailed      // the tool set's List failed (Pass.Err says why)
-	ReasonListed          // the tool set's List has the tool after all
+	ReasonListed          // the caller's kept list, or the tool set's List, has the tool after all
 
 	reasonEnd
 )

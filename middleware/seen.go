@@ -13,8 +13,8 @@ import (
 	"github.com/toolguard/toolguard/internal/mcpwire"
 )
 
-// DefaultListTTL is how long a list the caller was given is kept when the
-// server states no ttlMs: Options.ListTTL's default.
+// DefaultListTTL is Options.ListTTL's default: how long a list the caller
+// was given is kept, unless the server's ttlMs is shorter.
 const DefaultListTTL = 10 * time.Minute
 
 // Bounds of what the guard keeps of the lists it saw.

@@ -492,7 +492,7 @@ func (s *Stdio) serverLine(line []byte) []byte {
 	case !ok:
 		return nil
 	case c.list:
-		if p, ok := decodeListReply(line, c.id); ok {
+		if p, _, ok := readListReply(line, c.id); ok {
 			s.guard.seen.page(c.key, "", c.cursor, c.mark, p)
 		}
 		return nil

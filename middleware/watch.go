@@ -339,11 +339,13 @@ func (ww *watchWriter) finish() {
 // server wrote it.
 func (ww *watchWriter) finishEvents() {
 	var out []byte
+	var rej *Rejection
 	var events eventReader
 	from := 0
 	events.write(ww.buf, ww.limit, func(end int, data []byte) {
 		if out == nil && data != nil && ww.c.notFound(data) {
-			ev := ww.c.g.translate(ww.c, ww.status, true).event(ww.buf[from:end], from == 0)
+			rej = ww.c.g.translate(ww.c, ww.status, true)
+			ev := rej.event(ww.buf[from:end], from == 0)
 			out = append(append(append(make([]byte, 0, len(ww.buf)+len(ev)), ww.buf[:from]...), ev...), ww.buf[end:]...)
 		} else {
 			ww.changed(end, data)
@@ -356,7 +358,7 @@ func (ww *watchWriter) finishEvents() {
 	}
 	ww.asSent()
 	ww.w.Header().Set("Content-Length", strconv.Itoa(len(out)))
-	ww.w.WriteHeader(ww.status)
+	ww.w.WriteHeader(rej.Status) // (written whole, as Write writes)
 	_, _ = ww.w.Write(out)
 }
 

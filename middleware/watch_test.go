@@ -293,6 +293,44 @@ func TestCheckAndWatchTranslateAsHandler(t *testing.T) {
 	}
 }
 
+// Check and Watch give next the writer Handler gives it: the caller's own
+// for a DELETE, an initialize and a skipped POST, a watching one for any
+// other request (a GET stream, which Skip is not asked about, included).
+func TestWatchGivesTheWriterHandlerGives(t *testing.T) {
+	skipAll := func(*http.Request) bool { return true }
+	initialize := strings.TrimSuffix(initializeLine, "\n")
+	for _, c := range []struct {
+		name, method, body string
+		skip               func(*http.Request) bool
+		own                bool // next gets the caller's writer
+	}{
+		{"initialize", "POST", initialize, nil, true},
+		{"DELETE", "DELETE", "", nil, true},
+		{"skipped POST", "POST", call("1", `"nope"`), skipAll, true},
+		{"GET, Skip not asked", "GET", "", skipAll, false},
+		{"ping", "POST", `{"jsonrpc":"2.0","id":1,"method":"ping"}`, nil, false},
+		{"tools/list", "POST", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, nil, false},
+		{"call the server decides", "POST", call("1", `"nope"`), nil, false},
+		{"not strict", "POST", `[{"jsonrpc":"2.0","id":1,"method":"ping"}]`, nil, false},
+	} {
+		g := mustGuard(t, Options{Tools: unsure{}, Skip: c.skip})
+		var viaHandler, viaWatch bool
+		rec := httptest.NewRecorder()
+		g.Handler(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { viaHandler = w == rec })).
+			ServeHTTP(rec, newRequest(c.method, c.body, nil))
+		r, rej := g.Check(newRequest(c.method, c.body, nil))
+		if rej != nil {
+			t.Fatalf("%s: rejected", c.name)
+		}
+		w, finish := g.Watch(rec, r)
+		viaWatch = w == rec
+		finish()
+		if viaHandler != c.own || viaWatch != c.own {
+			t.Errorf("%s: the caller's own writer via Handler %v, via Check and Watch %v; want %v", c.name, viaHandler, viaWatch, c.own)
+		}
+	}
+}
+
 // Any answer of a session may carry a list_changed: mcp-go sends a
 // notification it queued on the session's next answer, whatever the
 // request (a known call, a ping, resources/list, a body the guard does not

@@ -84,7 +84,7 @@ func newCommand(c *config) *cli.Command {
 	fs.StringVar(&c.path, "path", "", "the one `path` served, matched exactly, percent-encoded as in a URL (default: the upstream URL's path, or /)")
 	fs.StringVar(&c.host, "host", "keep", "the Host sent upstream: keep (the caller's, so the server's DNS-rebinding protection judges the caller) or upstream (the upstream URL's host)")
 	fs.DurationVar(&c.shutdown, "shutdown-timeout", 10*time.Second, "how long in-flight calls may finish after SIGINT or SIGTERM (standing GET event streams end at once); 0 does not wait")
-	fs.BoolVar(&c.quiet, "quiet", false, "no log line per translated not-found answer")
+	fs.BoolVar(&c.quiet, "quiet", false, "no log line per answer the guard writes (a translated not-found answer, or -32020)")
 	fs.BoolVar(&c.logPass, "log-pass", false, "one log line per request the guard passes through: the reason, the tool, the tool set's error, the status the upstream answered and the Host the request came with")
 	fs.DurationVar(&c.upstreamTimeout, "upstream-timeout", time.Minute, "how long the upstream has to begin its answer (its status line; an event stream begins at once) before the caller gets 504; 0 waits as long as the caller does")
 	fs.Int64Var(&c.guard.MaxBodyBytes, "max-body-bytes", toolguard.DefaultMaxBodyBytes, "larger bodies pass through unread; more than 0")
@@ -277,8 +277,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	logger, err := cmdlog.New(stderr, c.logFormat, "toolguard-proxy")
 	if err != nil {
-		fmt.Fprintln(stderr, "toolguard-proxy:", err)
-		return exitUsage
+		return newCommand(&config{}).Usage(stderr, err.Error())
 	}
 	h, err := handler(c, logger)
 	if err != nil {

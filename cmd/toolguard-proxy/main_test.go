@@ -332,6 +332,7 @@ func TestUsageErrorIsOneLine(t *testing.T) {
 		{[]string{"-upstream", "ftp://x"}, `-upstream "ftp://x" is not an http(s) URL`},
 		{[]string{"-upstream", "http://user:pw@127.0.0.1:1/mcp"}, "-upstream must not carry credentials"},
 		{[]string{"-upstream", "http://127.0.0.1:1/mcp#top"}, "has a fragment"},
+		{[]string{"-upstream", up, "-log-format", "yaml"}, `-log-format must be text or json, not "yaml"`},
 	} {
 		var stdout, stderr bytes.Buffer
 		code := run(context.Background(), tc.args, &stdout, &stderr)

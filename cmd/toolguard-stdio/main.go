@@ -12,13 +12,13 @@
 // client's own tools/list. It asks the server nothing itself.
 //
 // The end of the client's input only closes the server's; signals go to the
-// server's group (a second one sends SIGKILL); the server is ended (SIGTERM
-// -grace later, then SIGKILL) only when the client is gone. Exit status:
-// the server's (128+N for signal N), 74 when the client stopped reading, 0
-// for -h and -version, 64 for a usage error, 127 when the command cannot be
-// started. docs/COMMANDS.md has the lifecycle, the flags and why -grace is
-// 5s; docs/CLIENTS.md each MCP client's configuration (an absolute path:
-// clients do not use the shell's PATH):
+// server's group (a second one, SIGHUP aside, sends SIGKILL); the server is
+// ended (SIGTERM -grace later, then SIGKILL) only when the client is gone.
+// Exit status: the server's (128+N for signal N), 74 when the client
+// stopped reading, 0 for -h and -version, 64 for a usage error, 127 when
+// the command cannot be started. docs/COMMANDS.md has the lifecycle, the
+// flags and why -grace is 5s; docs/CLIENTS.md each MCP client's
+// configuration (an absolute path: clients do not use the shell's PATH):
 //
 //	"command": "/home/you/go/bin/toolguard-stdio",
 //	"args": ["--", "npx", "-y", "@modelcontextprotocol/server-everything"]
@@ -387,7 +387,7 @@ func parse(args []string, stdout, stderr io.Writer) (opts toolguard.StdioOptions
 	fs.BoolVar(&opts.HideSuggestions, "hide-suggestions", false, "leave data.suggestions out of translated answers")
 	fs.BoolVar(&opts.BareMessage, "bare-message", false, "the message is \"Unknown tool: X\" alone, the spec's example (by default it also names the nearest names and says to call tools/list)")
 	fs.IntVar(&opts.MaxLineBytes, "max-line-bytes", toolguard.DefaultMaxBodyBytes, "longer client lines pass through unread and untracked (their answers are not translated); more than 0")
-	logAnswers := fs.Bool("log", false, "write one line to standard error per translated not-found answer, saying why when it went out without data.availableTools, and per client line that may be a tools/call the guard left untracked (too long, outside the strict subset, or leaving a JSON value open)")
+	logAnswers := fs.Bool("log", false, "write one line to standard error per translated not-found answer, saying why when it went out without data.availableTools, and per client line that may be a tools/call the guard left untracked (too long, or outside the strict subset)")
 	fs.DurationVar(&grace, "grace", defaultGrace, "once the client is gone (it signalled, or stopped reading), how long the server has to exit before its process group gets SIGTERM, and then SIGKILL as long after that (500ms at most once the client stopped reading); also what the server's leftovers get once it exited. The end of the client's input starts no clock; more than 0")
 	obs = observeFlags(fs)
 	if err := cmd.Parse(args); err != nil {
