@@ -8,15 +8,19 @@ replace github.com/toolguard/toolguard/adapters/mcpgo => ../adapters/mcpgo
 
 replace github.com/toolguard/toolguard/adapters/echo => ../adapters/echo
 
+replace github.com/toolguard/toolguard/adapters/echov5 => ../adapters/echov5
+
 replace github.com/toolguard/toolguard/adapters/gin => ../adapters/gin
 
 require (
 	github.com/gin-gonic/gin v1.12.0
 	github.com/labstack/echo/v4 v4.16.0
+	github.com/labstack/echo/v5 v5.4.4
 	github.com/mark3labs/mcp-go v1.2.1
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/toolguard/toolguard v0.1.0
 	github.com/toolguard/toolguard/adapters/echo v0.1.0
+	github.com/toolguard/toolguard/adapters/echov5 v0.1.0
 	github.com/toolguard/toolguard/adapters/gin v0.1.0
 	github.com/toolguard/toolguard/adapters/mcpgo v0.1.0
 	go.opentelemetry.io/otel v1.40.0
@@ -66,11 +70,11 @@ require (
 	go.opentelemetry.io/otel/sdk v1.40.0 // indirect
 	go.opentelemetry.io/otel/trace v1.40.0 // indirect
 	golang.org/x/arch v0.22.0 // indirect
-	golang.org/x/crypto v0.53.0 // indirect
-	golang.org/x/net v0.56.0 // indirect
+	golang.org/x/crypto v0.54.0 // indirect
+	golang.org/x/net v0.57.0 // indirect
 	golang.org/x/oauth2 v0.35.0 // indirect
 	golang.org/x/sync v0.22.0 // indirect
-	golang.org/x/sys v0.46.0 // indirect
+	golang.org/x/sys v0.47.0 // indirect
 	golang.org/x/text v0.40.0 // indirect
 	golang.org/x/time v0.15.0 // indirect
 	google.golang.org/protobuf v1.36.10 // indirect
