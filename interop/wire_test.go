@@ -93,9 +93,10 @@ var wireTable = []wireCase{
 	{"unknown tool", "POST", callBody("ech0"), nil},
 	{"unknown tool, SSE only", "POST", callBody("ech0"), http.Header{"Accept": {"text/event-stream"}}},
 	{"unknown tool, string id", "POST", `{"jsonrpc":"2.0","id":"a\"b","method":"tools/call","params":{"name":"nope"}}`, nil},
-	// mcp-go answers this id rounded (9223372036854776000): not a reply to
-	// the call's id, so its not-found answer is left as it is.
-	{"2^63-1 id, answered with another id", "POST", `{"jsonrpc":"2.0","id":9223372036854775807,"method":"tools/call","params":{"name":"nope"}}`, nil},
+	// mcp-go v1.6 echoes this id exactly (v1.2.1 rounded it to
+	// 9223372036854776000, another id, whose answer the guard left as it
+	// was): its not-found answer is the call's, translated.
+	{"unknown tool, 2^63-1 id", "POST", `{"jsonrpc":"2.0","id":9223372036854775807,"method":"tools/call","params":{"name":"nope"}}`, nil},
 	{"unknown tool, 2026-07-28", "POST", `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"nope","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`,
 		http.Header{"Mcp-Protocol-Version": {"2026-07-28"}, "Mcp-Method": {"tools/call"}, "Mcp-Name": {"nope"}}},
 	{"known tool", "POST", `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}`, nil},

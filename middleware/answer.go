@@ -24,11 +24,9 @@ const (
 )
 
 // A Rejection is the answer the middleware writes instead of passing a
-// request on, or in place of the server's not-found answer. It is made
-// from the fields as they are when it is written: a hook
-// (Options.OnReject) may change Code first, and Status too, except for
-// an answer that is one event of a stream the server has begun (its
-// status has gone out) and over stdio (no status).
+// request on, or in place of the server's not-found answer, made from the
+// fields as they are then: a hook (Options.OnReject) may change Code, and
+// Status but in a stream the server has begun (its status has gone out).
 type Rejection struct {
 	Name   string // the tool name the request asked for, whole
 	Code   int    // CodeInvalidParams or CodeHeaderMismatch

@@ -60,9 +60,8 @@ type Options struct {
 
 	// AnswerHeaderMismatch answers a 2026-07-28 tools/call whose Mcp-Method
 	// or Mcp-Name header does not match the body with 400 and -32020, as
-	// the spec asks of the server, where no other rule lets the server
-	// refuse it first (its version and Accept). By default the server
-	// answers it.
+	// the spec asks of the server, unless its version or Accept lets the
+	// server refuse it first. By default the server answers it.
 	AnswerHeaderMismatch bool
 
 	// ListTTL is how long the guard keeps the server's answer to a
@@ -75,8 +74,7 @@ type Options struct {
 	OnPass func(r *http.Request, p Pass)
 
 	// Logger, if set, logs every pass-through (a tools/call at Info, any
-	// other request at Debug) and, at Warn, an answer that replaces the
-	// server's without data.availableTools (no list kept: ErrNoList).
+	// other at Debug), and at Warn a translation with no list (ErrNoList).
 	Logger *slog.Logger
 }
 

@@ -27,7 +27,7 @@ const maxListReplyBytes = 8 << 20
 const listChangedMethod = "notifications/tools/list_changed"
 
 // listChangedStandIn is what an event too long to read is read as when
-// its bytes could spell list_changed (mayBeListChanged): a client that
+// its bytes could spell list_changed (maySpell): a client that
 // reads it whole may read a changed list.
 var listChangedStandIn = []byte(`{"jsonrpc":"2.0","method":"` + listChangedMethod + `"}`)
 
@@ -382,9 +382,6 @@ func isListChanged(msg []byte) bool { return mayBe(msg, "list_changed", listChan
 // initialize for some SDK (a response, with no method, is not).
 func mayBeInitialize(msg []byte) bool { return mayBe(msg, "initialize", "initialize") }
 
-// mayBeListChanged reports whether msg could be a list_changed message.
-func mayBeListChanged(msg []byte) bool { return maySpell(msg, "list_changed") }
-
 // mayBe reports whether msg could be, for some client, a message with the
 // method whose last word is word: it could spell word, and readEnvelope reads
 // that method of it or cannot read it (names).
@@ -437,7 +434,7 @@ const spellOverlap = len("list_changed") - 1
 func (w *spellWatch) add(p []byte) {
 	var join [2 * spellOverlap]byte
 	head := append(append(join[:0], w.tail[:w.n]...), p[:min(len(p), spellOverlap)]...)
-	w.maybe = w.maybe || mayBeListChanged(head) || mayBeListChanged(p)
+	w.maybe = w.maybe || maySpell(head, "list_changed") || maySpell(p, "list_changed")
 	if len(p) >= spellOverlap {
 		head = p[len(p)-spellOverlap:]
 	}

@@ -56,11 +56,14 @@ const metaVersionKey = "io.modelcontextprotocol/protocolVersion"
 
 // Keys the reader looks for, per level. A key equal to one of them under
 // case folding (or with invisible characters added) makes the body ambiguous:
-// decoders disagree on which member they read.
+// decoders disagree on which member they read. In params, after the six
+// read here, the others mcp-go v1.6 refuses so (docs/RULES.md §4).
 var (
 	topKeys    = []string{"jsonrpc", "id", "method", "params", "result", "error"}
-	paramsKeys = []string{"name", "_meta", "arguments", "task", "inputResponses", "requestState"}
-	metaKeys   = []string{metaVersionKey, "progressToken"} // progressToken: see docs/RULES.md §4
+	paramsKeys = []string{"name", "_meta", "arguments", "task", "inputResponses", "requestState",
+		"uri", "cursor", "protocolVersion", "capabilities", "clientInfo", "level", "ref", "argument", "requestId",
+		"progressToken", "taskId", "reason", "context", "notifications", "progress", "total", "message"}
+	metaKeys = []string{metaVersionKey, "progressToken"} // progressToken: see docs/RULES.md §4
 )
 
 // readMessage scans b once and reports what a JSON-RPC request in the strict
@@ -106,7 +109,7 @@ func skipWS(b []byte, i int) int {
 // with the index of the key among keys (-1 for any other key); visit scans
 // the value and reports success. A duplicate or ambiguous key among keys fails.
 func (s *scanner) members(keys []string, visit func(k int) bool) bool {
-	var seen uint8
+	var seen uint32 // (keys has at most 32)
 	return s.elements('{', func() bool {
 		if s.i >= len(s.b) || s.b[s.i] != '"' {
 			return false

@@ -139,6 +139,7 @@ func TestReaderStrictSubset(t *testing.T) {
 		{"surrogate pair in name", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"\ud83d\ude00"}}`, true},
 		{"unrelated duplicate keys deeper", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{"a":1,"a":2}}}`, true},
 		{"escaped key equal to name", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"\u006eame":"x"}}`, true},
+		{"a cursor in a call's params", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","cursor":"c"}}`, true},
 
 		// The known ambiguous inputs of docs/RULES.md §2.
 		{"duplicate name", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","name":"b"}}`, false},
@@ -168,6 +169,14 @@ func TestReaderStrictSubset(t *testing.T) {
 		{"arguments null", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","arguments":null}}`, false},
 		{"_meta not an object", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","_meta":5}}`, false},
 		{"Arguments", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","Arguments":{}}}`, false},
+		// Other params members mcp-go v1.6 refuses (-32600) twice or in
+		// another letter case, before its lookup.
+		{"Cursor", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","Cursor":"c"}}`, false},
+		{"reason twice", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","reason":1,"reason":2}}`, false},
+		{"progreſs", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","progreſs":1}}`, false},
+		{"escaped URI", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","\u0055RI":"u"}}`, false},
+		{"taskID", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","taskID":"t"}}`, false},
+		{"Message", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","Message":"m"}}`, false},
 		{"result key", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a"},"result":{}}`, false},
 		{"Error key", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a"},"Error":{}}`, false},
 		{"ID key", `{"jsonrpc":"2.0","ID":1,"method":"tools/call","params":{"name":"a"}}`, false},

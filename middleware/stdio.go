@@ -462,12 +462,12 @@ func (w *stdioWriter) Close() error {
 func (s *Stdio) serverLine(line []byte) []byte {
 	tracked := s.tracked.Load() > 0
 	if len(line) > s.opts.MaxServerLineBytes {
-		if mayBeListChanged(line) { // unread, as the line that comes in pieces
+		if maySpell(line, "list_changed") { // unread, as the line that comes in pieces
 			s.guard.seen.dropSession("", false)
 		}
 		return nil
 	}
-	if !tracked && !mayBeListChanged(line) {
+	if !tracked && !maySpell(line, "list_changed") {
 		return nil
 	}
 	r, ok := readEnvelope(line, nil, nil)
@@ -479,7 +479,7 @@ func (s *Stdio) serverLine(line []byte) []byte {
 		if !ok && tracked && json.Valid(line) {
 			s.forgetLists()
 		}
-		if mayBeListChanged(line) && names(line, r.method, ok, listChangedMethod) {
+		if maySpell(line, "list_changed") && names(line, r.method, ok, listChangedMethod) {
 			s.guard.seen.dropSession("", false)
 		}
 		return nil

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -419,4 +420,62 @@ func TestBeforeListToolsHookLoadsATool(t *testing.T) {
 			t.Error("listed_lazy: did not run alone once listed")
 		}
 	})
+}
+
+// With AnswerBeforeServer, a name mcp-go does not have is Absent only
+// where mcp-go looks it up: not in a session (mcp-go v1.6 refuses an id
+// already in flight in it), not at the protected resource metadata path
+// (which refuses a POST), not for a Host that AllowedHosts (mcp-go's
+// WithAllowedHosts) turns away, nor for a foreign Host on a loopback
+// listener.
+func TestAbsentOnlyWhereMcpGoLooksTheNameUp(t *testing.T) {
+	s := server.NewMCPServer("hosts", "1.0.0", server.WithToolCapabilities(true))
+	s.AddTool(mcp.NewTool("echo"), ran("echo"))
+	h := server.NewStreamableHTTPServer(s, server.WithStateLess(true))
+	request := func(path, host, local string, hdr http.Header) *http.Request {
+		r := httptest.NewRequest("POST", "http://x"+path, nil)
+		r.Host = host
+		r.Header = hdr
+		addr, _ := net.ResolveTCPAddr("tcp", local)
+		return r.WithContext(context.WithValue(r.Context(), http.LocalAddrContextKey, addr))
+	}
+	v2025 := http.Header{"Mcp-Protocol-Version": {"2025-11-25"}}
+	session := http.Header{"Mcp-Protocol-Version": {"2025-11-25"}, "Mcp-Session-Id": {"s-1"}}
+	for _, c := range []struct {
+		name    string
+		allowed []string
+		r       *http.Request
+		want    toolguard.Presence
+	}{
+		{"a sessionless call", nil, request("/mcp", "mcp.example.com", "10.0.0.5:8080", v2025), toolguard.Absent},
+		{"a call in a session", nil, request("/mcp", "mcp.example.com", "10.0.0.5:8080", session), toolguard.Unsure},
+		{"the metadata path", nil, request("/.well-known/oauth-protected-resource/mcp", "mcp.example.com", "10.0.0.5:8080", v2025), toolguard.Unsure},
+		{"a foreign Host on loopback", nil, request("/mcp", "evil.example", "127.0.0.1:8080", v2025), toolguard.Unsure},
+		{"an allowed Host", []string{"mcp.example.com"}, request("/mcp", "mcp.example.com", "10.0.0.5:8080", v2025), toolguard.Absent},
+		{"a Host not allowed", []string{"mcp.example.com"}, request("/mcp", "evil.example:8080", "10.0.0.5:8080", v2025), toolguard.Unsure},
+		{"loopback, allowed always", []string{"mcp.example.com"}, request("/mcp", "localhost:8080", "10.0.0.5:8080", v2025), toolguard.Absent},
+	} {
+		tools, err := Tools(s, h, Options{AnswerBeforeServer: true, Stateless: true, AllowedHosts: c.allowed})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := tools.Lookup(c.r, "nope"); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+	// A session mcp-go opened, guarded as the author would.
+	stateful := server.NewStreamableHTTPServer(s)
+	tools, err := Tools(s, stateful, Options{AnswerBeforeServer: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	guard, err := toolguard.New(toolguard.Options{Tools: tools})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := initialize(t, guard.Handler(stateful))
+	r := request("/mcp", "mcp.example.com", "10.0.0.5:8080", http.Header{"Mcp-Protocol-Version": {"2025-11-25"}, "Mcp-Session-Id": {id}})
+	if got := tools.Lookup(r, "nope"); got != toolguard.Unsure {
+		t.Errorf("a call in a session mcp-go opened: %v, want Unsure", got)
+	}
 }

@@ -14,22 +14,21 @@
 // event stream is read only for a list_changed).
 // Any other name is Unsure: the call reaches mcp-go untouched too, and the
 // guard replaces only mcp-go's own not-found answer, with the list mcp-go
-// gave the caller's own tools/list. By default the tool set only reads:
-// it adds nothing to the server and reads nothing in the background. With
+// gave the caller's own tools/list. The tool set only reads: it adds
+// nothing to the server and reads nothing in the background. With
 // Options.AnswerBeforeServer the author asserts more, and an unknown name
-// can be answered before the server; only then does Tools add session
-// hooks to the server. Only public mcp-go API is used.
+// in a call without a session can be answered before the server. Only
+// public mcp-go API is used.
 package toolguardmcpgo
 
 import (
-	"context"
 	"errors"
+	"maps"
 	"net"
 	"net/http"
 	"net/netip"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -40,8 +39,9 @@ import (
 
 // Options configures Tools.
 type Options struct {
-	// AnswerBeforeServer lets the guard answer a tools/call for a name the
-	// server does not have without sending it to mcp-go, where mcp-go's
+	// AnswerBeforeServer lets the guard answer a tools/call without a
+	// session (2026-07-28, or any call to a Stateless server) for a name
+	// the server does not have without sending it to mcp-go, where mcp-go's
 	// public API, read at call time, shows the name absent and nothing
 	// between the guard and mcp-go's lookup can load, rename or refuse a
 	// tool. mcp-go cannot show all of that, so setting it is an assertion
@@ -49,11 +49,11 @@ type Options struct {
 	// checked at call time and what is asserted (no task tools or tool
 	// filters, no session tools on the sessionless session, no refusal or
 	// tool loading between the guard and mcp-go, guard.Handler(h) with h
-	// itself). Where an assertion is false the guard may answer -32602
-	// where mcp-go would have run the tool. With it, Tools adds
-	// OnRegisterSession and OnUnregisterSession hooks to s (installing
-	// empty Hooks when s has none), to know the caller's session tools;
-	// call Tools before the server serves. Leave it unset when unsure.
+	// itself, AllowedHosts as given to mcp-go, MaxBodyBytes no more than
+	// mcp-go's body limit). Where an assertion is false the guard may
+	// answer -32602 where mcp-go would have run the tool or refused the
+	// call. A call in a session always goes to mcp-go (v1.6 refuses an id
+	// already in flight in its session). Leave it unset when unsure.
 	AnswerBeforeServer bool
 
 	// Stateless asserts that h was built with server.WithStateLess(true),
@@ -62,6 +62,12 @@ type Options struct {
 	// AnswerBeforeServer: with it, such a call can be answered before the
 	// server.
 	Stateless bool
+
+	// AllowedHosts, read only with AnswerBeforeServer, are the hosts given
+	// to mcp-go's WithAllowedHosts (v1.6), which has no getter: a call
+	// whose Host is neither loopback nor one of them exactly is left to
+	// mcp-go, which refuses it with 403.
+	AllowedHosts []string
 }
 
 // ToolSet is the toolguard.ToolSet of an mcp-go server.
@@ -70,40 +76,24 @@ type ToolSet struct {
 	own  *server.StreamableHTTPServer // the handler, when it is mcp-go's own
 	opts Options
 
-	sessions sync.Map // session id → server.ClientSession, as mcp-go registered them
-
 	// hadTool: the server has had a global tool. mcp-go takes the tools
 	// capability with its first tool and never drops it, so this fact,
 	// once true, stays true: it is not a copy of the registry.
 	hadTool atomic.Bool
 }
 
-// Tools returns the tool set of s, served over HTTP by h. Call it after
-// the server's options are set, before it serves.
+// Tools returns the tool set of s, served over HTTP by h. It adds
+// nothing to s.
 func Tools(s *server.MCPServer, h http.Handler, opts Options) (*ToolSet, error) {
 	if s == nil || h == nil {
 		return nil, errors.New("toolguardmcpgo: Tools needs the server and its handler")
 	}
 	t := &ToolSet{s: s, opts: opts}
 	t.own, _ = h.(*server.StreamableHTTPServer)
-	if !opts.AnswerBeforeServer {
-		return t, nil // the server decides every name but a global tool: nothing to add to s
-	}
-	if s.GetHooks() == nil {
-		server.WithHooks(&server.Hooks{})(s)
-	}
-	hooks := s.GetHooks()
-	hooks.AddOnRegisterSession(func(_ context.Context, cs server.ClientSession) {
-		t.sessions.Store(cs.SessionID(), cs)
-	})
-	hooks.AddOnUnregisterSession(func(_ context.Context, cs server.ClientSession) {
-		t.sessions.CompareAndDelete(cs.SessionID(), cs)
-	})
 	return t, nil
 }
 
-// Lookup reports a global tool (and, with AnswerBeforeServer, a tool of
-// the caller's session) as Present; any other name as Absent where
+// Lookup reports a global tool as Present; any other name as Absent where
 // AnswerBeforeServer lets the guard answer before the server, and
 // otherwise as Unsure: mcp-go decides.
 func (t *ToolSet) Lookup(r *http.Request, name string) toolguard.Presence {
@@ -113,83 +103,58 @@ func (t *ToolSet) Lookup(r *http.Request, name string) toolguard.Presence {
 		}
 		return toolguard.Present
 	}
-	if !t.opts.AnswerBeforeServer {
-		return toolguard.Unsure // no sessions are known: mcp-go decides
-	}
-	modern := mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion))
-	session, registered := t.session(r, modern)
-	if session != nil {
-		if _, ok := session.GetSessionTools()[name]; ok {
-			return toolguard.Present
-		}
-	}
-	if t.before(r, modern, registered) && t.hasGlobal() {
+	if t.before(r) && t.hasGlobal() {
 		return toolguard.Absent
 	}
 	return toolguard.Unsure
 }
 
-// List returns the caller's tools, read in process at call time: the
-// server's global tools and the caller's session's. The guard asks it only
-// where Lookup said Absent and it has seen no tools/list answer for the
-// caller (the list it shows is the one mcp-go gave the caller, when there
-// is one); ListTools copies every tool, so that read costs (about 0.6 ms at
-// 1,000 tools here).
-func (t *ToolSet) List(r *http.Request) ([]string, error) {
-	modern := mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion))
-	session, _ := t.session(r, modern)
-	global := t.s.ListTools()
-	names := make([]string, 0, len(global))
-	for n := range global {
-		names = append(names, n)
-	}
-	if session != nil {
-		for n := range session.GetSessionTools() {
-			names = append(names, n)
-		}
-	}
+// List returns the server's global tools, read in process at call time.
+// The guard asks it only where Lookup said Absent and it has seen no
+// tools/list answer for the caller (the list it shows is the one mcp-go
+// gave the caller, when there is one); ListTools copies every tool, so
+// that read costs (about 0.6 ms at 1,000 tools here).
+func (t *ToolSet) List(*http.Request) ([]string, error) {
+	names := slices.Collect(maps.Keys(t.s.ListTools()))
 	slices.Sort(names)
-	return slices.Compact(names), nil
-}
-
-// session returns the registered session r names, in the 2025 era, and
-// whether the request's session is known: a registered one, or none on a
-// server asserted stateless. A 2026-07-28 request has no session.
-func (t *ToolSet) session(r *http.Request, modern bool) (server.SessionWithTools, bool) {
-	if modern {
-		return nil, true
-	}
-	id := r.Header.Get(server.HeaderKeySessionID)
-	if id == "" {
-		return nil, t.opts.Stateless
-	}
-	v, ok := t.sessions.Load(id)
-	if !ok {
-		return nil, false
-	}
-	st, _ := v.(server.SessionWithTools)
-	return st, true
+	return names, nil
 }
 
 // before reports whether the guard may answer r before the server (see
-// Options.AnswerBeforeServer), the name being known to be neither global
-// nor the session's.
-func (t *ToolSet) before(r *http.Request, modern, sessionKnown bool) bool {
-	if !t.opts.AnswerBeforeServer || t.own == nil || !sessionKnown {
+// Options.AnswerBeforeServer), the name not being a global tool.
+func (t *ToolSet) before(r *http.Request) bool {
+	if !t.opts.AnswerBeforeServer || t.own == nil {
 		return false
+	}
+	v := r.Header.Get(mcp.HeaderProtocolVersion)
+	if !mcp.IsModernProtocol(v) && (!t.opts.Stateless || r.Header.Get(server.HeaderKeySessionID) != "") {
+		return false // a session: mcp-go decides
 	}
 	if h := t.s.GetHooks(); h != nil && (len(h.OnBeforeAny) > 0 || len(h.OnRequestInitialization) > 0 ||
 		len(h.OnBeforeCallTool) > 0 || len(h.OnBeforeListTools) > 0 || len(h.OnAfterListTools) > 0) {
 		return false
 	}
-	if v := r.Header.Get(mcp.HeaderProtocolVersion); v != "" && !t.own.SupportsProtocolVersion(v) {
+	if v != "" && !t.own.SupportsProtocolVersion(v) {
 		return false
 	}
-	if local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && local != nil &&
-		loopback(local.String()) && !loopback(r.Host) {
-		return false
+	if strings.Contains(r.URL.Path, "/.well-known/") || strings.Contains(r.URL.RawPath, "/.well-known/") {
+		return false // mcp-go's protected resource metadata, which refuses a POST
 	}
-	return true
+	return t.hostServed(r)
+}
+
+// hostServed reports whether mcp-go serves r's Host: a loopback one, or,
+// with AllowedHosts, one of them exactly; without, any Host unless r came
+// to a loopback address (mcp-go's DNS-rebinding protection).
+func (t *ToolSet) hostServed(r *http.Request) bool {
+	if loopback(r.Host) {
+		return true
+	}
+	if len(t.opts.AllowedHosts) > 0 {
+		return slices.Contains(t.opts.AllowedHosts, r.Host)
+	}
+	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	return !ok || local == nil || !loopback(local.String())
 }
 
 // loopback reports whether addr (host, or host:port) names a loopback
