@@ -227,14 +227,12 @@ func (ww *watchWriter) settled(p []byte) bool {
 		return false
 	}
 	ww.tries++
-	if end, ok := skipValue(ww.buf, skipWS(ww.buf, 0), 0); !ok || skipWS(ww.buf, end) != len(ww.buf) {
+	if ww.c.notFound(ww.buf) { // (a whole message: finish need not read it again)
+		ww.notFoundAt = len(ww.buf)
 		return false
 	}
-	if ww.c.notFound(ww.buf) {
-		ww.notFoundAt = len(ww.buf) // (finish need not read it again)
-		return false
-	}
-	return true
+	end, ok := skipValue(ww.buf, skipWS(ww.buf, 0), 0)
+	return ok && skipWS(ww.buf, end) == len(ww.buf)
 }
 
 // Flush sends what can be sent: in an event stream every event that has
