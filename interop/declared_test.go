@@ -16,8 +16,10 @@ import (
 // (StaticTools, ToolsFunc) in front of a real go-sdk server answers an
 // unknown name only where go-sdk would have looked it up. Where go-sdk
 // refuses the request first (an Accept without both media types, a Host
-// its DNS-rebinding check turns away, a session it does not know), the
-// caller gets go-sdk's own refusal, byte for byte, and no tool list.
+// its DNS-rebinding check turns away, a session it does not know, a
+// cross-origin request the CrossOriginProtection behind the guard turns
+// away), the caller
+// gets go-sdk's own refusal, byte for byte, and no tool list.
 func TestDeclaredSetLeavesToGoSDKWhatItRefusesFirst(t *testing.T) {
 	const call = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"nope","arguments":{}}}`
 	sets := map[string]toolguard.ToolSet{
@@ -32,28 +34,38 @@ func TestDeclaredSetLeavesToGoSDKWhatItRefusesFirst(t *testing.T) {
 		return h
 	}
 	for _, tc := range []struct {
-		what      string
-		stateless bool
-		header    http.Header
-		answered  bool // the guard answers -32602 before the server
+		what        string
+		stateless   bool
+		header      http.Header
+		answered    bool // the guard answers -32602 before the server
+		crossOrigin bool // go-sdk is behind an http.CrossOriginProtection
 	}{
-		{"Accept of both", true, hdr(), true},
-		{"Accept of JSON alone", true, hdr("Accept", "application/json"), false},
-		{"Accept of an event stream alone", true, hdr("Accept", "text/event-stream"), false},
-		{"a foreign Host on loopback", true, hdr("Host", "evil.example"), false},
-		{"a Host of LOCALHOST", true, hdr("Host", "LOCALHOST"), false},
-		{"a session go-sdk does not know", false, hdr("Mcp-Session-Id", "no-such-session"), false},
+		{"Accept of both", true, hdr(), true, false},
+		{"Accept of JSON alone", true, hdr("Accept", "application/json"), false, false},
+		{"Accept of an event stream alone", true, hdr("Accept", "text/event-stream"), false, false},
+		{"a foreign Host on loopback", true, hdr("Host", "evil.example"), false, false},
+		{"a Host of LOCALHOST", true, hdr("Host", "LOCALHOST"), false, false},
+		{"a session go-sdk does not know", false, hdr("Mcp-Session-Id", "no-such-session"), false, false},
+		{"a cross-site browser request", true, hdr("Sec-Fetch-Site", "cross-site"), false, true},
+		{"another Origin", true, hdr("Origin", "https://evil.example"), false, true},
 	} {
 		for setName, set := range sets {
 			t.Run(tc.what+"/"+setName, func(t *testing.T) {
 				opts := &gosdk.StreamableHTTPOptions{Stateless: tc.stateless}
-				alone := httptest.NewServer(goSDKHandler(newGoSDK("echo"), opts))
+				server := func() http.Handler {
+					h := goSDKHandler(newGoSDK("echo"), opts)
+					if tc.crossOrigin { // (go-sdk's option for it is deprecated for this)
+						return http.NewCrossOriginProtection().Handler(h)
+					}
+					return h
+				}
+				alone := httptest.NewServer(server())
 				defer alone.Close()
 				g, err := toolguard.New(toolguard.Options{Tools: set})
 				if err != nil {
 					t.Fatal(err)
 				}
-				guarded := httptest.NewServer(g.Handler(goSDKHandler(newGoSDK("echo"), opts)))
+				guarded := httptest.NewServer(g.Handler(server()))
 				defer guarded.Close()
 				st0, b0 := fixture.Post(t, alone.URL, call, tc.header)
 				st1, b1 := fixture.Post(t, guarded.URL, call, tc.header)

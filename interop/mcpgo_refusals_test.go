@@ -21,8 +21,10 @@ import (
 // refusal through the guard, with AnswerBeforeServer, byte for byte: a
 // params member it defines, twice or in another letter case; a Host its
 // WithAllowedHosts turns away (given to the tool set too); a POST to its
-// protected resource metadata; a body over its limit (the guard's is the
-// same); and, in a session, an id already in flight. Each is sent to the
+// protected resource metadata (StaticTools too); a body over its limit
+// (the guard's is the same); and, in a session, an id already in flight.
+// A browser's call, which mcp-go's CORS answers with its headers, gets
+// them on the translated answer. Each is sent to the
 // server alone and to the server behind the guard (two servers alike).
 func TestMcpGoRefusalsBeforeItsLookupPassThrough(t *testing.T) {
 	const call = `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"nope"%s}}`
@@ -78,10 +80,41 @@ func TestMcpGoRefusalsBeforeItsLookupPassThrough(t *testing.T) {
 	plain := strings.Replace(call, "%s", "", 1)
 	hosts := append(stateless, server.WithAllowedHosts("mcp.example.com"))
 	same(t, "a Host not allowed", toolguardmcpgo.Options{Stateless: true, AllowedHosts: []string{"mcp.example.com"}}, hosts, post("/mcp", "evil.example:8080", plain))
+	empty := append(stateless, server.WithAllowedHosts(""))
+	same(t, "no Host, an empty entry allowed", toolguardmcpgo.Options{Stateless: true, AllowedHosts: []string{""}}, empty, post("/mcp", "", plain))
 	metadata := append(stateless, server.WithProtectedResourceMetadata(server.ProtectedResourceMetadataConfig{Resource: "https://mcp.example.com/mcp"}))
 	same(t, "the metadata path", toolguardmcpgo.Options{Stateless: true}, metadata, post("/.well-known/oauth-protected-resource/mcp", "mcp.example.com", plain))
 	same(t, "a body over the limit", toolguardmcpgo.Options{Stateless: true}, stateless,
 		post("/mcp", "mcp.example.com", strings.Replace(call, "%s", `,"arguments":{"text":"`+strings.Repeat("x", 2000)+`"}`, 1)))
+
+	// A browser's call to a server with CORS: mcp-go looks the name up and
+	// puts its CORS headers on the answer, which the guard translates.
+	cors := append(stateless, server.WithStreamableHTTPCORS(server.WithCORSAllowedOrigins("https://app.example")))
+	fromApp := func(h http.Handler) *httptest.ResponseRecorder {
+		r := httptest.NewRequest("POST", "http://mcp.example.com/mcp", strings.NewReader(plain))
+		r.Header = http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json, text/event-stream"},
+			"Mcp-Protocol-Version": {"2025-11-25"}, "Origin": {"https://app.example"}}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		return w
+	}
+	alone, guarded := fromApp(build(false, toolguardmcpgo.Options{Stateless: true}, cors...)), fromApp(build(true, toolguardmcpgo.Options{Stateless: true}, cors...))
+	if origin := alone.Header().Get("Access-Control-Allow-Origin"); origin == "" || guarded.Header().Get("Access-Control-Allow-Origin") != origin ||
+		!strings.Contains(guarded.Body.String(), `"code":-32602`) {
+		t.Errorf("a browser's call: alone %v %s\nguarded %v %s", alone.Header(), alone.Body, guarded.Header(), guarded.Body)
+	}
+
+	// A declared set in front of mcp-go leaves its metadata path to it too.
+	s := newMCPGo("echo")
+	h := server.NewStreamableHTTPServer(s, metadata...)
+	g, err := toolguard.New(toolguard.Options{Tools: toolguard.StaticTools("echo")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	send := post("/.well-known/oauth-protected-resource/mcp", "mcp.example.com", plain)
+	if a, b := send(h), send(g.Handler(h)); a.Code == 200 || a.Code != b.Code || a.Body.String() != b.Body.String() {
+		t.Errorf("StaticTools, the metadata path: alone %d %s\nguarded %d %s", a.Code, a.Body, b.Code, b.Body)
+	}
 
 	// An id in flight in a session: the first call (a tool that waits)
 	// holds id 7 while the second, for a name mcp-go does not have, comes.

@@ -49,10 +49,10 @@ type ToolSet interface {
 // StaticTools returns a ToolSet holding exactly the given names: the author
 // asserts they are the tools of a stateless server, for every caller, and
 // the guard answers any other name before the server. No names assert
-// nothing (a server without tools refuses tools/call before any lookup):
-// the server decides, as it does a call naming a session or a foreign Host.
-// Only go-sdk's and mcp-go's refusals before a lookup are left to the
-// server (docs/RULES.md §1): in front of another, leave Options.Tools nil.
+// nothing (a server without tools refuses tools/call before any lookup).
+// A call naming a session, a browser's, or one go-sdk or mcp-go may turn
+// away by Host or path goes to the server; no other refusal is seen
+// (docs/RULES.md §1): in front of another server, leave Options.Tools nil.
 func StaticTools(names ...string) ToolSet {
 	s := staticTools{set: make(map[string]struct{}, len(names))}
 	for _, n := range names {
@@ -85,11 +85,15 @@ func notDeclared(empty bool, r *http.Request) Presence {
 
 // unseenRefusal reports a request a declared set cannot see the server
 // accept: one that names a session (the server may not know it, and
-// answers 404), or one that reached a loopback address naming a Host that
+// answers 404); one from a browser (Origin, Sec-Fetch-Site: go-sdk's
+// CrossOriginProtection may refuse it, and mcp-go's CORS adds headers to
+// its answer); a POST under /.well-known/ (mcp-go's resource metadata
+// refuses it); or one that reached a loopback address naming a Host that
 // is not loopback (go-sdk and mcp-go refuse it with 403, against DNS
 // rebinding).
 func unseenRefusal(r *http.Request) bool {
-	if len(r.Header[mcpwire.HeaderSessionID]) > 0 {
+	h := r.Header
+	if len(h[mcpwire.HeaderSessionID]) > 0 || len(h["Origin"]) > 0 || len(h["Sec-Fetch-Site"]) > 0 || strings.Contains(r.URL.Path, "/.well-known/") {
 		return true
 	}
 	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)

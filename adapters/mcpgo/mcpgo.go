@@ -40,7 +40,8 @@ import (
 // Options configures Tools.
 type Options struct {
 	// AnswerBeforeServer lets the guard answer a tools/call without a
-	// session (2026-07-28, or any call to a Stateless server) for a name
+	// session (2026-07-28, or one without Mcp-Session-Id to a Stateless
+	// server) and from no browser (no Origin or Sec-Fetch-Site) for a name
 	// the server does not have without sending it to mcp-go, where mcp-go's
 	// public API, read at call time, shows the name absent and nothing
 	// between the guard and mcp-go's lookup can load, rename or refuse a
@@ -140,6 +141,9 @@ func (t *ToolSet) before(r *http.Request) bool {
 	if strings.Contains(r.URL.Path, "/.well-known/") || strings.Contains(r.URL.RawPath, "/.well-known/") {
 		return false // mcp-go's protected resource metadata, which refuses a POST
 	}
+	if len(r.Header["Origin"]) > 0 || len(r.Header["Sec-Fetch-Site"]) > 0 {
+		return false // a browser's: mcp-go's CORS headers belong on its answer
+	}
 	return t.hostServed(r)
 }
 
@@ -151,7 +155,7 @@ func (t *ToolSet) hostServed(r *http.Request) bool {
 		return true
 	}
 	if len(t.opts.AllowedHosts) > 0 {
-		return slices.Contains(t.opts.AllowedHosts, r.Host)
+		return r.Host != "" && slices.Contains(t.opts.AllowedHosts, r.Host)
 	}
 	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
 	return !ok || local == nil || !loopback(local.String())
