@@ -27,17 +27,21 @@ import (
 // gets a session tool, session_note, when it registers.
 func guardedMCPGo(t *testing.T) (*httptest.Server, *[]string) {
 	hooks := &server.Hooks{}
-	var s *server.MCPServer
 	hooks.AddOnRegisterSession(func(ctx context.Context, session server.ClientSession) {
-		if _, ok := session.(server.SessionWithTools); !ok {
-			return // the guard's own watcher
+		st, ok := session.(server.SessionWithTools)
+		if !ok {
+			return
 		}
-		s.AddSessionTool(session.SessionID(), mcp.NewTool("session_note", mcp.WithString("text")),
-			func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		// Set on the session itself, which sends no list_changed: one sent
+		// once the client has initialized (the hook runs after mcp-go wrote
+		// its initialize answer) could reach the client after its list and
+		// drop it.
+		st.SetSessionTools(map[string]server.ServerTool{"session_note": {Tool: mcp.NewTool("session_note", mcp.WithString("text")),
+			Handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 				return mcp.NewToolResultText("session_note:" + req.GetString("text", "")), nil
-			})
+			}}})
 	})
-	s = newMCPGo("echo", "add")
+	s := newMCPGo("echo", "add")
 	server.WithHooks(hooks)(s)
 	h := server.NewStreamableHTTPServer(s, server.WithEndpointPath("/mcp"))
 	tools, err := toolguardmcpgo.Tools(s, h, toolguardmcpgo.Options{})
