@@ -147,3 +147,78 @@ func inFlight(t *testing.T, h http.Handler) *httptest.ResponseRecorder {
 
 // waiting says the wait tool has begun; release lets it end.
 var waiting, release = make(chan struct{}), make(chan struct{})
+
+// TestDifferentialMcpGoAnswerBeforeServer holds the corpus, with its
+// header and _meta variations, against interop's mcp-go (v1.6) with
+// AnswerBeforeServer, in every mode: no wrong rejection, no answer where
+// mcp-go refuses first, every other answer byte for byte. Calls without a
+// session are answered before the server; in a session every answer is a
+// translation.
+func TestDifferentialMcpGoAnswerBeforeServer(t *testing.T) {
+	var total fixture.Tally
+	for _, mode := range []string{"stateless", "2026-07-28", "session"} {
+		t.Run(mode, func(t *testing.T) {
+			d := &fixture.Differential{UnknownTool: fixture.MCPGoUnknownTool, Exact: true}
+			s := server.NewMCPServer("diff", "1.0.0", server.WithToolCapabilities(true))
+			for _, n := range []string{"echo", "get_weather", "Ünïcode"} {
+				s.AddTool(mcp.NewTool(n, mcp.WithString("text")), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+					d.Ran(n)
+					return mcp.NewToolResultText("ran " + n), nil
+				})
+			}
+			var opts []server.StreamableHTTPOption
+			if mode == "stateless" {
+				opts = append(opts, server.WithStateLess(true))
+			}
+			h := server.NewStreamableHTTPServer(s, opts...)
+			tools, err := toolguardmcpgo.Tools(s, h, toolguardmcpgo.Options{AnswerBeforeServer: true, Stateless: mode == "stateless"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var before int
+			g, err := toolguard.New(toolguard.Options{Tools: tools, OnReject: func(_ *http.Request, rej *toolguard.Rejection) {
+				d.Rejected(rej.Name)
+				if !rej.Translated {
+					before++
+				}
+			}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			d.Alone, d.Guarded = h, g.Handler(d.Tee(h))
+			session := ""
+			if mode == "session" {
+				w := fixture.Send(h, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"diff","version":"1"}}}`,
+					http.Header{"Mcp-Protocol-Version": {"2025-11-25"}})
+				session = w.Header().Get("Mcp-Session-Id")
+			}
+			headers := func(name string) http.Header {
+				if mode == "2026-07-28" {
+					return http.Header{"Mcp-Protocol-Version": {"2026-07-28"}, "Mcp-Method": {"tools/call"}, "Mcp-Name": {fixture.HeaderName(name)}}
+				}
+				hdr := http.Header{"Mcp-Protocol-Version": {"2025-11-25"}}
+				if session != "" {
+					hdr.Set("Mcp-Session-Id", session)
+				}
+				return hdr
+			}
+			meta := ""
+			if mode == "2026-07-28" {
+				meta = fixture.ModernMeta
+			}
+			var tl fixture.Tally
+			for _, name := range fixture.Names {
+				for _, body := range fixture.Corpus(name, meta) {
+					d.Compare(t, body, headers(name), &tl)
+				}
+			}
+			d.CompareVariants(t, []string{"echo", "nope"}, meta, headers, &tl)
+			if tl.Rejected == 0 || tl.RanAlone == 0 || (before > 0) != (mode != "session") {
+				t.Errorf("%s: %d answered before the server; %v", mode, before, tl)
+			}
+			t.Logf("mcp-go (interop's), %s, AnswerBeforeServer: %v; %d answered before the server", mode, tl, before)
+			total.Add(tl)
+		})
+	}
+	t.Logf("all modes: %v", total)
+}
