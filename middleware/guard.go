@@ -237,7 +237,7 @@ func (g *Guard) Watch(w http.ResponseWriter, r *http.Request) (http.ResponseWrit
 		ww := c.obs.watch(w, r)
 		return ww, ww.finish
 	}
-	if r.Method == http.MethodDelete || g.inspectable(r) == ReasonSkipped {
+	if r.Method == http.MethodDelete || g.opts.Skip != nil && g.inspectable(r) == ReasonSkipped {
 		return w, noFinish
 	}
 	return (*answers)(g).watch(w, r), noFinish // (a changeWriter's finish does nothing)
