@@ -230,37 +230,51 @@ func idEquals(raw json.RawMessage, id int64) bool {
 	return isInt && small && v == id
 }
 
-// idAnswers reports whether a message with this id may be the answer to
-// request id, for picking it out of a stream: the same number, the same
-// number as a string ("3" for 3), null, or no id at all. Which of these is
-// well-formed is classifyMessage's business.
-func idAnswers(raw json.RawMessage, id int64) bool {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || string(raw) == "null" || idEquals(raw, id) {
-		return true
-	}
-	var s string
-	return json.Unmarshal(raw, &s) == nil && s == strconv.FormatInt(id, 10)
-}
+// A match says whether a message may be the answer to a request.
+type match int
 
-// answers sorts one JSON text found in a stream or on stdio: reply means
-// it may be the answer to request id (see idAnswers); stray that it is not
-// JSON, or JSON that does not claim JSON-RPC. Notifications, requests from
-// the server and answers to other ids are neither.
-func answers(data []byte, id int64) (reply, stray bool) {
+const (
+	noMatch match = iota
+	// nullMatch: a result or error whose id is null or absent, which
+	// may answer a request whose id the server could not read, or a
+	// notification it answered by mistake.
+	nullMatch
+	// idMatch: the request's id, as a number or as the same number in a
+	// string ("3" for 3). Which of these is well-formed is
+	// classifyMessage's business.
+	idMatch
+)
+
+// answers sorts one JSON text found in a stream or on stdio: m says
+// whether it may be the answer to request id; stray that it is not JSON,
+// or JSON that does not claim JSON-RPC. Notifications, requests from the
+// server and answers to other ids are neither.
+func answers(data []byte, id int64) (m match, stray bool) {
 	var msg map[string]json.RawMessage
 	if json.Unmarshal(data, &msg) != nil || msg == nil {
-		return false, true
+		return noMatch, true
 	}
 	if _, ok := msg["jsonrpc"]; !ok {
-		return false, true
+		return noMatch, true
 	}
 	if _, ok := msg["method"]; ok {
-		return false, false
+		return noMatch, false
 	}
 	_, hasRes := msg["result"]
 	_, hasErr := msg["error"]
-	return (hasRes || hasErr) && idAnswers(msg["id"], id) || idEquals(msg["id"], id), false
+	raw := bytes.TrimSpace(msg["id"])
+	var s string
+	switch {
+	case idEquals(raw, id):
+		return idMatch, false
+	case !hasRes && !hasErr:
+		return noMatch, false
+	case len(raw) == 0 || string(raw) == "null":
+		return nullMatch, false
+	case json.Unmarshal(raw, &s) == nil && s == strconv.FormatInt(id, 10):
+		return idMatch, false
+	}
+	return noMatch, false
 }
 
 // findInStream returns the data of the first message event of an event
@@ -269,8 +283,8 @@ func answers(data []byte, id int64) (reply, stray bool) {
 // just not a reply.
 func findInStream(body []byte, id int64) (reply, stray []byte) {
 	for _, data := range streamMessages(body) {
-		r, s := answers(data, id)
-		if r {
+		m, s := answers(data, id)
+		if m != noMatch {
 			return data, nil
 		}
 		if s && stray == nil {

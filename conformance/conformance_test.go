@@ -500,3 +500,74 @@ while IFS= read -r line; do answer "$line"; done`
 		t.Errorf("a server silent at discover: %s, %v", rep, err)
 	}
 }
+
+// stdioScript is a stdio server in the style of a hand-written one: it
+// answers initialize, the list (one tool) and each tools/call with
+// $CALL (its id put in), and every other line, notifications included,
+// with $OTHER (an answer with a null id, or none), as a dispatcher that
+// answers what it does not know, with `id: msg.id ?? null`, does.
+const stdioScript = `id() { printf '%s\n' "$1" | sed -n 's/.*"id":\([0-9]*\).*/\1/p'; }
+while IFS= read -r line; do
+  case "$line" in
+  *'"initialize"'*) printf '{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"sh","version":"1"}}}\n' "$(id "$line")" ;;
+  *'"tools/list"'*) printf '{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"echo","inputSchema":{"type":"object"}}]}}\n' "$(id "$line")" ;;
+  *'"tools/call"'*) printf '%s\n' "$BEFORE" | sed "s/ID/$(id "$line")/"; printf '%s\n' "$CALL" | sed "s/ID/$(id "$line")/" ;;
+  *) printf '%s\n' "$OTHER" ;;
+  esac
+done`
+
+// Over stdio, one channel carries the answers to every message: an
+// answer with a null id or none (to a notification, sent by mistake) is
+// not taken for the reply while the one with the request's id comes, at
+// the list or at the call.
+func TestStdioAnswerWithTheRequestsIDWinsOverANullOne(t *testing.T) {
+	opts := conformance.WithNullGrace(conformance.Options{Era: conformance.Era2025}, time.Hour) // (no timer decides it)
+	for _, other := range []string{
+		`{"jsonrpc":"2.0","id":null,"error":{"code":-32601,"message":"Method not found"}}`,
+		`{"jsonrpc":"2.0","error":{"code":-32601,"message":"Method not found"}}`,
+	} {
+		rep, err := conformance.CheckCommand(context.Background(), []string{"env", "OTHER=" + other, "BEFORE=" + other,
+			`CALL={"jsonrpc":"2.0","id":ID,"result":{"isError":true,"content":[{"type":"text","text":"Unknown tool"}]}}`,
+			"sh", "-c", stdioScript}, opts)
+		if err != nil || rep.Verdict != conformance.ObservedRisk || rep.Category != conformance.ResultIsError || rep.Tools != 1 {
+			t.Errorf("stray answers %s: %s %s: %s, %v", other, rep.Verdict, rep.Category, rep.Detail, err)
+		}
+	}
+}
+
+// An answer with a null id is still the reply when none with the
+// request's id comes: a server that could not read the call's id.
+func TestStdioAnswerWithANullIDIsTheReplyWhenNoneHasTheID(t *testing.T) {
+	rep, err := conformance.CheckCommand(context.Background(), []string{"env", "OTHER=", "BEFORE=",
+		`CALL={"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}`,
+		"sh", "-c", stdioScript}, conformance.WithNullGrace(conformance.Options{Era: conformance.Era2025}, time.Millisecond))
+	if err != nil || rep.Verdict != conformance.Verified || rep.ErrorCode == nil || *rep.ErrorCode != -32700 {
+		t.Errorf("%s %s: %s, %v", rep.Verdict, rep.Category, rep.Detail, err)
+	}
+}
+
+// A stdio server may ask the client something before it answers: the
+// checker answers a ping with an empty result and any other request with
+// -32601, as a client offering no capabilities does, and the server then
+// answers the call.
+func TestStdioCheckerAnswersTheServersRequests(t *testing.T) {
+	const asks = `id() { printf '%s\n' "$1" | sed -n 's/.*"id":\([0-9]*\).*/\1/p'; }
+while IFS= read -r line; do
+  case "$line" in
+  *'"initialize"'*) printf '{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"sh","version":"1"}}}\n' "$(id "$line")" ;;
+  *'"tools/list"'*) printf '{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"echo","inputSchema":{"type":"object"}}]}}\n' "$(id "$line")" ;;
+  *'"tools/call"'*)
+    printf '%s\n' '{"jsonrpc":"2.0","id":"p1","method":"ping"}'
+    IFS= read -r pong
+    printf '%s\n' '{"jsonrpc":"2.0","id":7,"method":"roots/list"}'
+    IFS= read -r roots
+    [ "$pong" = '{"jsonrpc":"2.0","id":"p1","result":{}}' ] || { echo "ping answered $pong" >&2; exit 1; }
+    [ "$roots" = '{"jsonrpc":"2.0","id":7,"error":{"code":-32601,"message":"Method not found"}}' ] || { echo "roots/list answered $roots" >&2; exit 1; }
+    printf '{"jsonrpc":"2.0","id":%s,"error":{"code":-32602,"message":"Unknown tool"}}\n' "$(id "$line")" ;;
+  esac
+done`
+	rep, err := conformance.CheckCommand(context.Background(), []string{"sh", "-c", asks}, conformance.Options{Era: conformance.Era2025})
+	if err != nil || rep.Verdict != conformance.Verified || rep.ErrorCode == nil || *rep.ErrorCode != -32602 {
+		t.Errorf("%s %s: %s, %v", rep.Verdict, rep.Category, rep.Detail, err)
+	}
+}

@@ -47,3 +47,10 @@ func WithStdioGrace(o Options, grace, termGrace time.Duration) Options {
 	o.stdioGrace, o.stdioTermGrace = grace, termGrace
 	return o
 }
+
+// WithNullGrace returns o whose stdio requests wait d, in place of
+// nullGrace, for an answer with their id after one with a null id.
+func WithNullGrace(o Options, d time.Duration) Options {
+	o.nullGrace = d
+	return o
+}

@@ -78,9 +78,9 @@ type Options struct {
 	// per-host spacing).
 	pace func(ctx context.Context, url string) error
 
-	// stdioGrace and stdioTermGrace, if set, stand in for the constants
-	// of the same names (a test's bounds).
-	stdioGrace, stdioTermGrace time.Duration
+	// stdioGrace, stdioTermGrace and nullGrace, if set, stand in for the
+	// constants of the same names (a test's bounds).
+	stdioGrace, stdioTermGrace, nullGrace time.Duration
 }
 
 func (o Options) withDefaults() (Options, error) {
@@ -609,6 +609,11 @@ func (p *prober) callProbe(ctx context.Context) (reply, outcome, bool) {
 		return rep, outcome{}, false
 	}
 	o := classifyCall(rep.media, rep.body, id)
+	if why := refusedBeforeDispatch(rep, o, p.opts.ProbeName); why != "" {
+		p.stop(Unverified, RefusedBeforeDispatch, "tools/call", &rep, why)
+		p.rep.ErrorCode = o.code
+		return rep, o, false
+	}
 	p.stop(o.verdict, o.category, "tools/call", &rep, o.detail)
 	p.rep.ErrorCode, p.rep.ErrorData = o.code, o.data
 	if h, ok := toolNotNamedHint(o, p.opts.ProbeName); ok {
@@ -619,6 +624,25 @@ func (p *prober) callProbe(ctx context.Context) (reply, outcome, bool) {
 		p.rep.Hints = nil
 	}
 	return rep, o, true
+}
+
+// refusedBeforeDispatch says why the answer o to the made-up call is a
+// refusal the transport gives before any tool lookup, which says nothing
+// of how the server answers an unknown tool; "" if it is not one. Two
+// the specification defines: -32020, headers that do not match the body
+// (a proxy between that drops or rewrites Mcp-Name draws it), and a 404
+// to a request in a session, the answer to a session the server no longer
+// knows (told from a 404 page by a body that speaks of the session and
+// does not name the tool).
+func refusedBeforeDispatch(rep reply, o outcome, name string) string {
+	body := bytes.ToLower(rep.body)
+	switch {
+	case o.code != nil && *o.code == codeHeaderMismatch:
+		return "the call was refused with -32020: its Mcp-* headers are missing or do not match its body (a proxy between may drop or rewrite them), so it was turned away before tool dispatch"
+	case rep.status == http.StatusNotFound && rep.session && bytes.Contains(body, []byte("session")) && !bytes.Contains(body, []byte(strings.ToLower(name))):
+		return "the call, sent in the session the server gave, was answered 404 about the session: the server no longer knows it (a restart, or another replica behind a load balancer), so the call was turned away before tool dispatch"
+	}
+	return ""
 }
 
 // madeUp returns a made-up name derived from ProbeName with tag, that the

@@ -81,6 +81,12 @@ const (
 	Unreachable Category = "unreachable"
 	// Timeout: a request took longer than Options.Timeout.
 	Timeout Category = "timeout"
+	// RefusedBeforeDispatch: the made-up call was turned away before any
+	// tool lookup by a refusal the transport defines: -32020 (its headers
+	// do not match its body: a proxy between dropped or rewrote Mcp-Name),
+	// or a 404 about the session it was sent in (the server no longer
+	// knows it).
+	RefusedBeforeDispatch Category = "refused_before_dispatch"
 	// Inconsistent: the made-up name drew a risky answer, and a second
 	// made-up name, asked to confirm it, drew an answer of another
 	// category (or none). The detail gives both; Report.Confirmation the

@@ -3,6 +3,7 @@ package conformance
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -154,42 +155,97 @@ func readLine(br *bufio.Reader, limit int64) (stdioLine, error) {
 func (c *stdioConn) roundTrip(ctx context.Context, r request) (reply, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
 	defer cancel()
-	// A server that does not read its input must not hold the write
-	// beyond the request's deadline.
-	stop := context.AfterFunc(ctx, func() { c.stdin.SetWriteDeadline(time.Now()) })
-	_, err := c.stdin.Write(append(bytes.TrimSpace(r.body), '\n'))
-	stop()
-	if err != nil {
-		if ctx.Err() != nil {
-			return reply{}, fmt.Errorf("writing to the server: %w", ctx.Err())
-		}
-		return reply{}, c.wentAway(ctx)
+	if err := c.write(ctx, r.body); err != nil {
+		return reply{}, err
 	}
 	if r.id == 0 {
 		return reply{}, nil
 	}
+	// One channel carries the answers to every message sent: an answer
+	// with a null id or none (to a notification, or to a line the server
+	// could not read) may come before the one with the request's id, and
+	// is taken only if that one does not come within nullGrace.
 	var stray stdioStray
+	var null []byte
+	var grace <-chan time.Time
 	for {
 		select {
 		case <-ctx.Done():
+			if null != nil {
+				return reply{body: null}, nil
+			}
 			return reply{}, stray.timedOut(ctx.Err())
+		case <-grace:
+			return reply{body: null}, nil
 		case line, ok := <-c.lines:
 			if !ok {
+				if null != nil {
+					return reply{body: null}, nil
+				}
 				return reply{}, c.wentAway(ctx)
 			}
 			if line.tooLong {
 				// It may be the reply: it is not classified from a part.
 				return reply{tooLarge: true}, nil
 			}
-			if ok, notRPC := answers(line.b, r.id); !ok {
-				if notRPC && !isBatch(line.b) {
-					stray.see(line.b)
+			switch m, notRPC := answers(line.b, r.id); {
+			case m == idMatch:
+				return reply{body: line.b}, nil
+			case m == nullMatch && null == nil:
+				null = line.b
+				t := time.NewTimer(cmp.Or(c.opts.nullGrace, nullGrace))
+				defer t.Stop()
+				grace = t.C
+			case notRPC && !isBatch(line.b):
+				stray.see(line.b)
+			case m == noMatch:
+				if err := c.answerRequest(ctx, line.b); err != nil {
+					return reply{}, err
 				}
-				continue // log output, a notification, a request from the server, another answer
 			}
-			return reply{body: line.b}, nil
 		}
 	}
+}
+
+// nullGrace is how long an answer with a null id or none waits for the
+// answer with the request's id.
+const nullGrace = time.Second
+
+// write writes one message, as a line. A server that does not read its
+// input does not hold the write beyond ctx's deadline.
+func (c *stdioConn) write(ctx context.Context, msg []byte) error {
+	stop := context.AfterFunc(ctx, func() { c.stdin.SetWriteDeadline(time.Now()) })
+	_, err := c.stdin.Write(append(bytes.TrimSpace(msg), '\n'))
+	stop()
+	switch {
+	case err == nil:
+		return nil
+	case ctx.Err() != nil:
+		return fmt.Errorf("writing to the server: %w", ctx.Err())
+	}
+	return c.wentAway(ctx)
+}
+
+// answerRequest answers a request from the server, as a client must: a
+// ping with an empty result, anything else with -32601 (the checker
+// offers no capabilities). A server may wait for the answer before it
+// answers the checker. Notifications and other lines need none.
+func (c *stdioConn) answerRequest(ctx context.Context, line []byte) error {
+	var m struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Method  *string         `json:"method"`
+	}
+	if json.Unmarshal(line, &m) != nil || m.JSONRPC != "2.0" || m.Method == nil || len(m.ID) == 0 || string(m.ID) == "null" {
+		return nil
+	}
+	answer := `,"result":{}}`
+	if *m.Method != "ping" {
+		answer = `,"error":{"code":-32601,"message":"Method not found"}}`
+	}
+	var id bytes.Buffer
+	json.Compact(&id, m.ID) // one line, whatever the server's spacing
+	return c.write(ctx, []byte(`{"jsonrpc":"2.0","id":`+id.String()+answer))
 }
 
 // stdioStray counts the lines a server wrote on its standard output while

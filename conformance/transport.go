@@ -45,6 +45,7 @@ type reply struct {
 	header   http.Header
 	tooLarge bool   // longer than Options.MaxBodyBytes; body is not the whole
 	host     string // the Host the request was sent with; "" over stdio
+	session  bool   // the request carried Mcp-Session-Id
 }
 
 // conn carries JSON-RPC messages to a target.
@@ -201,7 +202,8 @@ func (c *httpConn) attempt(ctx context.Context, r request) (rep reply, err error
 	if id := resp.Header.Get(hdrSession); id != "" && r.method == "initialize" {
 		c.session = id
 	}
-	rep = reply{status: resp.StatusCode, media: mediaTypeOf(resp.Header.Get("Content-Type")), header: resp.Header, host: req.Host}
+	rep = reply{status: resp.StatusCode, media: mediaTypeOf(resp.Header.Get("Content-Type")), header: resp.Header, host: req.Host,
+		session: req.Header.Get(hdrSession) != ""}
 	if rep.host == "" {
 		rep.host = req.URL.Host
 	}

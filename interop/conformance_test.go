@@ -7,6 +7,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -385,4 +387,76 @@ func startServerEverythingHTTP(t *testing.T) string {
 		}
 	}
 	return "http://" + addr + "/mcp"
+}
+
+// What real servers answer a call turned away before their tool dispatch
+// is no answer about an unknown tool: the checker reports it UNVERIFIED
+// refused_before_dispatch, in each server's own words. Two ways it comes
+// about, each made by a relay between the checker and the server: the
+// relay drops the call's Mcp-Name (the server answers -32020), or the
+// call reaches a server that does not know its session (a restart, a
+// replica behind a load balancer: the relay renames the session).
+func TestCheckerOnRealRefusalsBeforeDispatch(t *testing.T) {
+	relay := func(t *testing.T, target string, edit func(h http.Header)) string {
+		t.Helper()
+		u, err := url.Parse(target)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rp := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: u.Scheme, Host: u.Host})
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			body, _ := io.ReadAll(r.Body)
+			if strings.Contains(string(body), `"method":"tools/call"`) {
+				edit(r.Header)
+			}
+			r.Body = io.NopCloser(strings.NewReader(string(body)))
+			rp.ServeHTTP(w, r)
+		}))
+		t.Cleanup(srv.Close)
+		return srv.URL + u.Path
+	}
+	dropName := func(h http.Header) { h.Del("Mcp-Name") }
+	renameSession := func(h http.Header) { h.Set("Mcp-Session-Id", "gone-"+h.Get("Mcp-Session-Id")) }
+	mcpGo := func(opts ...server.StreamableHTTPOption) func(t *testing.T) string {
+		return func(t *testing.T) string {
+			srv := httptest.NewServer(server.NewStreamableHTTPServer(newMCPGo("echo", "add"), opts...))
+			t.Cleanup(srv.Close)
+			return srv.URL + "/mcp"
+		}
+	}
+	goSDK := func(opts *gosdk.StreamableHTTPOptions) func(t *testing.T) string {
+		return func(t *testing.T) string {
+			srv := httptest.NewServer(goSDKHandler(newGoSDK("echo", "add"), opts))
+			t.Cleanup(srv.Close)
+			return srv.URL
+		}
+	}
+	for _, tc := range []struct {
+		name   string
+		server func(t *testing.T) string
+		edit   func(http.Header)
+		era    string
+		status int
+	}{
+		{"mcp-go v1.6, Mcp-Name dropped", mcpGo(), dropName, "", 400},
+		{"go-sdk v1.8, Mcp-Name dropped", goSDK(&gosdk.StreamableHTTPOptions{Stateless: true}), dropName, "", 400},
+		{"TypeScript SDK v2, Mcp-Name dropped", func(t *testing.T) string { return fixture.StartNode(t, "v2-caps-server.mjs").URL }, dropName, "", 400},
+		{"mcp-go v1.6, session unknown", mcpGo(server.WithStateful(true)), renameSession, conformance.Era2025, 404},
+		{"go-sdk v1.8, session unknown", goSDK(nil), renameSession, conformance.Era2025, 404},
+		{"TypeScript SDK v1, session unknown", func(t *testing.T) string { return fixture.StartTS(t, "--mode=stateful").URL }, renameSession, conformance.Era2025, 404},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rep, err := conformance.CheckURL(context.Background(), relay(t, tc.server(t), tc.edit), conformance.Options{Era: tc.era})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%s", rep.Lines())
+			if rep.Verdict != conformance.Unverified || rep.Category != conformance.RefusedBeforeDispatch || rep.Stage != "tools/call" || rep.HTTPStatus != tc.status {
+				t.Errorf("got %s, want UNVERIFIED refused_before_dispatch at tools/call with HTTP %d", rep, tc.status)
+			}
+			if rep.NameHeader.State != conformance.NotApplicable {
+				t.Errorf("mcp_name_header %s, want not_applicable: the call never reached the dispatch", rep.NameHeader)
+			}
+		})
+	}
 }

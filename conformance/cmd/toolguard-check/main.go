@@ -539,12 +539,12 @@ func writeLines(out io.Writer, r conformance.Report) {
 	if r.Label != "" {
 		target += " (" + r.Label + ")"
 	}
-	fmt.Fprintf(out, "%-15s %-22s %s\n", r.Verdict, cat, target)
+	fmt.Fprintf(out, "%-15s %-23s %s\n", r.Verdict, cat, target)
 	if st := r.NameHeader.State; st != "" && st != conformance.NotApplicable {
-		fmt.Fprintf(out, "%-15s %-22s %s\n", conformance.NameHeaderCheck, st, target)
+		fmt.Fprintf(out, "%-15s %-23s %s\n", conformance.NameHeaderCheck, st, target)
 	}
 	for _, h := range r.Hints {
-		fmt.Fprintf(out, "%-15s %-22s %s\n", "hint", h.Kind, target)
+		fmt.Fprintf(out, "%-15s %-23s %s\n", "hint", h.Kind, target)
 	}
 }
 

@@ -311,6 +311,15 @@ func Cases() []Case {
 			Verdict: conformance.Unverified, Category: conformance.CredentialGated, Stage: "initialize", Status: 401, Media: conformance.MediaJSON, Era: conformance.Era2025},
 		{Name: "403 at the call", Server: calls(Answer(403, "text/plain", "forbidden")),
 			Verdict: conformance.Unverified, Category: conformance.CredentialGated, Stage: "tools/call", Status: 403, Media: conformance.MediaText, Era: conformance.Era2025, Tools: 2},
+		{Name: "-32020 at the call: a proxy between dropped Mcp-Name", Server: &Fake{Sessionless: true, Tools: tools, On: map[string]func(http.ResponseWriter, string){
+			"tools/call": Answer(400, "application/json", `{"jsonrpc":"2.0","id":{{id}},"error":{"code":-32020,"message":"Mcp-Name: missing required header"}}`)}},
+			Verdict: conformance.Unverified, Category: conformance.RefusedBeforeDispatch, Stage: "tools/call", Status: 400, Media: conformance.MediaJSON, Era: conformance.Era2026, Code: intp(-32020), Tools: 2,
+			Detail: "-32020"},
+		{Name: "404 about the session at the call", Server: calls(Answer(404, "application/json", `{"jsonrpc":"2.0","id":{{id}},"error":{"code":-32001,"message":"Session not found"}}`)),
+			Verdict: conformance.Unverified, Category: conformance.RefusedBeforeDispatch, Stage: "tools/call", Status: 404, Media: conformance.MediaJSON, Era: conformance.Era2025, Code: intp(-32001), Tools: 2,
+			Detail: "no longer knows it"},
+		{Name: "404 about the session at the call, as plain text", Server: calls(Answer(404, "text/plain; charset=utf-8", "session not found\n")),
+			Verdict: conformance.Unverified, Category: conformance.RefusedBeforeDispatch, Stage: "tools/call", Status: 404, Media: conformance.MediaText, Era: conformance.Era2025, Tools: 2},
 		{Name: "list unreadable", Server: &Fake{Tools: tools, On: map[string]func(http.ResponseWriter, string){
 			"tools/list": Answer(500, "text/html", "<h1>oops</h1>")}},
 			Verdict: conformance.Unverified, Category: conformance.ToolsListUnreadable, Stage: "tools/list", Status: 500, Media: conformance.MediaHTML, Era: conformance.Era2025},
