@@ -177,7 +177,7 @@ func checkOne(ctx context.Context, t Target, opts Options, processes chan struct
 		rep, err = CheckTarget(ctx, t.Target, opts)
 	}
 	if err != nil {
-		rep = unreachable(t.Target, err.Error())
+		rep = unreachable(shownURL(t.Target), err.Error())
 	}
 	rep.Label, rep.Registry = t.Label, t.Registry
 	return rep

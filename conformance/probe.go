@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	neturl "net/url"
 	"regexp"
 	"slices"
 	"strconv"
@@ -125,8 +126,8 @@ func (o Options) withDefaults() (Options, error) {
 // check did (no report: its last answer was never had); a server that
 // cannot be reached is a report, UNVERIFIED unreachable.
 func CheckURL(ctx context.Context, url string, opts Options) (Report, error) {
-	if !strings.HasPrefix(url, "http://") && !strings.HasPrefix(url, "https://") {
-		return Report{}, fmt.Errorf("conformance: %q is not an http or https URL", url)
+	if err := httpURL(url); err != nil {
+		return Report{}, err
 	}
 	opts, err := opts.withDefaults()
 	if err != nil {
@@ -143,8 +144,31 @@ func CheckURL(ctx context.Context, url string, opts Options) (Report, error) {
 	}
 	c := &httpConn{url: url, client: client, opts: &opts}
 	rep := probe(ctx, c, &opts, false)
-	rep.Target = url
+	rep.Target = shownURL(url)
 	return finished(ctx, rep)
+}
+
+// shownURL is target as a report shows it: a password in it masked.
+func shownURL(target string) string {
+	if u, err := neturl.Parse(target); err == nil && u.User != nil {
+		return u.Redacted()
+	}
+	return target
+}
+
+// httpURL reports an error for a target that is not an http or https URL
+// with a host.
+func httpURL(target string) error {
+	u, err := neturl.Parse(target)
+	switch {
+	case err != nil:
+		return fmt.Errorf("conformance: %q is not a URL", target)
+	case u.Scheme != "http" && u.Scheme != "https":
+		return fmt.Errorf("conformance: %q is not an http or https URL", shownURL(target))
+	case u.Host == "":
+		return fmt.Errorf("conformance: %q names no host", shownURL(target))
+	}
+	return nil
 }
 
 // finished returns rep, or no report and the error when ctx ended before

@@ -30,6 +30,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
 	"slices"
@@ -355,6 +356,7 @@ func readTargets(name string, stdin io.Reader, ropts conformance.RegistryOptions
 	if err != nil {
 		return nil, err
 	}
+	data = bytes.TrimPrefix(data, []byte("\uFEFF")) // a byte order mark, as some editors save a file
 	if conformance.LooksLikeRegistry(data) {
 		targets, repeats, err := conformance.ReadRegistry(bytes.NewReader(data), name, ropts)
 		if err == nil && repeats > 0 && !quiet {
@@ -372,14 +374,17 @@ func readTargets(name string, stdin io.Reader, ropts conformance.RegistryOptions
 			continue
 		}
 		tg := conformance.Target{Target: line}
+		want := fmt.Errorf("%s:%d: want a URL, stdio:COMMAND or {\"target\": ..., \"header\": {...}, \"label\": ...}", name, n)
 		if strings.HasPrefix(line, "{") {
 			var t struct {
 				Target string            `json:"target"`
 				Header map[string]string `json:"header"`
 				Label  string            `json:"label"`
 			}
-			if err := json.Unmarshal([]byte(line), &t); err != nil || t.Target == "" {
-				return nil, fmt.Errorf("%s:%d: want a URL, stdio:COMMAND or {\"target\": ..., \"header\": {...}, \"label\": ...}", name, n)
+			dec := json.NewDecoder(strings.NewReader(line))
+			dec.DisallowUnknownFields() // a misspelt "headers" would send no credentials
+			if err := dec.Decode(&t); err != nil {
+				return nil, fmt.Errorf("%w: %v", want, err)
 			}
 			tg = conformance.Target{Target: t.Target, Label: t.Label}
 			for k, v := range t.Header {
@@ -388,6 +393,9 @@ func readTargets(name string, stdin io.Reader, ropts conformance.RegistryOptions
 				}
 				tg.Header.Set(k, v)
 			}
+		}
+		if err := checkable(tg.Target); err != "" {
+			return nil, fmt.Errorf("%w: %s", want, err)
 		}
 		key := targetKey(tg.Target, tg.Label, nil)
 		if first, ok := lines[key]; ok {
@@ -405,11 +413,40 @@ func readTargets(name string, stdin io.Reader, ropts conformance.RegistryOptions
 	return targets, nil
 }
 
+// checkable says what is wrong with a fleet line's target, or "": it
+// must be an http or https URL with a host, or stdio: and a command.
+func checkable(target string) string {
+	if cmd, ok := strings.CutPrefix(target, "stdio:"); ok {
+		if strings.TrimSpace(cmd) == "" {
+			return "stdio: names no command"
+		}
+		return ""
+	}
+	u, err := url.Parse(target)
+	switch {
+	case target == "":
+		return "no target"
+	case err != nil || u.Scheme != "http" && u.Scheme != "https":
+		return fmt.Sprintf("%q is not an http or https URL", redacted(target))
+	case u.Host == "":
+		return fmt.Sprintf("%q names no host", redacted(target))
+	}
+	return ""
+}
+
+// redacted is target with a password in it masked, as reports show it.
+func redacted(target string) string {
+	if u, err := url.Parse(target); err == nil && u.User != nil {
+		return u.Redacted()
+	}
+	return target
+}
+
 // targetKey is what tells a fleet target and its report from the others:
 // its label, when it has one, its target, and the registry entry it came
 // from.
 func targetKey(target, label string, reg *conformance.RegistryRef) string {
-	k := label + "\x00" + target
+	k := label + "\x00" + redacted(target) // (reports show it so)
 	if reg != nil {
 		k += "\x00" + reg.Entry
 	}

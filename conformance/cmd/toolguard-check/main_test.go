@@ -10,6 +10,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -433,5 +434,68 @@ func TestInterruptedFleetIsNotVerified(t *testing.T) {
 	}
 	if !strings.Contains(errOut.String(), "interrupted: 0 of 1 targets reported") {
 		t.Errorf("stderr: %s", errOut.String())
+	}
+}
+
+// A fleet line that names nothing the checker can check is a usage error
+// naming its line, as a bad single target is, never a report: a word, a
+// host without a scheme, another scheme, a URL without a host, "stdio:"
+// without a command, and a JSON line with a member the checker does not
+// read (a misspelt "headers" would send no credentials). A byte order
+// mark before the first line is not part of it.
+func TestFleetLinesThatAreNoTargetAreUsageErrors(t *testing.T) {
+	for _, line := range []string{
+		"garbage line here",
+		"127.0.0.1:8080/mcp",
+		"ftp://example.test/mcp",
+		"http://",
+		"stdio:",
+		`{"target": "http://127.0.0.1:1/mcp", "headers": {"Authorization": "Bearer t"}}`,
+		`{"target": "notaurl"}`,
+		`{"label": "no target"}`,
+	} {
+		code, out, stderr := runCLI(t, "# a fleet\nhttp://127.0.0.1:1/ok\n"+line+"\n", "-fleet", "-")
+		if code != exitUsage || !strings.Contains(stderr, "-:3: want a URL") || out != "" {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q", line, code, out, stderr)
+		}
+	}
+	if code, _, stderr := runCLI(t, "http://", "http://"); code != exitUsage || !strings.Contains(stderr, "names no host") {
+		t.Errorf("a single URL without a host: exit %d, %s", code, stderr)
+	}
+	srv := httptest.NewServer(&zoo.Fake{Tools: []string{"echo"}})
+	defer srv.Close()
+	if code, out, stderr := runCLI(t, "\uFEFF"+srv.URL+"\n", "-fleet", "-", "-quiet"); code != exitVerified || !strings.Contains(out, srv.URL) {
+		t.Errorf("a file with a byte order mark: exit %d\n%s\n%s", code, out, stderr)
+	}
+}
+
+// A password in a target URL is sent (as Basic authentication) and never
+// printed: not in a report's target, text or JSON, single or fleet; a
+// resumed run still knows the target it reported.
+func TestPasswordInATargetIsNotPrinted(t *testing.T) {
+	var auth atomic.Value
+	fake := &zoo.Fake{Tools: []string{"echo"}}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		auth.Store(r.Header.Get("Authorization"))
+		fake.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	target := strings.Replace(srv.URL, "http://", "http://alice:hunter2@", 1)
+	for _, args := range [][]string{{target}, {"-json", target}, {"-fleet", "-"}, {"-fleet", "-", "-json"}} {
+		code, out, stderr := runCLI(t, target+"\n", args...)
+		if code != exitVerified || strings.Contains(out+stderr, "hunter2") || !strings.Contains(out, "alice:") {
+			t.Errorf("%v: exit %d\n%s\n%s", args, code, out, stderr)
+		}
+	}
+	if a, _ := auth.Load().(string); a != "Basic YWxpY2U6aHVudGVyMg==" {
+		t.Errorf("Authorization %q, want alice's Basic credentials", a)
+	}
+	done := t.TempDir() + "/done.jsonl"
+	_, out, _ := runCLI(t, target+"\n", "-fleet", "-", "-json", "-quiet")
+	if err := os.WriteFile(done, []byte(out), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, stderr := runCLI(t, target+"\n", "-fleet", "-", "-json", "-resume", done); code != exitVerified || out != "" || !strings.Contains(stderr, "1 targets already reported, 0 to go") {
+		t.Errorf("resumed: exit %d\n%s\n%s", code, out, stderr)
 	}
 }
