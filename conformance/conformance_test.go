@@ -571,3 +571,25 @@ done`
 		t.Errorf("%s %s: %s, %v", rep.Verdict, rep.Category, rep.Detail, err)
 	}
 }
+
+// A stdio server that goes away is reported with the line of its standard
+// error that says why: the last that names an error, though its runtime
+// wrote more after it (Node's stack and version; Go's goroutines), else
+// the last line.
+func TestStdioServerThatGoesAwayIsToldByItsError(t *testing.T) {
+	for _, tc := range []struct{ script, want string }{
+		{`printf '%s\n' 'node:internal/modules/cjs/loader:1228' '  throw err;' '  ^' '' "Error: Cannot find module '/nonexistent.js'" '    at Module._resolveFilename (node:internal/modules/cjs/loader:1225:15)' '    at node:internal/main/run_main_module:28:49 {' "  code: 'MODULE_NOT_FOUND'," '}' '' 'Node.js v20.20.2' >&2; exit 1`,
+			`its last error on stderr: "Error: Cannot find module '/nonexistent.js'"`},
+		{`printf '%s\n' 'Traceback (most recent call last):' '  File "server.py", line 1, in <module>' "ModuleNotFoundError: No module named 'mcp'" >&2; exit 1`,
+			`its last error on stderr: "ModuleNotFoundError: No module named 'mcp'"`},
+		{`printf '%s\n' 'panic: no config' '' 'goroutine 1 [running]:' 'main.main()' '	/src/errors/main.go:9 +0x25' >&2; exit 2`,
+			`its last error on stderr: "panic: no config"`},
+		{`printf '%s\n' 'starting' 'cannot open config' '   ' >&2; exit 3`,
+			`its last line on stderr: "cannot open config"`},
+	} {
+		rep, err := conformance.CheckCommand(context.Background(), []string{"sh", "-c", tc.script}, conformance.Options{Era: conformance.Era2025})
+		if err != nil || rep.Category != conformance.Unreachable || !strings.Contains(rep.Detail, tc.want) {
+			t.Errorf("%s, %v; want %s", rep.Detail, err, tc.want)
+		}
+	}
+}

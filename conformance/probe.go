@@ -297,6 +297,8 @@ func (p *prober) stop(v Verdict, cat Category, stage string, rep *reply, detail 
 		}
 		if hint := hostHint(*rep); hint != "" {
 			p.rep.Detail += "; " + hint
+		} else if loc := rep.header.Get("Location"); loc != "" && (rep.status == 301 || rep.status == 302 || rep.status == 303) {
+			p.rep.Detail += fmt.Sprintf("; it redirects to %q, which the checker does not follow (the redirect would turn the POST into a GET): check that URL", shownURL(loc))
 		} else if v == Unverified && rep.status >= 400 {
 			if b := bodyLine(rep.body); b != "" {
 				p.rep.Detail += "; the body reads " + b

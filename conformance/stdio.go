@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -299,8 +300,10 @@ func (c *stdioConn) wentAway(ctx context.Context) error {
 	case <-t.C:
 	case <-ctx.Done():
 	}
-	if last := c.stderr.lastLine(); last != "" {
-		return fmt.Errorf("the server went away (its last line on stderr: %q)", last)
+	if line, isErr := c.stderr.tellingLine(); isErr {
+		return fmt.Errorf("the server went away (its last error on stderr: %q)", line)
+	} else if line != "" {
+		return fmt.Errorf("the server went away (its last line on stderr: %q)", line)
 	}
 	return errors.New("the server went away (nothing on stderr)")
 }
@@ -349,19 +352,38 @@ func (t *tailWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// lastLine returns the last non-blank line written, at most 300 bytes.
-func (t *tailWriter) lastLine() string {
+// tellingLine returns the line of what was written that says most of why
+// a server went away, at most 300 bytes: the last that names an error
+// ("Error: Cannot find module", "ModuleNotFoundError: ...", "panic: ..."),
+// isErr true, since a runtime may write more after it (a stack, Node's
+// "Node.js v20.20.2"); else the last non-blank line.
+func (t *tailWriter) tellingLine() (line string, isErr bool) {
 	t.mu.Lock()
-	s := strings.TrimSpace(string(t.buf))
+	lines := strings.FieldsFunc(string(t.buf), func(r rune) bool { return r == '\n' || r == '\r' })
 	t.mu.Unlock()
-	if i := strings.LastIndexAny(s, "\r\n"); i >= 0 {
-		s = s[i+1:]
+	for i := len(lines) - 1; i >= 0; i-- {
+		l := strings.TrimSpace(lines[i])
+		if l == "" {
+			continue
+		}
+		if line == "" {
+			line = l
+		}
+		if namesError.MatchString(l) {
+			line, isErr = l, true
+			break
+		}
 	}
-	if len(s) > 300 {
-		s = s[:300] + "…"
+	if len(line) > 300 {
+		line = line[:300] + "…"
 	}
-	return s
+	return line, isErr
 }
+
+// namesError matches a line that names an error, as runtimes and loggers
+// begin one: a word ending in error or exception, perhaps with a code,
+// and a colon; "panic:"; "fatal:".
+var namesError = regexp.MustCompile(`(?i)\b(\w*(error|exception)( \[\w+\])?|panic|fatal):\s`)
 
 // legacyHint: the HTTP+SSE transport does not exist over stdio.
 func (c *stdioConn) legacyHint(context.Context) string { return "" }

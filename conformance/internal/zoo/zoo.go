@@ -371,7 +371,15 @@ func Cases() []Case {
 		// Class 2: a 302 turns the POST into a GET; its empty body is the
 		// answer, not whatever the GET brings. A 307/308 keeps the POST.
 		{Name: "302 with an empty body", Server: redirectCall(302, &Fake{Tools: tools}),
-			Verdict: conformance.ObservedRisk, Category: conformance.EmptyBody, Stage: "tools/call", Status: 302, Media: conformance.MediaNone, Era: conformance.Era2025, Tools: 2},
+			Verdict: conformance.ObservedRisk, Category: conformance.EmptyBody, Stage: "tools/call", Status: 302, Media: conformance.MediaNone, Era: conformance.Era2025, Tools: 2,
+			Detail: `it redirects to "/moved", which the checker does not follow`},
+		{Name: "301 to https at the handshake", Server: &Fake{Tools: tools, On: map[string]func(http.ResponseWriter, string){
+			"initialize": func(w http.ResponseWriter, id string) {
+				w.Header().Set("Location", "https://mcp.example/mcp")
+				w.WriteHeader(http.StatusMovedPermanently)
+			}}},
+			Verdict: conformance.Unverified, Category: conformance.ToolsListUnreadable, Stage: "initialize", Status: 301, Media: conformance.MediaNone, Era: conformance.Era2025,
+			Detail: `it redirects to "https://mcp.example/mcp"`},
 		{Name: "303 with an empty body", Server: redirectCall(303, &Fake{Tools: tools}),
 			Verdict: conformance.ObservedRisk, Category: conformance.EmptyBody, Stage: "tools/call", Status: 303, Media: conformance.MediaNone, Era: conformance.Era2025, Tools: 2},
 		{Name: "307 followed with the POST", Server: redirectCall(307, &Fake{Tools: tools}),
