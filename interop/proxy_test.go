@@ -144,7 +144,7 @@ type hostRecorder struct {
 }
 
 func (hr *hostRecorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Header.Get("X-Forwarded-For") != "" { // through the proxy
+	if r.Header.Get("X-Test-Direct") == "" { // through the proxy
 		hr.mu.Lock()
 		hr.hosts[r.Host]++
 		hr.mu.Unlock()
@@ -174,8 +174,9 @@ func TestProxyCommandInFrontOfMCPGo(t *testing.T) {
 					hdr.Set("Mcp-Method", "tools/call")
 					hdr.Set("Mcp-Name", "echo")
 				}
-				direct := post(t, up.URL+"/mcp", body, hdr)
 				through := post(t, p.URL, body, hdr)
+				hdr.Set("X-Test-Direct", "1")
+				direct := post(t, up.URL+"/mcp", body, hdr)
 				if direct != through || !strings.Contains(through, "echo:hi") {
 					t.Errorf("era %q: through the proxy %s\ndirect %s", era, through, direct)
 				}

@@ -82,7 +82,7 @@ func newCommand(c *config) *cli.Command {
 	fs.StringVar(&c.upstream, "upstream", "", "the upstream MCP endpoint, e.g. http://127.0.0.1:3000/mcp (required)")
 	fs.StringVar(&c.listen, "listen", "127.0.0.1:8080", "listen `address`")
 	fs.StringVar(&c.path, "path", "", "the one `path` served, matched exactly, percent-encoded as in a URL (default: the upstream URL's path, or /)")
-	fs.StringVar(&c.host, "host", "keep", "the Host sent upstream: keep (the caller's, so the server's DNS-rebinding protection judges the caller) or upstream (the upstream URL's host)")
+	fs.StringVar(&c.host, "host", "keep", "the Host sent upstream: keep (the caller's, so the server's DNS-rebinding protection judges the caller; a request with none, or with a full URL as its target, is answered 400) or upstream (the upstream URL's host)")
 	fs.DurationVar(&c.shutdown, "shutdown-timeout", 10*time.Second, "how long in-flight calls may finish after SIGINT or SIGTERM (standing GET event streams end at once); 0 does not wait")
 	fs.BoolVar(&c.quiet, "quiet", false, "no log line per answer the guard writes (a translated not-found answer, or -32020)")
 	fs.BoolVar(&c.logPass, "log-pass", false, "one log line per request the guard passes through: the reason, the tool, the tool set's error, the status the upstream answered and the Host the request came with")
@@ -139,7 +139,7 @@ func parse(args []string) (*config, error) {
 		return nil, fmt.Errorf("-host must be keep or upstream, not %q", c.host)
 	}
 	if c.path == "" {
-		c.path = u.Path
+		c.path = u.EscapedPath()
 		if c.path == "" {
 			c.path = "/"
 		}
@@ -187,9 +187,9 @@ func checkFlags(c *config) error {
 	return nil
 }
 
-// servedPath checks the -path flag and returns it decoded, as requests'
-// URL.Path is: a path beginning with /, percent-encoded as in a URL, with
-// no query, fragment, space or control character.
+// servedPath checks the -path flag and returns it as a request's
+// URL.EscapedPath has it: a path beginning with /, percent-encoded as in a
+// URL, with no query, fragment, space or control character.
 func servedPath(p string) (string, error) {
 	bad := func(why string) (string, error) {
 		return "", fmt.Errorf("-path %q is not a URL path: %s", p, why)
@@ -209,7 +209,7 @@ func servedPath(p string) (string, error) {
 	if err != nil {
 		return bad("a bad % escape")
 	}
-	return decoded, nil
+	return (&url.URL{Path: decoded, RawPath: p}).EscapedPath(), nil
 }
 
 // handler returns the guarded reverse proxy.
@@ -219,6 +219,7 @@ func handler(c *config, logger *cmdlog.Logger) (http.Handler, error) {
 	rp := &reporter{upstream: logged(u), logger: logger, logPass: c.logPass, metrics: c.metrics, upstreamTimeout: c.upstreamTimeout}
 	base := http.DefaultTransport.(*http.Transport).Clone()
 	base.ResponseHeaderTimeout = c.upstreamTimeout
+	base.DisableCompression = true // no Accept-Encoding the caller did not send
 	var transport http.RoundTripper = base
 	if c.metrics != nil {
 		transport = metricsTransport{base, c.metrics}
@@ -231,7 +232,13 @@ func handler(c *config, logger *cmdlog.Logger) (http.Handler, error) {
 			if c.host == "keep" {
 				pr.Out.Host = pr.In.Host
 			}
-			pr.SetXForwarded()
+			// The caller's own forwarding headers, which ReverseProxy
+			// takes out, go on as sent; the proxy adds none.
+			for _, k := range [...]string{"Forwarded", "X-Forwarded-For", "X-Forwarded-Host", "X-Forwarded-Proto"} {
+				if v, ok := pr.In.Header[k]; ok {
+					pr.Out.Header[k] = v
+				}
+			}
 		},
 		FlushInterval: -1, // event streams as they come
 		ErrorLog:      logger.Log(slog.LevelError),
@@ -252,22 +259,55 @@ func handler(c *config, logger *cmdlog.Logger) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	return onePath(c.path, rp.wrap(guard.Handler(proxy))), nil
+	return asSent(c.path, c.host == "keep", rp.wrap(guard.Handler(oneContinue(proxy)))), nil
 }
 
-// onePath serves h at exactly path (decoded, compared with the request's
-// URL.Path) and answers 404 elsewhere. The path is the user's text: it is
+// asSent serves h at exactly path, as the request wrote it (its
+// EscapedPath: "/%6Dcp" is not "/mcp", which some servers would not
+// serve), and answers 404 elsewhere. The path is the user's text: it is
 // never read as an http.ServeMux pattern, where {x} would be a wildcard and
-// some paths would not parse at all.
-func onePath(path string, h http.Handler) http.Handler {
+// some paths would not parse at all. With keepHost, a request whose Host
+// cannot be sent on as the caller sent it is answered 400: an empty or
+// missing Host (the upstream would get its own URL's host), and a full
+// URL as the request target (net/http keeps its host, not the Host
+// header, which some servers judge instead).
+func asSent(path string, keepHost bool, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != path {
+		switch {
+		case r.URL.EscapedPath() != path:
 			http.NotFound(w, r)
-			return
+		case keepHost && r.Host == "":
+			http.Error(w, "toolguard-proxy: the request names no Host, and -host keep sends the upstream the caller's", http.StatusBadRequest)
+		case keepHost && !strings.HasPrefix(r.RequestURI, "/"):
+			http.Error(w, "toolguard-proxy: the request target is a full URL; send its path, and its host in Host", http.StatusBadRequest)
+		default:
+			h.ServeHTTP(w, r)
+		}
+	})
+}
+
+// oneContinue relays no 100 Continue of the upstream to a caller that
+// asked for one (Expect: 100-continue): net/http sent it one as the body
+// was read, for the guard, and a second would be an answer the upstream
+// alone never gives.
+func oneContinue(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.EqualFold(r.Header.Get("Expect"), "100-continue") {
+			w = noContinue{w}
 		}
 		h.ServeHTTP(w, r)
 	})
 }
+
+type noContinue struct{ http.ResponseWriter }
+
+func (w noContinue) WriteHeader(code int) {
+	if code != http.StatusContinue {
+		w.ResponseWriter.WriteHeader(code)
+	}
+}
+
+func (w noContinue) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	c, err := parse(args)

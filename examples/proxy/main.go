@@ -50,10 +50,20 @@ func newProxy(upstream string, cfg config) (http.Handler, error) {
 			// Keep the caller's Host, so the server's own DNS-rebinding
 			// protection judges the caller, not the proxy.
 			pr.Out.Host = pr.In.Host
-			pr.SetXForwarded()
+			// Send what the caller sent, and add nothing: its own
+			// forwarding headers (which ReverseProxy takes out), no
+			// X-Forwarded-* of the proxy's.
+			for _, k := range []string{"Forwarded", "X-Forwarded-For", "X-Forwarded-Host", "X-Forwarded-Proto"} {
+				if v, ok := pr.In.Header[k]; ok {
+					pr.Out.Header[k] = v
+				}
+			}
 		},
 		FlushInterval: -1, // stream event streams as they come
 	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.DisableCompression = true // no Accept-Encoding the caller did not send
+	proxy.Transport = tr
 	// No tool set: the upstream decides every call. The guard never asks
 	// it anything; the list in its answers is the upstream's answer to the
 	// caller's own tools/list, read as it passed.
@@ -61,8 +71,16 @@ func newProxy(upstream string, cfg config) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
+	guarded := guard.Handler(proxy)
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", guard.Handler(proxy))
+	mux.Handle("/mcp", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Host == "" {
+			// net/http would send the upstream URL's host instead.
+			http.Error(w, "proxy: the request names no Host", http.StatusBadRequest)
+			return
+		}
+		guarded.ServeHTTP(w, r)
+	}))
 	return mux, nil
 }
 
