@@ -110,7 +110,7 @@ func Compare(before, after []Report) Comparison {
 			}
 			return "registry\x00" + g.Name + "\x00" + g.Entry + "\x00" + g.Version
 		}
-		return "target\x00" + r.Label + "\x00" + r.Target
+		return "target\x00" + r.Label + "\x00" + shownURL(r.Target) // (a report of before masking shows its password)
 	}
 	index := func(rs []Report) (map[string]Report, []string) {
 		m := map[string]Report{}
@@ -129,7 +129,7 @@ func Compare(before, after []Report) Comparison {
 	c := Comparison{Counts: map[ChangeKind]int{}}
 	for _, k := range order {
 		r := now[k]
-		ch := Change{Target: r.Target, Label: r.Label, Registry: r.Registry, After: outcomeOf(r)}
+		ch := Change{Target: shownURL(r.Target), Label: r.Label, Registry: r.Registry, After: outcomeOf(r)}
 		old, ok := was[k]
 		if !ok {
 			ch.Kind = New
@@ -150,7 +150,7 @@ func Compare(before, after []Report) Comparison {
 	for _, k := range wasOrder {
 		if _, ok := now[k]; !ok {
 			r := was[k]
-			c.add(Change{Kind: Gone, Target: r.Target, Label: r.Label, Registry: r.Registry, Before: outcomeOf(r)})
+			c.add(Change{Kind: Gone, Target: shownURL(r.Target), Label: r.Label, Registry: r.Registry, Before: outcomeOf(r)})
 		}
 	}
 	slices.SortStableFunc(c.Changes, func(a, b Change) int {

@@ -95,3 +95,17 @@ func TestCompareRegistryEntriesAcrossVersions(t *testing.T) {
 		t.Errorf("%+v", c)
 	}
 }
+
+// A report written before passwords were masked is the same target as
+// one written after, and no change shows the password.
+func TestComparePasswordMaskedOrNot(t *testing.T) {
+	na := conformance.NotApplicable
+	c := conformance.Compare(
+		[]conformance.Report{rep("http://alice:hunter2@a/", conformance.ObservedRisk, conformance.ResultIsError, nil, na),
+			rep("http://bob:hunter3@b/", conformance.Verified, "", code(-32602), na)},
+		[]conformance.Report{rep("http://alice:xxxxx@a/", conformance.Verified, "", code(-32602), na)})
+	if len(c.Changes) != 2 || c.Changes[0].Kind != conformance.Better || c.Changes[0].Target != "http://alice:xxxxx@a/" ||
+		c.Changes[1].Kind != conformance.Gone || c.Changes[1].Target != "http://bob:xxxxx@b/" {
+		t.Errorf("%+v", c.Changes)
+	}
+}

@@ -593,3 +593,42 @@ func TestStdioServerThatGoesAwayIsToldByItsError(t *testing.T) {
 		}
 	}
 }
+
+// A server that writes back every line it does not know, the checker's
+// own calls included, gets no answer of the checker's to write back: the
+// checker answers only what a server asks a client (ping, roots,
+// sampling, elicitation), so its call draws no reply.
+func TestStdioEchoOfTheCheckersOwnCallIsNoReply(t *testing.T) {
+	const echo = `id() { printf '%s\n' "$1" | sed -n 's/.*"id":\([0-9]*\).*/\1/p'; }
+while IFS= read -r line; do
+  case "$line" in
+  *'"initialize"'*) printf '{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"sh","version":"1"}}}\n' "$(id "$line")" ;;
+  *'"tools/list"'*) printf '{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"echo","inputSchema":{"type":"object"}}]}}\n' "$(id "$line")" ;;
+  *) printf '%s\n' "$line" ;;
+  esac
+done`
+	rep, err := conformance.CheckCommand(context.Background(), []string{"sh", "-c", echo}, conformance.Options{Era: conformance.Era2025, Timeout: time.Second})
+	if err != nil || rep.Verdict != conformance.Unverified || rep.Category != conformance.Timeout || rep.Stage != "tools/call" {
+		t.Errorf("%s %s at %s: %s, %v", rep.Verdict, rep.Category, rep.Stage, rep.Detail, err)
+	}
+}
+
+// The checker's answer to a server's request is its part, not the
+// check's: a server that asks, answers the call and exits at once (so the
+// answer to its ping may find no reader) is classified by its answer.
+func TestStdioServerThatAsksAndExitsIsClassifiedByItsAnswer(t *testing.T) {
+	const asksAndGoes = `id() { printf '%s\n' "$1" | sed -n 's/.*"id":\([0-9]*\).*/\1/p'; }
+while IFS= read -r line; do
+  case "$line" in
+  *'"initialize"'*) printf '{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"sh","version":"1"}}}\n' "$(id "$line")" ;;
+  *'"tools/list"'*) printf '{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"echo","inputSchema":{"type":"object"}}]}}\n' "$(id "$line")" ;;
+  *'"tools/call"'*) printf '{"jsonrpc":"2.0","id":"p","method":"ping"}\n{"jsonrpc":"2.0","id":%s,"error":{"code":-32602,"message":"Unknown tool"}}\n' "$(id "$line")"; exec 0<&- 1>&-; exit 0 ;;
+  esac
+done`
+	for range 5 {
+		rep, err := conformance.CheckCommand(context.Background(), []string{"sh", "-c", asksAndGoes}, conformance.Options{Era: conformance.Era2025})
+		if err != nil || rep.Verdict != conformance.Verified || rep.ErrorCode == nil || *rep.ErrorCode != -32602 {
+			t.Errorf("%s %s: %s, %v", rep.Verdict, rep.Category, rep.Detail, err)
+		}
+	}
+}

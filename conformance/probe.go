@@ -16,6 +16,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/toolguard/toolguard/internal/cli"
 	"github.com/toolguard/toolguard/internal/mcpwire"
 )
 
@@ -149,12 +150,7 @@ func CheckURL(ctx context.Context, url string, opts Options) (Report, error) {
 }
 
 // shownURL is target as a report shows it: a password in it masked.
-func shownURL(target string) string {
-	if u, err := neturl.Parse(target); err == nil && u.User != nil {
-		return u.Redacted()
-	}
-	return target
-}
+func shownURL(target string) string { return cli.Redacted(target) }
 
 // httpURL reports an error for a target that is not an http or https URL
 // with a host.
@@ -162,7 +158,7 @@ func httpURL(target string) error {
 	u, err := neturl.Parse(target)
 	switch {
 	case err != nil:
-		return fmt.Errorf("conformance: %q is not a URL", target)
+		return fmt.Errorf("conformance: %q is not a URL", shownURL(target))
 	case u.Scheme != "http" && u.Scheme != "https":
 		return fmt.Errorf("conformance: %q is not an http or https URL", shownURL(target))
 	case u.Host == "":
@@ -635,7 +631,7 @@ func (p *prober) callProbe(ctx context.Context) (reply, outcome, bool) {
 		return rep, outcome{}, false
 	}
 	o := classifyCall(rep.media, rep.body, id)
-	if why := refusedBeforeDispatch(rep, o, p.opts.ProbeName); why != "" {
+	if why := refusedBeforeDispatch(rep, o); why != "" {
 		p.stop(Unverified, RefusedBeforeDispatch, "tools/call", &rep, why)
 		p.rep.ErrorCode = o.code
 		return rep, o, false
@@ -658,18 +654,23 @@ func (p *prober) callProbe(ctx context.Context) (reply, outcome, bool) {
 // the specification defines: -32020, headers that do not match the body
 // (a proxy between that drops or rewrites Mcp-Name draws it), and a 404
 // to a request in a session, the answer to a session the server no longer
-// knows (told from a 404 page by a body that speaks of the session and
-// does not name the tool).
-func refusedBeforeDispatch(rep reply, o outcome, name string) string {
-	body := bytes.ToLower(rep.body)
+// knows, told from a 404 page or a tool's answer by what it says of the
+// session (-32001, "Session not found", "Invalid session ID") and by not
+// being a result nor naming a tool.
+func refusedBeforeDispatch(rep reply, o outcome) string {
 	switch {
 	case o.code != nil && *o.code == codeHeaderMismatch:
-		return "the call was refused with -32020: its Mcp-* headers are missing or do not match its body (a proxy between may drop or rewrite them), so it was turned away before tool dispatch"
-	case rep.status == http.StatusNotFound && rep.session && bytes.Contains(body, []byte("session")) && !bytes.Contains(body, []byte(strings.ToLower(name))):
+		return "the call was refused with -32020, the error for a request whose headers do not match its body (a proxy between may drop or rewrite Mcp-Name), so it was turned away before tool dispatch"
+	case rep.status != http.StatusNotFound || !rep.session || o.category == ResultIsError || o.category == ResultOK:
+		return ""
+	case o.code != nil && *o.code == -32001 || sessionGone.Match(rep.body) && !bytes.Contains(bytes.ToLower(rep.body), []byte("tool")):
 		return "the call, sent in the session the server gave, was answered 404 about the session: the server no longer knows it (a restart, or another replica behind a load balancer), so the call was turned away before tool dispatch"
 	}
 	return ""
 }
+
+// sessionGone matches what servers say of a session they do not know.
+var sessionGone = regexp.MustCompile(`(?i)\bsession\b[^.\n]{0,20}\b(not found|unknown|expired|invalid)\b|\b(invalid|unknown|expired|no valid)\s+session\b`)
 
 // madeUp returns a made-up name derived from ProbeName with tag, that the
 // server does not list and that is none of used.

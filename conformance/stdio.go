@@ -200,9 +200,7 @@ func (c *stdioConn) roundTrip(ctx context.Context, r request) (reply, error) {
 			case notRPC && !isBatch(line.b):
 				stray.see(line.b)
 			case m == noMatch:
-				if err := c.answerRequest(ctx, line.b); err != nil {
-					return reply{}, err
-				}
+				c.answerRequest(ctx, line.b) // (a server gone shows in c.lines)
 			}
 		}
 	}
@@ -227,10 +225,12 @@ func (c *stdioConn) write(ctx context.Context, msg []byte) error {
 	return c.wentAway(ctx)
 }
 
-// answerRequest answers a request from the server, as a client must: a
-// ping with an empty result, anything else with -32601 (the checker
-// offers no capabilities). A server may wait for the answer before it
-// answers the checker. Notifications and other lines need none.
+// answerRequest answers a request a server sends a client, as a client
+// must: a ping with an empty result; roots, sampling and elicitation
+// with -32601 (the checker offers no capabilities). A server may wait for
+// the answer before it answers the checker. Anything else needs none:
+// notifications, and a method a client sends (a server that echoes the
+// checker's own lines gets no answer to echo back).
 func (c *stdioConn) answerRequest(ctx context.Context, line []byte) error {
 	var m struct {
 		JSONRPC string          `json:"jsonrpc"`
@@ -240,9 +240,12 @@ func (c *stdioConn) answerRequest(ctx context.Context, line []byte) error {
 	if json.Unmarshal(line, &m) != nil || m.JSONRPC != "2.0" || m.Method == nil || len(m.ID) == 0 || string(m.ID) == "null" {
 		return nil
 	}
-	answer := `,"result":{}}`
-	if *m.Method != "ping" {
-		answer = `,"error":{"code":-32601,"message":"Method not found"}}`
+	answer := `,"error":{"code":-32601,"message":"Method not found"}}`
+	switch prefix, _, _ := strings.Cut(*m.Method, "/"); {
+	case *m.Method == "ping":
+		answer = `,"result":{}}`
+	case prefix != "roots" && prefix != "sampling" && prefix != "elicitation":
+		return nil
 	}
 	var id bytes.Buffer
 	json.Compact(&id, m.ID) // one line, whatever the server's spacing

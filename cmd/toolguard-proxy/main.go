@@ -115,7 +115,7 @@ func parse(args []string) (*config, error) {
 	}
 	u, err := url.Parse(c.upstream)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("-upstream %q is not an http(s) URL", c.upstream)
+		return nil, fmt.Errorf("-upstream %q is not an http(s) URL", cli.Redacted(c.upstream))
 	}
 	if u.User != nil {
 		// Never sent (a reverse proxy does not turn them into a header),
@@ -123,7 +123,7 @@ func parse(args []string) (*config, error) {
 		return nil, fmt.Errorf("-upstream must not carry credentials (user:password@): the caller's Authorization header reaches the upstream as it is")
 	}
 	if u.Fragment != "" || strings.HasSuffix(c.upstream, "#") {
-		return nil, fmt.Errorf("-upstream %q has a fragment (#), which is never sent", c.upstream)
+		return nil, fmt.Errorf("-upstream %q has a fragment (#), which is never sent", cli.Redacted(c.upstream))
 	}
 	c.upstreamURL = u
 	if c.metricsListen != "" {
@@ -235,7 +235,7 @@ func handler(c *config, logger *cmdlog.Logger) (http.Handler, error) {
 			// The caller's own forwarding headers, which ReverseProxy
 			// takes out, go on as sent; the proxy adds none.
 			for _, k := range [...]string{"Forwarded", "X-Forwarded-For", "X-Forwarded-Host", "X-Forwarded-Proto"} {
-				if v, ok := pr.In.Header[k]; ok {
+				if v, ok := pr.In.Header[k]; ok && !hasToken(pr.In.Header, "Connection", k) {
 					pr.Out.Header[k] = v
 				}
 			}
@@ -292,11 +292,24 @@ func asSent(path string, keepHost bool, h http.Handler) http.Handler {
 // alone never gives.
 func oneContinue(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.EqualFold(r.Header.Get("Expect"), "100-continue") {
+		if hasToken(r.Header, "Expect", "100-continue") {
 			w = noContinue{w}
 		}
 		h.ServeHTTP(w, r)
 	})
+}
+
+// hasToken reports whether the comma-separated values of header key in h
+// hold token, in any letter case, as net/http reads them.
+func hasToken(h http.Header, key, token string) bool {
+	for _, v := range h.Values(key) {
+		for t := range strings.SplitSeq(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(t), token) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 type noContinue struct{ http.ResponseWriter }

@@ -331,6 +331,7 @@ func TestUsageErrorIsOneLine(t *testing.T) {
 		{[]string{"-upstream", up, "-max-body-bytes", "-1"}, "-max-body-bytes must be more than 0"},
 		{[]string{"-upstream", "ftp://x"}, `-upstream "ftp://x" is not an http(s) URL`},
 		{[]string{"-upstream", "http://user:pw@127.0.0.1:1/mcp"}, "-upstream must not carry credentials"},
+		{[]string{"-upstream", "http://user:pw@127.0.0.1:abc/mcp"}, `-upstream "http://user:xxxxx@127.0.0.1:abc/mcp" is not an http(s) URL`},
 		{[]string{"-upstream", "http://127.0.0.1:1/mcp#top"}, "has a fragment"},
 		{[]string{"-upstream", up, "-log-format", "yaml"}, `-log-format must be text or json, not "yaml"`},
 	} {

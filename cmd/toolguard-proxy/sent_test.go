@@ -112,10 +112,14 @@ func TestProxyAddsNoHeader(t *testing.T) {
 	front := httptest.NewServer(proxyHandler(t, io.Discard, "-upstream", upstream.URL+"/mcp"))
 	defer front.Close()
 	plain := &http.Client{Transport: &http.Transport{DisableCompression: true}} // sends no Accept-Encoding
-	for _, sent := range []http.Header{
-		{},
-		{"Forwarded": {"for=192.0.2.1"}, "X-Forwarded-For": {"192.0.2.1"}, "X-Forwarded-Proto": {"https"}},
+	for _, tc := range []struct{ sent, want http.Header }{
+		{http.Header{}, http.Header{}},
+		{http.Header{"Forwarded": {"for=192.0.2.1"}, "X-Forwarded-For": {"192.0.2.1"}, "X-Forwarded-Proto": {"https"}},
+			http.Header{"Forwarded": {"for=192.0.2.1"}, "X-Forwarded-For": {"192.0.2.1"}, "X-Forwarded-Proto": {"https"}}},
+		// One the caller names in Connection is for the next hop only.
+		{http.Header{"X-Forwarded-For": {"192.0.2.1"}, "Connection": {"X-Forwarded-For"}}, http.Header{}},
 	} {
+		sent := tc.sent
 		req, _ := http.NewRequest("POST", front.URL+"/mcp", strings.NewReader(callBody))
 		req.Header = sent.Clone()
 		req.Header.Set("Content-Type", "application/json")
@@ -127,8 +131,8 @@ func TestProxyAddsNoHeader(t *testing.T) {
 		seen := up.requests()
 		got := seen[len(seen)-1].Header
 		for _, k := range []string{"Forwarded", "X-Forwarded-For", "X-Forwarded-Host", "X-Forwarded-Proto"} {
-			if strings.Join(got[k], ",") != strings.Join(sent[k], ",") {
-				t.Errorf("%s: sent %q, the upstream got %q", k, sent[k], got[k])
+			if strings.Join(got[k], ",") != strings.Join(tc.want[k], ",") {
+				t.Errorf("%s: sent %q, the upstream got %q, want %q", k, sent[k], got[k], tc.want[k])
 			}
 		}
 		if ae, ok := got["Accept-Encoding"]; ok {
@@ -145,20 +149,27 @@ func TestOneContinue(t *testing.T) {
 	defer upstream.Close()
 	front := httptest.NewServer(proxyHandler(t, io.Discard, "-upstream", upstream.URL+"/mcp"))
 	defer front.Close()
-	c, err := net.Dial("tcp", front.Listener.Addr().String())
+	for _, expect := range []string{"100-continue", "100-Continue, x-other", "x-other, 100-continue"} {
+		askOnce(t, front.Listener.Addr().String(), expect)
+	}
+}
+
+func askOnce(t *testing.T, addr, expect string) {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	io.WriteString(c, "POST /mcp HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nExpect: 100-continue\r\nConnection: close\r\nContent-Length: "+strconv.Itoa(len(callBody))+"\r\n\r\n")
+	io.WriteString(c, "POST /mcp HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nExpect: "+expect+"\r\nConnection: close\r\nContent-Length: "+strconv.Itoa(len(callBody))+"\r\n\r\n")
 	br := bufio.NewReader(c)
 	line, _ := br.ReadString('\n')
 	if !strings.HasPrefix(line, "HTTP/1.1 100 ") {
-		t.Fatalf("first line %q, want 100 Continue", line)
+		t.Fatalf("Expect: %s: first line %q, want 100 Continue", expect, line)
 	}
 	io.WriteString(c, callBody)
 	rest, _ := io.ReadAll(br)
 	if n := strings.Count(string(rest), " 100 Continue"); n != 0 || !strings.Contains(string(rest), "ran") {
-		t.Errorf("after the 100: %d more 100 Continue in %q", n, rest)
+		t.Errorf("Expect: %s: after the 100, %d more 100 Continue in %q", expect, n, rest)
 	}
 }

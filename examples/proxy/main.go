@@ -13,7 +13,8 @@
 // allow-list (DNS-rebinding protection) judges the caller, not the proxy,
 // and a caller it turns away is never given a tool list to show.
 // Pass-throughs of a tool call are logged with their reason on standard
-// error.
+// error. (cmd/toolguard-proxy does more to send only what the caller
+// sent: a path only as written, one 100 Continue, and its -host flag.)
 package main
 
 import (
@@ -27,6 +28,7 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"os"
+	"strings"
 
 	toolguard "github.com/toolguard/toolguard/middleware"
 )
@@ -74,9 +76,11 @@ func newProxy(upstream string, cfg config) (http.Handler, error) {
 	guarded := guard.Handler(proxy)
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Host == "" {
-			// net/http would send the upstream URL's host instead.
-			http.Error(w, "proxy: the request names no Host", http.StatusBadRequest)
+		if r.Host == "" || !strings.HasPrefix(r.RequestURI, "/") {
+			// net/http would send the upstream another Host than the
+			// caller's: the URL's, when the request names none or has a
+			// full URL as its target (whose host some servers read).
+			http.Error(w, "proxy: send the path, with its host in Host", http.StatusBadRequest)
 			return
 		}
 		guarded.ServeHTTP(w, r)

@@ -386,6 +386,9 @@ func readTargets(name string, stdin io.Reader, ropts conformance.RegistryOptions
 			if err := dec.Decode(&t); err != nil {
 				return nil, fmt.Errorf("%w: %v", want, err)
 			}
+			if dec.More() {
+				return nil, fmt.Errorf("%w: more after the object", want)
+			}
 			tg = conformance.Target{Target: t.Target, Label: t.Label}
 			for k, v := range t.Header {
 				if tg.Header == nil {
@@ -426,27 +429,21 @@ func checkable(target string) string {
 	switch {
 	case target == "":
 		return "no target"
-	case err != nil || u.Scheme != "http" && u.Scheme != "https":
-		return fmt.Sprintf("%q is not an http or https URL", redacted(target))
+	case err != nil:
+		return fmt.Sprintf("%q is not a URL", cli.Redacted(target))
+	case u.Scheme != "http" && u.Scheme != "https":
+		return fmt.Sprintf("%q is not an http or https URL", cli.Redacted(target))
 	case u.Host == "":
-		return fmt.Sprintf("%q names no host", redacted(target))
+		return fmt.Sprintf("%q names no host", cli.Redacted(target))
 	}
 	return ""
-}
-
-// redacted is target with a password in it masked, as reports show it.
-func redacted(target string) string {
-	if u, err := url.Parse(target); err == nil && u.User != nil {
-		return u.Redacted()
-	}
-	return target
 }
 
 // targetKey is what tells a fleet target and its report from the others:
 // its label, when it has one, its target, and the registry entry it came
 // from.
 func targetKey(target, label string, reg *conformance.RegistryRef) string {
-	k := label + "\x00" + redacted(target) // (reports show it so)
+	k := label + "\x00" + cli.Redacted(target) // (reports show it so)
 	if reg != nil {
 		k += "\x00" + reg.Entry
 	}

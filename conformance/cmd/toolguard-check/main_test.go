@@ -453,6 +453,7 @@ func TestFleetLinesThatAreNoTargetAreUsageErrors(t *testing.T) {
 		`{"target": "http://127.0.0.1:1/mcp", "headers": {"Authorization": "Bearer t"}}`,
 		`{"target": "notaurl"}`,
 		`{"label": "no target"}`,
+		`{"target": "http://127.0.0.1:1/a"} {"target": "http://127.0.0.1:1/b"}`,
 	} {
 		code, out, stderr := runCLI(t, "# a fleet\nhttp://127.0.0.1:1/ok\n"+line+"\n", "-fleet", "-")
 		if code != exitUsage || !strings.Contains(stderr, "-:3: want a URL") || out != "" {
@@ -484,6 +485,14 @@ func TestPasswordInATargetIsNotPrinted(t *testing.T) {
 	for _, args := range [][]string{{target}, {"-json", target}, {"-fleet", "-"}, {"-fleet", "-", "-json"}} {
 		code, out, stderr := runCLI(t, target+"\n", args...)
 		if code != exitVerified || strings.Contains(out+stderr, "hunter2") || !strings.Contains(out, "alice:") {
+			t.Errorf("%v: exit %d\n%s\n%s", args, code, out, stderr)
+		}
+	}
+	// Nor where the URL does not parse: the usage error masks it too.
+	bad := "http://alice:hunter2@127.0.0.1:abc/mcp"
+	for _, args := range [][]string{{bad}, {"-fleet", "-"}} {
+		code, out, stderr := runCLI(t, bad+"\n", args...)
+		if code != exitUsage || strings.Contains(out+stderr, "hunter2") || !strings.Contains(stderr, "alice:xxxxx@") {
 			t.Errorf("%v: exit %d\n%s\n%s", args, code, out, stderr)
 		}
 	}

@@ -318,6 +318,11 @@ func Cases() []Case {
 		{Name: "404 about the session at the call", Server: calls(Answer(404, "application/json", `{"jsonrpc":"2.0","id":{{id}},"error":{"code":-32001,"message":"Session not found"}}`)),
 			Verdict: conformance.Unverified, Category: conformance.RefusedBeforeDispatch, Stage: "tools/call", Status: 404, Media: conformance.MediaJSON, Era: conformance.Era2025, Code: intp(-32001), Tools: 2,
 			Detail: "no longer knows it"},
+		{Name: "404 at the call in a session, about the tool", Server: calls(Answer(404, "text/plain", "Unknown tool requested in this session")),
+			Verdict: conformance.ObservedRisk, Category: conformance.NotJSON, Stage: "tools/call", Status: 404, Media: conformance.MediaText, Era: conformance.Era2025, Tools: 2},
+		{Name: "404 at the call in a session, a result", Server: calls(Answer(404, "application/json",
+			`{"jsonrpc":"2.0","id":{{id}},"result":{"isError":true,"content":[{"type":"text","text":"session not found for this tool"}]}}`)),
+			Verdict: conformance.ObservedRisk, Category: conformance.ResultIsError, Stage: "tools/call", Status: 404, Media: conformance.MediaJSON, Era: conformance.Era2025, Tools: 2},
 		{Name: "404 about the session at the call, as plain text", Server: calls(Answer(404, "text/plain; charset=utf-8", "session not found\n")),
 			Verdict: conformance.Unverified, Category: conformance.RefusedBeforeDispatch, Stage: "tools/call", Status: 404, Media: conformance.MediaText, Era: conformance.Era2025, Tools: 2},
 		{Name: "list unreadable", Server: &Fake{Tools: tools, On: map[string]func(http.ResponseWriter, string){
