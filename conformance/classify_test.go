@@ -221,6 +221,8 @@ func FuzzClassify(f *testing.F) {
 		`{"jsonrpc":"2.0","id":ID,"error":{"code":-1e400,"message":"x"}}`,
 		`{"id":ID,"error":{"code":1,"message":"x"}}`,
 		`{"jsonrpc":"2.0","id":"ID","error":{"code":1,"message":"x"}}`,
+		`{"jsonrpc":"2.0","id":ID,"error":{"code":-32020,"message":"header mismatch"}}`,
+		`{"jsonrpc":"2.0","id":null,"error":{"code":-32001,"message":"Session not found"}}`,
 		"event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":ID,\"result\":{}}\n\n",
 		"data: {\"jsonrpc\":\"2.0\",\ndata: \"id\":ID,\"error\":{\"code\":1,\"message\":\"\"}}\r\n\r\n",
 		"data: not json\n\n",
@@ -259,6 +261,10 @@ func FuzzClassify(f *testing.F) {
 		case Unverified:
 			switch rep.Category {
 			case CredentialGated, RateLimited, ReplyTooLarge:
+			case RefusedBeforeDispatch: // -32020, or a 404 about the session
+				if (rep.ErrorCode == nil || *rep.ErrorCode != codeHeaderMismatch) && rep.HTTPStatus != 404 {
+					t.Fatalf("refused before dispatch: %s", rep)
+				}
 			default:
 				t.Fatalf("UNVERIFIED %s for a reply", rep.Category)
 			}
