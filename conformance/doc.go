@@ -8,7 +8,9 @@
 // Options.Header. A well-formed JSON-RPC error object is VERIFIED; any other
 // answer is OBSERVED_RISK, with a Category saying which kind; a target it
 // could not ask (credentials required, the list unreadable, the made-up name
-// listed, rate limits, a reply over the size bound, timeouts) is UNVERIFIED.
+// listed, rate limits, a reply over the size bound, timeouts), or whose call
+// was turned away before any tool lookup (-32020, a lost session), is
+// UNVERIFIED.
 // An OBSERVED_RISK is confirmed with a second made-up name; answers that
 // disagree are UNVERIFIED inconsistent. Beside it, never merged, a second
 // check, mcp_name_header, asks a 2026-07-28 server whether it refuses a
