@@ -315,6 +315,12 @@ func TestStdioServerThatExits(t *testing.T) {
 	if rep.Stage != "discover" || rep.Era != "" || !strings.Contains(rep.Detail, "went away too") {
 		t.Errorf("stage %q, era %q: %s", rep.Stage, rep.Era, rep.Detail)
 	}
+	// What it said the second time is told too, when it said something
+	// else (its process id, here).
+	rep, err = conformance.CheckCommand(context.Background(), []string{"sh", "-c", "echo \"cannot start: pid $$\" >&2; exit 3"}, conformance.Options{})
+	if err != nil || rep.Stage != "discover" || strings.Count(rep.Detail, "cannot start: pid") != 2 {
+		t.Errorf("a server saying another thing each time: %s, %v", rep.Detail, err)
+	}
 	rep, err = conformance.CheckCommand(context.Background(), []string{"/does/not/exist"}, conformance.Options{})
 	if err != nil || rep.Verdict != conformance.Unverified || rep.Category != conformance.Unreachable {
 		t.Errorf("a missing command: %s, %v", rep, err)

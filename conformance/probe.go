@@ -232,7 +232,11 @@ func CheckCommand(ctx context.Context, argv []string, opts Options) (Report, err
 			if again := probe(ctx, c, &legacy, true); again.Stage != "initialize" || again.Category != Unreachable {
 				rep = again
 			} else {
+				first := rep.Detail
 				rep.Detail += "; started again and asked initialize, it went away too"
+				if why := strings.TrimPrefix(again.Detail, "initialize: "); !strings.Contains(first, why) {
+					rep.Detail += " (" + why + ")" // what it said the second time, when it said something else
+				}
 			}
 		}
 	}
