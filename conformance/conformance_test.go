@@ -541,6 +541,18 @@ func TestStdioAnswerWithTheRequestsIDWinsOverANullOne(t *testing.T) {
 	}
 }
 
+// An answer with a null id that names a notification answers that
+// notification, however long the call's own answer takes, so is never the
+// reply to the call.
+func TestStdioAnswerNamingANotificationIsNoReply(t *testing.T) {
+	stray := `{"jsonrpc":"2.0","id":null,"error":{"code":-32601,"message":"Method not found: notifications/initialized"}}`
+	rep, err := conformance.CheckCommand(context.Background(), []string{"env", "OTHER=", "BEFORE=" + stray, "CALL=",
+		"sh", "-c", stdioScript}, conformance.WithNullGrace(conformance.Options{Era: conformance.Era2025, Timeout: time.Second}, time.Millisecond))
+	if err != nil || rep.Verdict != conformance.Unverified || rep.Category != conformance.Timeout || rep.Stage != "tools/call" {
+		t.Errorf("%s %s at %s: %s, %v", rep.Verdict, rep.Category, rep.Stage, rep.Detail, err)
+	}
+}
+
 // An answer with a null id is still the reply when none with the
 // request's id comes: a server that could not read the call's id.
 func TestStdioAnswerWithANullIDIsTheReplyWhenNoneHasTheID(t *testing.T) {

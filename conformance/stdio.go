@@ -165,7 +165,9 @@ func (c *stdioConn) roundTrip(ctx context.Context, r request) (reply, error) {
 	// One channel carries the answers to every message sent: an answer
 	// with a null id or none (to a notification, or to a line the server
 	// could not read) may come before the one with the request's id, and
-	// is taken only if that one does not come within nullGrace.
+	// is taken only if that one does not come within nullGrace; one that
+	// names a notification ("Method not found: notifications/initialized")
+	// never.
 	var stray stdioStray
 	var null []byte
 	var grace <-chan time.Time
@@ -192,7 +194,8 @@ func (c *stdioConn) roundTrip(ctx context.Context, r request) (reply, error) {
 			switch m, notRPC := answers(line.b, r.id); {
 			case m == idMatch:
 				return reply{body: line.b}, nil
-			case m == nullMatch && null == nil:
+			case m == nullMatch && null == nil && !bytes.Contains(line.b, []byte(`notifications/`)):
+				// (one that names a notification answers that notification)
 				null = line.b
 				t := time.NewTimer(cmp.Or(c.opts.nullGrace, nullGrace))
 				defer t.Stop()
