@@ -42,8 +42,6 @@ import (
 	toolguard "github.com/toolguard/toolguard/middleware"
 )
 
-const exitUsage = cli.ExitUsage
-
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)

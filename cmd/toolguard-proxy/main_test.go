@@ -18,10 +18,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolguard/toolguard/internal/cli"
 	"github.com/toolguard/toolguard/internal/cmdlog"
 	"github.com/toolguard/toolguard/internal/fixture"
 	toolguard "github.com/toolguard/toolguard/middleware"
 )
+
+const exitUsage = cli.ExitUsage
 
 func TestParse(t *testing.T) {
 	for _, args := range [][]string{
