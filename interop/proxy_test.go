@@ -4,10 +4,12 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os/exec"
 	"regexp"
 	"slices"
@@ -586,4 +588,65 @@ func TestProxyUnansweredListHoldsNothing(t *testing.T) {
 	if !logged {
 		t.Errorf("no log line says the answer went without the list:\n%s", strings.Join(p.logLines(), "\n"))
 	}
+}
+
+// A request without a Host: real servers' DNS-rebinding protection turns
+// it away (403), and through the proxy it never reaches them, so the
+// proxy cannot send them a Host the caller did not (it answers 400). It
+// had sent the upstream URL's host, and the server answered as to a
+// caller it allows.
+func TestProxyCommandSendsNoHostTheCallerDidNot(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		url  func(t *testing.T) string
+	}{
+		{"mcp-go v1.6", func(t *testing.T) string {
+			srv := httptest.NewServer(server.NewStreamableHTTPServer(newMCPGo("echo", "add"), server.WithStateLess(true)))
+			t.Cleanup(srv.Close)
+			return srv.URL + "/mcp"
+		}},
+		{"go-sdk v1.8", func(t *testing.T) string {
+			srv := httptest.NewServer(goSDKHandler(newGoSDK("echo", "add"), &gosdk.StreamableHTTPOptions{Stateless: true}))
+			t.Cleanup(srv.Close)
+			return srv.URL + "/mcp"
+		}},
+		{"TypeScript SDK v2, --host-check", func(t *testing.T) string {
+			return fixture.StartNode(t, "v2-caps-server.mjs", "--host-check").URL
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			up := tc.url(t)
+			p := startProxy(t, "-upstream", up)
+			defer p.stop(t)
+			for _, target := range []string{up, p.URL} {
+				u, err := url.Parse(target)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := rawRequest(t, u.Host, "POST "+u.Path+" HTTP/1.1\r\nHost:\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nConnection: close\r\nContent-Length: "+fmt.Sprint(len(reportInitialize))+"\r\n\r\n"+reportInitialize)
+				status, _, _ := strings.Cut(strings.TrimPrefix(got, "HTTP/1.1 "), " ")
+				switch {
+				case target == up && status != "403":
+					t.Errorf("alone: %q, want the server's 403", got)
+				case target == p.URL && (status != "400" || !strings.Contains(got, "toolguard-proxy: the request names no Host")):
+					t.Errorf("through the proxy: %q, want its 400", got)
+				}
+			}
+		})
+	}
+}
+
+// rawRequest writes req to addr on a connection of its own and returns
+// all that came back.
+func rawRequest(t *testing.T, addr, req string) string {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", addr, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(30 * time.Second))
+	io.WriteString(c, req)
+	b, _ := io.ReadAll(c)
+	return string(b)
 }
