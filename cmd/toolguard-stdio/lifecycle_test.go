@@ -271,3 +271,34 @@ func TestClientStoppedReadingShortensGrace(t *testing.T) {
 	}
 	assertGone(t, pgid, child)
 }
+
+// TestUserSignalsReachTheServer: SIGUSR1 and SIGUSR2, to which servers
+// give meanings of their own, reach the server's group as they come, and
+// are no request to stop: the server answers each, and exits (5) only when
+// it chooses to.
+func TestUserSignalsReachTheServer(t *testing.T) {
+	w, errOut := startWrapper(t, "sh", "-c", `trap 'echo usr1' USR1; trap 'echo usr2; exit 5' USR2; echo ready; while :; do sleep 0.05; done`)
+	out := bufio.NewReader(w.out)
+	// readLine reads up to want, failing t if it does not come within a
+	// bound well beyond any load (a signal not passed on never comes).
+	readLine := func(want, what string) {
+		t.Helper()
+		got := make(chan error, 1)
+		go func() { got <- readUntil(out, want) }()
+		select {
+		case err := <-got:
+			if err != nil {
+				t.Fatalf("%s: %v; stderr:\n%s", what, err, errOut.String())
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatalf("%s: no %q within 20s; stderr:\n%s", what, want, errOut.String())
+		}
+	}
+	readLine("ready\n", "the server did not start")
+	w.cmd.Process.Signal(syscall.SIGUSR1)
+	readLine("usr1\n", "SIGUSR1 did not reach the server")
+	w.cmd.Process.Signal(syscall.SIGUSR2)
+	if code := w.wait(t); code != 5 {
+		t.Errorf("exit %d, want the server's 5 after its SIGUSR2; stderr:\n%s", code, errOut.String())
+	}
+}

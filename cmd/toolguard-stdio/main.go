@@ -12,7 +12,7 @@
 // client's own tools/list. It asks the server nothing itself.
 //
 // The end of the client's input only closes the server's; signals go to the
-// server's group (a second one, SIGHUP aside, sends SIGKILL); the server is
+// server's group (a second SIGINT, SIGTERM or SIGQUIT sends SIGKILL); the server is
 // ended (SIGTERM -grace later, then SIGKILL) only when the client is gone.
 // Exit status: the server's (128+N for signal N), 74 when the client
 // stopped reading, 0 for -h and -version, 64 for a usage error, 127 when
@@ -68,8 +68,8 @@ ends, the server's input is closed and nothing more: everything the server
 still writes reaches the client, and toolguard-stdio exits with the
 server's status when it exits (MCP's stdio shutdown: the client closes the
 server's input, waits for it to exit, then sends SIGTERM, then SIGKILL).
-SIGINT, SIGTERM, SIGHUP and SIGQUIT are forwarded to the server's group; a
-second SIGINT, SIGTERM or SIGQUIT sends it SIGKILL. Once the client is
+SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 are forwarded to the
+server's group; a second SIGINT, SIGTERM or SIGQUIT sends it SIGKILL. Once the client is
 gone (it signalled, or a write to standard output failed), a server still
 running -grace later gets SIGTERM (SIGKILL when SIGTERM was the client's
 signal), then SIGKILL as long after that, its whole group with it (500ms
@@ -104,6 +104,11 @@ func run(args []string, stdin io.Reader, stdout io.WriteCloser, stderr io.Writer
 	signals := make(chan os.Signal, 4)
 	signal.Notify(signals, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
 	defer signal.Stop(signals)
+	passOn := make(chan os.Signal, 4)
+	if len(proc.PassedOn) > 0 { // (Notify of none would catch every signal)
+		signal.Notify(passOn, proc.PassedOn...)
+		defer signal.Stop(passOn)
+	}
 	// A write to a closed standard output returns EPIPE instead of ending
 	// toolguard-stdio (Go's default for fds 1 and 2). Notify rather than
 	// Ignore: an ignored signal would be inherited by the server.
@@ -184,6 +189,8 @@ func run(args []string, stdin io.Reader, stdout io.WriteCloser, stderr io.Writer
 			// The client asked the server to stop: SIGTERM next, unless
 			// that is what it sent.
 			gone(after(sig), "the client's "+sigName(sig))
+		case sig := <-passOn:
+			proc.SignalGroup(cmd.Process, sig)
 		case <-broke:
 			broke = nil
 			logger.Printf("the client stopped reading (%v); closing the server's input", out.error())

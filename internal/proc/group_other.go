@@ -20,5 +20,8 @@ func SignalGroup(p *os.Process, sig os.Signal) error {
 	return p.Signal(sig)
 }
 
+// PassedOn is empty where there are no such signals.
+var PassedOn []os.Signal
+
 // GroupAlive reports false: there is no group to wait for.
 func GroupAlive(pgid int) bool { return false }

@@ -16,6 +16,11 @@ func OwnGroup(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 }
 
+// PassedOn are the signals a wrapper passes on to its server's group as
+// they come, being no request to stop: SIGUSR1 and SIGUSR2, which servers
+// give meanings of their own (Node opens its inspector on SIGUSR1).
+var PassedOn = []os.Signal{syscall.SIGUSR1, syscall.SIGUSR2}
+
 // SignalGroup sends sig to the process group p leads (see OwnGroup). The
 // group outlives its leader while any member is left, so this reaches
 // what p left behind after it was reaped. A signal that is not a
