@@ -3,6 +3,8 @@ package conformance
 import (
 	"cmp"
 	"slices"
+
+	"github.com/toolguard/toolguard/internal/cli"
 )
 
 // ChangeKind says how a target's outcome moved between two runs.
@@ -110,7 +112,7 @@ func Compare(before, after []Report) Comparison {
 			}
 			return "registry\x00" + g.Name + "\x00" + g.Entry + "\x00" + g.Version
 		}
-		return "target\x00" + r.Label + "\x00" + shownURL(r.Target) // (a report of before masking shows its password)
+		return "target\x00" + r.Label + "\x00" + cli.Redacted(r.Target) // (a report of before masking shows its password)
 	}
 	index := func(rs []Report) (map[string]Report, []string) {
 		m := map[string]Report{}
@@ -129,7 +131,7 @@ func Compare(before, after []Report) Comparison {
 	c := Comparison{Counts: map[ChangeKind]int{}}
 	for _, k := range order {
 		r := now[k]
-		ch := Change{Target: shownURL(r.Target), Label: r.Label, Registry: r.Registry, After: outcomeOf(r)}
+		ch := Change{Target: cli.Redacted(r.Target), Label: r.Label, Registry: r.Registry, After: outcomeOf(r)}
 		old, ok := was[k]
 		if !ok {
 			ch.Kind = New
@@ -150,7 +152,7 @@ func Compare(before, after []Report) Comparison {
 	for _, k := range wasOrder {
 		if _, ok := now[k]; !ok {
 			r := was[k]
-			c.add(Change{Kind: Gone, Target: shownURL(r.Target), Label: r.Label, Registry: r.Registry, Before: outcomeOf(r)})
+			c.add(Change{Kind: Gone, Target: cli.Redacted(r.Target), Label: r.Label, Registry: r.Registry, Before: outcomeOf(r)})
 		}
 	}
 	slices.SortStableFunc(c.Changes, func(a, b Change) int {

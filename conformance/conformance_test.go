@@ -507,20 +507,27 @@ while IFS= read -r line; do answer "$line"; done`
 	}
 }
 
+// shServer begins a stdio server in sh: it answers initialize, and the
+// list with one tool; a script adds its own cases for the other lines,
+// then shEnd.
+const shServer = `id() { printf '%s\n' "$1" | sed -n 's/.*"id":\([0-9]*\).*/\1/p'; }
+while IFS= read -r line; do
+  case "$line" in
+  *'"initialize"'*) printf '{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"sh","version":"1"}}}\n' "$(id "$line")" ;;
+  *'"tools/list"'*) printf '{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"echo","inputSchema":{"type":"object"}}]}}\n' "$(id "$line")" ;;
+`
+
+const shEnd = `  esac
+done`
+
 // stdioScript is a stdio server in the style of a hand-written one: it
 // answers initialize, the list (one tool) and each tools/call with
 // $CALL (its id put in), and every other line, notifications included,
 // with $OTHER (an answer with a null id, or none), as a dispatcher that
 // answers what it does not know, with `id: msg.id ?? null`, does.
-const stdioScript = `id() { printf '%s\n' "$1" | sed -n 's/.*"id":\([0-9]*\).*/\1/p'; }
-while IFS= read -r line; do
-  case "$line" in
-  *'"initialize"'*) printf '{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"sh","version":"1"}}}\n' "$(id "$line")" ;;
-  *'"tools/list"'*) printf '{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"echo","inputSchema":{"type":"object"}}]}}\n' "$(id "$line")" ;;
-  *'"tools/call"'*) printf '%s\n' "$BEFORE" | sed "s/ID/$(id "$line")/"; printf '%s\n' "$CALL" | sed "s/ID/$(id "$line")/" ;;
+const stdioScript = shServer + `  *'"tools/call"'*) printf '%s\n' "$BEFORE" | sed "s/ID/$(id "$line")/"; printf '%s\n' "$CALL" | sed "s/ID/$(id "$line")/" ;;
   *) printf '%s\n' "$OTHER" ;;
-  esac
-done`
+` + shEnd
 
 // Over stdio, one channel carries the answers to every message: an
 // answer with a null id or none (to a notification, sent by mistake) is
@@ -569,12 +576,7 @@ func TestStdioAnswerWithANullIDIsTheReplyWhenNoneHasTheID(t *testing.T) {
 // -32601, as a client offering no capabilities does, and the server then
 // answers the call.
 func TestStdioCheckerAnswersTheServersRequests(t *testing.T) {
-	const asks = `id() { printf '%s\n' "$1" | sed -n 's/.*"id":\([0-9]*\).*/\1/p'; }
-while IFS= read -r line; do
-  case "$line" in
-  *'"initialize"'*) printf '{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"sh","version":"1"}}}\n' "$(id "$line")" ;;
-  *'"tools/list"'*) printf '{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"echo","inputSchema":{"type":"object"}}]}}\n' "$(id "$line")" ;;
-  *'"tools/call"'*)
+	const asks = shServer + `  *'"tools/call"'*)
     printf '%s\n' '{"jsonrpc":"2.0","id":"p1","method":"ping"}'
     IFS= read -r pong
     printf '%s\n' '{"jsonrpc":"2.0","id":7,"method":"roots/list"}'
@@ -582,8 +584,7 @@ while IFS= read -r line; do
     [ "$pong" = '{"jsonrpc":"2.0","id":"p1","result":{}}' ] || { echo "ping answered $pong" >&2; exit 1; }
     [ "$roots" = '{"jsonrpc":"2.0","id":7,"error":{"code":-32601,"message":"Method not found"}}' ] || { echo "roots/list answered $roots" >&2; exit 1; }
     printf '{"jsonrpc":"2.0","id":%s,"error":{"code":-32602,"message":"Unknown tool"}}\n' "$(id "$line")" ;;
-  esac
-done`
+` + shEnd
 	rep, err := conformance.CheckCommand(context.Background(), []string{"sh", "-c", asks}, conformance.Options{Era: conformance.Era2025})
 	if err != nil || rep.Verdict != conformance.Verified || rep.ErrorCode == nil || *rep.ErrorCode != -32602 {
 		t.Errorf("%s %s: %s, %v", rep.Verdict, rep.Category, rep.Detail, err)
@@ -617,14 +618,8 @@ func TestStdioServerThatGoesAwayIsToldByItsError(t *testing.T) {
 // checker answers only what a server asks a client (ping, roots,
 // sampling, elicitation), so its call draws no reply.
 func TestStdioEchoOfTheCheckersOwnCallIsNoReply(t *testing.T) {
-	const echo = `id() { printf '%s\n' "$1" | sed -n 's/.*"id":\([0-9]*\).*/\1/p'; }
-while IFS= read -r line; do
-  case "$line" in
-  *'"initialize"'*) printf '{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"sh","version":"1"}}}\n' "$(id "$line")" ;;
-  *'"tools/list"'*) printf '{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"echo","inputSchema":{"type":"object"}}]}}\n' "$(id "$line")" ;;
-  *) printf '%s\n' "$line" ;;
-  esac
-done`
+	const echo = shServer + `  *) printf '%s\n' "$line" ;;
+` + shEnd
 	rep, err := conformance.CheckCommand(context.Background(), []string{"sh", "-c", echo}, conformance.Options{Era: conformance.Era2025, Timeout: time.Second})
 	if err != nil || rep.Verdict != conformance.Unverified || rep.Category != conformance.Timeout || rep.Stage != "tools/call" {
 		t.Errorf("%s %s at %s: %s, %v", rep.Verdict, rep.Category, rep.Stage, rep.Detail, err)
@@ -635,14 +630,8 @@ done`
 // check's: a server that asks, answers the call and exits at once (so the
 // answer to its ping may find no reader) is classified by its answer.
 func TestStdioServerThatAsksAndExitsIsClassifiedByItsAnswer(t *testing.T) {
-	const asksAndGoes = `id() { printf '%s\n' "$1" | sed -n 's/.*"id":\([0-9]*\).*/\1/p'; }
-while IFS= read -r line; do
-  case "$line" in
-  *'"initialize"'*) printf '{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"sh","version":"1"}}}\n' "$(id "$line")" ;;
-  *'"tools/list"'*) printf '{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"echo","inputSchema":{"type":"object"}}]}}\n' "$(id "$line")" ;;
-  *'"tools/call"'*) printf '{"jsonrpc":"2.0","id":"p","method":"ping"}\n{"jsonrpc":"2.0","id":%s,"error":{"code":-32602,"message":"Unknown tool"}}\n' "$(id "$line")"; exec 0<&- 1>&-; exit 0 ;;
-  esac
-done`
+	const asksAndGoes = shServer + `  *'"tools/call"'*) printf '{"jsonrpc":"2.0","id":"p","method":"ping"}\n{"jsonrpc":"2.0","id":%s,"error":{"code":-32602,"message":"Unknown tool"}}\n' "$(id "$line")"; exec 0<&- 1>&-; exit 0 ;;
+` + shEnd
 	for range 5 {
 		rep, err := conformance.CheckCommand(context.Background(), []string{"sh", "-c", asksAndGoes}, conformance.Options{Era: conformance.Era2025})
 		if err != nil || rep.Verdict != conformance.Verified || rep.ErrorCode == nil || *rep.ErrorCode != -32602 {

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/toolguard/toolguard/internal/cli"
 )
 
 // A Target is one entry of a fleet.
@@ -177,7 +179,7 @@ func checkOne(ctx context.Context, t Target, opts Options, processes chan struct
 		rep, err = CheckTarget(ctx, t.Target, opts)
 	}
 	if err != nil {
-		rep = unreachable(shownURL(t.Target), err.Error())
+		rep = unreachable(cli.Redacted(t.Target), err.Error())
 	}
 	rep.Label, rep.Registry = t.Label, t.Registry
 	return rep

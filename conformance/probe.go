@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	neturl "net/url"
 	"regexp"
 	"slices"
 	"strconv"
@@ -127,8 +126,8 @@ func (o Options) withDefaults() (Options, error) {
 // check did (no report: its last answer was never had); a server that
 // cannot be reached is a report, UNVERIFIED unreachable.
 func CheckURL(ctx context.Context, url string, opts Options) (Report, error) {
-	if err := httpURL(url); err != nil {
-		return Report{}, err
+	if err := cli.HTTPURL(url); err != nil {
+		return Report{}, fmt.Errorf("conformance: %w", err)
 	}
 	opts, err := opts.withDefaults()
 	if err != nil {
@@ -145,26 +144,8 @@ func CheckURL(ctx context.Context, url string, opts Options) (Report, error) {
 	}
 	c := &httpConn{url: url, client: client, opts: &opts}
 	rep := probe(ctx, c, &opts, false)
-	rep.Target = shownURL(url)
+	rep.Target = cli.Redacted(url)
 	return finished(ctx, rep)
-}
-
-// shownURL is target as a report shows it: a password in it masked.
-func shownURL(target string) string { return cli.Redacted(target) }
-
-// httpURL reports an error for a target that is not an http or https URL
-// with a host.
-func httpURL(target string) error {
-	u, err := neturl.Parse(target)
-	switch {
-	case err != nil:
-		return fmt.Errorf("conformance: %q is not a URL", shownURL(target))
-	case u.Scheme != "http" && u.Scheme != "https":
-		return fmt.Errorf("conformance: %q is not an http or https URL", shownURL(target))
-	case u.Host == "":
-		return fmt.Errorf("conformance: %q names no host", shownURL(target))
-	}
-	return nil
 }
 
 // finished returns rep, or no report and the error when ctx ended before
@@ -298,7 +279,7 @@ func (p *prober) stop(v Verdict, cat Category, stage string, rep *reply, detail 
 		if hint := hostHint(*rep); hint != "" {
 			p.rep.Detail += "; " + hint
 		} else if loc := rep.header.Get("Location"); loc != "" && (rep.status == 301 || rep.status == 302 || rep.status == 303) {
-			p.rep.Detail += fmt.Sprintf("; it redirects to %q, which the checker does not follow (the redirect would turn the POST into a GET): check that URL", shownURL(loc))
+			p.rep.Detail += fmt.Sprintf("; it redirects to %q, which the checker does not follow (the redirect would turn the POST into a GET): check that URL", cli.Redacted(loc))
 		} else if v == Unverified && rep.status >= 400 {
 			if b := bodyLine(rep.body); b != "" {
 				p.rep.Detail += "; the body reads " + b

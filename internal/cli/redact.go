@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"net/url"
 	"strings"
 )
@@ -29,4 +30,19 @@ func Redacted(target string) string {
 		return target
 	}
 	return scheme + "://" + user + ":xxxxx" + rest[at:]
+}
+
+// HTTPURL reports an error for a target that is not an http or https URL
+// with a host, the target in it masked as Redacted masks it.
+func HTTPURL(target string) error {
+	u, err := url.Parse(target)
+	switch {
+	case err != nil:
+		return fmt.Errorf("%q is not a URL", Redacted(target))
+	case u.Scheme != "http" && u.Scheme != "https":
+		return fmt.Errorf("%q is not an http or https URL", Redacted(target))
+	case u.Host == "":
+		return fmt.Errorf("%q names no host", Redacted(target))
+	}
+	return nil
 }

@@ -30,7 +30,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"os"
 	"os/signal"
 	"slices"
@@ -425,16 +424,11 @@ func checkable(target string) string {
 		}
 		return ""
 	}
-	u, err := url.Parse(target)
-	switch {
-	case target == "":
+	if target == "" {
 		return "no target"
-	case err != nil:
-		return fmt.Sprintf("%q is not a URL", cli.Redacted(target))
-	case u.Scheme != "http" && u.Scheme != "https":
-		return fmt.Sprintf("%q is not an http or https URL", cli.Redacted(target))
-	case u.Host == "":
-		return fmt.Sprintf("%q names no host", cli.Redacted(target))
+	}
+	if err := cli.HTTPURL(target); err != nil {
+		return err.Error()
 	}
 	return ""
 }
