@@ -411,8 +411,8 @@ func mayRefuse(h http.Header, body []byte, m message, name []byte, c *watched, e
 	if !c.modern {
 		return 0
 	}
-	if hdr, _ := mismatchedHeader(h, name); hdr != "" {
-		return ReasonHeaderMismatch
+	if hdr, _ := mismatchedHeader(h, name); hdr != "" || mcpwire.Encoded(h.Get(mcpwire.HeaderName)) {
+		return ReasonHeaderMismatch // (go-sdk v1.8 compares an encoded Mcp-Name undecoded)
 	}
 	if c.meta == nil || !acceptableClientMeta(c.meta) {
 		return ReasonClientMeta

@@ -57,6 +57,7 @@ func TestPassReasons(t *testing.T) {
 		{"Last-Event-ID, 2025", ReasonLastEventID, "POST", unknown, http.Header{"Last-Event-Id": {"7"}}, Options{}},
 		{"Last-Event-ID, 2026", ReasonLastEventID, "POST", modernCall("1", `"nope"`), modernWith(modernHeaders("nope"), "Last-Event-Id", "7"), Options{}},
 		{"Mcp-Name mismatch", ReasonHeaderMismatch, "POST", modernCall("1", `"nope"`), modernHeaders("other"), Options{}},
+		{"Mcp-Name in the sentinel form", ReasonHeaderMismatch, "POST", modernCall("1", `"nope"`), modernHeaders("=?base64?bm9wZQ==?="), Options{}},
 		{"Mcp-Name twice, answering mismatches", ReasonHeaderMismatch, "POST", modernCall("1", `"nope"`), modernWith(modernHeaders("nope"), "Mcp-Name", "nope", "nope"), Options{AnswerHeaderMismatch: true}},
 		{"accept html", ReasonAccept, "POST", unknown, http.Header{"Accept": {"text/html"}}, Options{}},
 		{"accept json q=0", ReasonAccept, "POST", unknown, http.Header{"Accept": {"application/json;q=0"}}, Options{}},

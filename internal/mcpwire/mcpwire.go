@@ -60,7 +60,7 @@ const (
 // otherwise (and when it looks like the sentinel itself) as
 // =?base64?<base64 of UTF-8>?=.
 func EncodeName(s string) string {
-	plain := s != "" && s[0] != ' ' && s[len(s)-1] != ' ' && !hasSentinel(s)
+	plain := s != "" && s[0] != ' ' && s[len(s)-1] != ' ' && !Encoded(s)
 	for i := 0; plain && i < len(s); i++ {
 		plain = s[i] >= 0x20 && s[i] <= 0x7e
 	}
@@ -72,7 +72,8 @@ func EncodeName(s string) string {
 
 const sentinelPrefix, sentinelSuffix = "=?base64?", "?="
 
-func hasSentinel(v string) bool {
+// Encoded reports whether the header value v is in the sentinel form.
+func Encoded(v string) bool {
 	return len(v) >= len(sentinelPrefix)+len(sentinelSuffix) &&
 		strings.HasPrefix(v, sentinelPrefix) && strings.HasSuffix(v, sentinelSuffix)
 }
@@ -81,7 +82,7 @@ func hasSentinel(v string) bool {
 // decoded params.name of the body, after decoding the sentinel. It does not
 // allocate for plain values.
 func NameEquals(v string, name []byte) bool {
-	if !hasSentinel(v) {
+	if !Encoded(v) {
 		return v == string(name)
 	}
 	dec, err := base64.StdEncoding.DecodeString(v[len(sentinelPrefix) : len(v)-len(sentinelSuffix)])

@@ -38,8 +38,13 @@ func (h *harness) add(name string) {
 // and stateless serving 2026-07-28 requests.
 var modes = []string{"stateful", "json", "stateless", "2026-07-28"}
 
-// newHarness builds a real go-sdk server in one of its modes.
-func newHarness(t testing.TB, mode string) *harness {
+// newHarness builds a real go-sdk server in one of its modes, behind a
+// guard with no tool set: go-sdk decides every call.
+func newHarness(t testing.TB, mode string) *harness { return harnessWith(t, mode, false) }
+
+// harnessWith builds it; declared puts the guard in front with go-sdk's
+// tools as a declared list (StaticTools), which answers before go-sdk.
+func harnessWith(t testing.TB, mode string, declared bool) *harness {
 	h := &harness{modern: mode == "2026-07-28"}
 	h.UnknownTool = fixture.GoSDKUnknownTool
 	h.Exact = true
@@ -58,8 +63,12 @@ func newHarness(t testing.TB, mode string) *harness {
 		opts.Stateless = true
 	}
 	h.Alone = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return h.server }, &opts)
-	g, err := toolguard.New(toolguard.Options{OnReject: func(r *http.Request, rej *toolguard.Rejection) {
-		if !rej.Translated {
+	var tools toolguard.ToolSet
+	if declared {
+		tools = toolguard.StaticTools("echo", "get_weather", "admin_only", "Ünïcode")
+	}
+	g, err := toolguard.New(toolguard.Options{Tools: tools, OnReject: func(r *http.Request, rej *toolguard.Rejection) {
+		if !rej.Translated && !declared {
 			t.Errorf("the guard answered %q before go-sdk", rej.Name)
 		}
 		h.Rejected(rej.Name)
@@ -144,6 +153,30 @@ func TestDifferentialCorpus(t *testing.T) {
 	t.Logf("go-sdk, all modes: %v", total)
 	if n := total.Disagreements(); n != 0 {
 		t.Errorf("%d disagreements", n)
+	}
+}
+
+// TestDeclaredListAnswersOnlyWhatGoSDKLooksUp puts go-sdk's own tools in
+// front of it as a declared list, in its sessionless modes, where the
+// guard answers before go-sdk: the corpus, every _meta and header variant
+// (an Mcp-Name in the sentinel form among them, which go-sdk refuses),
+// and no answer where go-sdk alone would refuse the call first.
+func TestDeclaredListAnswersOnlyWhatGoSDKLooksUp(t *testing.T) {
+	for _, mode := range []string{"stateless", "2026-07-28"} {
+		t.Run(mode, func(t *testing.T) {
+			h := harnessWith(t, mode, true)
+			var tl fixture.Tally
+			for _, name := range fixture.Names {
+				for _, body := range fixture.Corpus(name, h.meta()) {
+					h.Compare(t, body, h.headers(name), &tl)
+				}
+			}
+			h.CompareVariants(t, []string{"echo", "nope", "Ünïcodé"}, h.meta(), h.headers, &tl)
+			if tl.Rejected == 0 || tl.RanAlone == 0 || tl.Disagreements() != 0 {
+				t.Errorf("%v", tl)
+			}
+			t.Logf("%s: %v", mode, tl)
+		})
 	}
 }
 
