@@ -302,3 +302,19 @@ func TestUserSignalsReachTheServer(t *testing.T) {
 		t.Errorf("exit %d, want the server's 5 after its SIGUSR2; stderr:\n%s", code, errOut.String())
 	}
 }
+
+// A signal ignored when toolguard-stdio starts (nohup, a shell's
+// background job) stays ignored for the server, as it would be alone: a
+// server that gets SIGHUP then lives on, and its status is its own.
+func TestSignalsIgnoredAtStartStayIgnoredForTheServer(t *testing.T) {
+	w, errOut := startWrapperWith(t, func(cmd *exec.Cmd) {
+		cmd.Args = append([]string{"sh", "-c", `trap "" HUP; exec "$0" "$@"`, cmd.Path}, cmd.Args[1:]...)
+		cmd.Path = "/bin/sh"
+	}, "sh", "-c", `kill -HUP $$; echo lived; exit 3`)
+	if err := readUntil(bufio.NewReader(w.out), "lived\n"); err != nil {
+		t.Errorf("the server did not live through its SIGHUP: %v; stderr:\n%s", err, errOut.String())
+	}
+	if code := w.wait(t); code != 3 {
+		t.Errorf("exit %d, want the server's 3; stderr:\n%s", code, errOut.String())
+	}
+}

@@ -32,6 +32,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -102,19 +103,13 @@ func run(args []string, stdin io.Reader, stdout io.WriteCloser, stderr io.Writer
 	}
 
 	signals := make(chan os.Signal, 4)
-	signal.Notify(signals, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
-	defer signal.Stop(signals)
+	defer notify(signals, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)()
 	passOn := make(chan os.Signal, 4)
-	if len(proc.PassedOn) > 0 { // (Notify of none would catch every signal)
-		signal.Notify(passOn, proc.PassedOn...)
-		defer signal.Stop(passOn)
-	}
+	defer notify(passOn, proc.PassedOn...)()
 	// A write to a closed standard output returns EPIPE instead of ending
 	// toolguard-stdio (Go's default for fds 1 and 2). Notify rather than
 	// Ignore: an ignored signal would be inherited by the server.
-	pipeSignals := make(chan os.Signal, 1)
-	signal.Notify(pipeSignals, syscall.SIGPIPE)
-	defer signal.Stop(pipeSignals)
+	defer notify(make(chan os.Signal, 1), syscall.SIGPIPE)()
 
 	cmd, serverIn, outR, code := startServer(argv, grace, stderr)
 	if cmd == nil {
@@ -132,8 +127,9 @@ func run(args []string, stdin io.Reader, stdout io.WriteCloser, stderr io.Writer
 	}()
 	// Server to client. Once the client stopped reading, out discards.
 	drained := make(chan struct{})
+	fromServer := &serverOut{f: outR}
 	go func() {
-		io.Copy(guard.Writer(), outR)
+		io.Copy(guard.Writer(), fromServer)
 		guard.Writer().Close()
 		close(drained)
 	}()
@@ -216,11 +212,26 @@ func run(args []string, stdin io.Reader, stdout io.WriteCloser, stderr io.Writer
 		noteEarlyEnd(stderr, argv[0], in, cmd.ProcessState)
 	}
 	endLeftovers(cmd.Process, wait, drained, logger)
-	awaitDrained(drained, outR, wait)
+	tick := time.NewTicker(wait)
+	awaitDrained(drained, fromServer, tick.C)
+	tick.Stop()
 	if out.error() != nil {
 		return exitClientGone
 	}
 	return exitStatus(cmd.ProcessState, waitErr, stderr)
+}
+
+// notify relays to c those of sigs that were not ignored when
+// toolguard-stdio started, and returns the function that stops it. An
+// ignored one stays ignored, so that the server inherits it as it would
+// alone (nohup, a shell's background job), and is never passed on.
+func notify(c chan os.Signal, sigs ...os.Signal) (stop func()) {
+	sigs = slices.DeleteFunc(slices.Clone(sigs), signal.Ignored)
+	if len(sigs) == 0 { // (Notify of none would relay every signal)
+		return func() {}
+	}
+	signal.Notify(c, sigs...)
+	return func() { signal.Stop(c) }
 }
 
 // after is the signal the server's group gets if it outlives the one
@@ -248,16 +259,43 @@ func noteEarlyEnd(stderr io.Writer, name string, in *clientIn, ps *os.ProcessSta
 	}
 }
 
-// awaitDrained waits for the server's output to be copied to its end, at
-// most wait: then a process outside the group (one that called setsid)
-// still holds it, and it is closed.
-func awaitDrained(drained <-chan struct{}, outR *os.File, wait time.Duration) {
-	select {
-	case <-drained:
-	case <-time.After(wait):
-		outR.Close()
-		<-drained
+// awaitDrained waits for the server's output to be copied to its end,
+// however long the client takes to read it. Only where the copy has waited
+// on the server's output from one tick to the next with nothing to read
+// does a process outside the group (one that called setsid) still hold
+// that output open: it is closed then.
+func awaitDrained(drained <-chan struct{}, out *serverOut, tick <-chan time.Time) {
+	last := out.reads.Load()
+	for {
+		select {
+		case <-drained:
+			return
+		case <-tick:
+			n := out.reads.Load()
+			if n == last && out.reading.Load() {
+				out.f.Close()
+				<-drained
+				return
+			}
+			last = n
+		}
 	}
+}
+
+// serverOut is the read end of the server's output, telling awaitDrained
+// whether a read is under way and how many have returned.
+type serverOut struct {
+	f       *os.File
+	reading atomic.Bool
+	reads   atomic.Int64
+}
+
+func (o *serverOut) Read(b []byte) (int, error) {
+	o.reading.Store(true)
+	n, err := o.f.Read(b)
+	o.reading.Store(false)
+	o.reads.Add(1)
+	return n, err
 }
 
 // startServer starts the server's command in a process group of its own,
@@ -319,10 +357,10 @@ func endLeftovers(p *os.Process, grace time.Duration, drained <-chan struct{}, l
 			return
 		}
 		if err := proc.SignalGroup(p, sig); err != nil {
-			logger.Printf("the server has exited, processes it started have not, and %v cannot reach its process group: %v", sig, err)
+			logger.Printf("the server has exited, processes it started have not, and %s cannot reach its process group: %v", sigName(sig), err)
 			return
 		}
-		logger.Printf("the server has exited, processes it started have not; %v to its process group", sig)
+		logger.Printf("the server has exited, processes it started have not; %s to its process group", sigName(sig))
 		for deadline := time.Now().Add(grace); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 			if !proc.GroupAlive(p.Pid) {
 				return
