@@ -264,7 +264,8 @@ func handler(c *config, logger *cmdlog.Logger) (http.Handler, error) {
 // EscapedPath: "/%6Dcp" is not "/mcp", which some servers would not
 // serve), and answers 404 elsewhere. The path is the user's text: it is
 // never read as an http.ServeMux pattern, where {x} would be a wildcard and
-// some paths would not parse at all. With keepHost, a request whose Host
+// some paths would not parse at all. The 404 does not name the path (an
+// upstream's may hold a key). With keepHost, a request whose Host
 // cannot be sent on as the caller sent it is answered 400: an empty or
 // missing Host (the upstream would get its own URL's host), and a full
 // URL as the request target (net/http keeps its host, not the Host
@@ -273,7 +274,7 @@ func asSent(path string, keepHost bool, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch {
 		case r.URL.EscapedPath() != path:
-			http.NotFound(w, r)
+			http.Error(w, "404 page not found: not the path toolguard-proxy serves (-path; by default the -upstream URL's path)", http.StatusNotFound)
 		case keepHost && r.Host == "":
 			http.Error(w, "toolguard-proxy: the request names no Host, and -host keep sends the upstream the caller's", http.StatusBadRequest)
 		case keepHost && !strings.HasPrefix(r.RequestURI, "/"):

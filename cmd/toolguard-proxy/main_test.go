@@ -257,9 +257,10 @@ func TestPaths(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		if resp.StatusCode != http.StatusNotFound {
-			t.Errorf("%q: %s answered %d, want 404", args, tc.notServed, resp.StatusCode)
+		if resp.StatusCode != http.StatusNotFound || !strings.Contains(string(body), "not the path toolguard-proxy serves (-path") || c.path != "/" && strings.Contains(string(body), c.path) {
+			t.Errorf("%q: %s answered %d %q, want 404 saying it is not the path served (-path), and not naming it", args, tc.notServed, resp.StatusCode, body)
 		}
 		front.Close()
 		up.Close()

@@ -445,7 +445,8 @@ func targetKey(target, label string, reg *conformance.RegistryRef) string {
 }
 
 // skipDone drops the targets an earlier run reported in file (JSON lines)
-// and counts those reports, which it returns too.
+// and counts those reports, which it returns too; a report of a target
+// not in this fleet is left out.
 func skipDone(file string, targets []conformance.Target) ([]conformance.Target, conformance.Summary, []conformance.Report, error) {
 	var sum conformance.Summary
 	var reps []conformance.Report
@@ -457,13 +458,20 @@ func skipDone(file string, targets []conformance.Target) ([]conformance.Target, 
 		return nil, sum, nil, err
 	}
 	defer f.Close()
+	inFleet := map[string]bool{}
+	for _, t := range targets {
+		inFleet[targetKey(t.Target, t.Label, t.Registry)] = true
+	}
 	done := map[string]bool{}
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
 		var r conformance.Report
-		if json.Unmarshal(sc.Bytes(), &r) != nil || r.Target == "" || r.Verdict == "" || done[targetKey(r.Target, r.Label, r.Registry)] {
-			continue // a line cut by an interrupted run, or a repeat
+		if json.Unmarshal(sc.Bytes(), &r) != nil || r.Target == "" || r.Verdict == "" {
+			continue // a line cut by an interrupted run
+		}
+		if k := targetKey(r.Target, r.Label, r.Registry); done[k] || !inFleet[k] {
+			continue // a repeat, or a target no longer in the fleet
 		}
 		done[targetKey(r.Target, r.Label, r.Registry)] = true
 		sum.Add(r)

@@ -245,6 +245,22 @@ func TestFleetResume(t *testing.T) {
 	}
 }
 
+// -resume counts only the reports of targets still in the fleet: one
+// dropped from it since is neither skipped nor counted, nor its verdict
+// the exit status.
+func TestFleetResumeLeavesOutTargetsNoLongerInTheFleet(t *testing.T) {
+	done := t.TempDir() + "/done.jsonl"
+	earlier := `{"target":"http://127.0.0.1:1/kept","check":"error_taxonomy","verdict":"VERIFIED","category":"verified"}` + "\n" +
+		`{"target":"http://127.0.0.1:1/dropped","check":"error_taxonomy","verdict":"OBSERVED_RISK","category":"result_ok"}` + "\n"
+	if err := os.WriteFile(done, []byte(earlier), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, stderr := runCLI(t, "http://127.0.0.1:1/kept\n", "-fleet", "-", "-resume", done)
+	if code != exitVerified || !strings.Contains(stderr, "1 targets already reported, 0 to go") || strings.Contains(out+stderr, "OBSERVED_RISK 1") {
+		t.Errorf("exit %d\n%s\n%s", code, out, stderr)
+	}
+}
+
 // One URL checked with two sets of headers: each line has a label, each
 // report carries it, and -resume tells the two apart. The same target
 // twice without labels is a usage error naming both lines.
