@@ -177,10 +177,11 @@ func (c *stdioConn) roundTrip(ctx context.Context, r request) (reply, error) {
 			if null != nil {
 				return reply{body: null}, nil
 			}
-			return reply{}, stray.timedOut(ctx.Err())
+			return reply{}, stray.timedOut(ctx.Err(), c.opts.Timeout)
 		case <-grace:
 			return reply{body: null}, nil
 		case line, ok := <-c.lines:
+			stray.lines++
 			if !ok {
 				if null != nil {
 					return reply{body: null}, nil
@@ -262,6 +263,7 @@ func (c *stdioConn) answerRequest(ctx context.Context, line []byte) error {
 type stdioStray struct {
 	n     int
 	first string
+	lines int // every line read while waiting, JSON-RPC or not
 }
 
 func (s *stdioStray) see(line []byte) {
@@ -287,11 +289,14 @@ func isBatch(line []byte) bool {
 	return true
 }
 
-// timedOut is the error for a request that got no reply before ctx
-// ended: err itself, or err with the stray lines seen.
-func (s *stdioStray) timedOut(err error) error {
-	if s.n == 0 {
-		return err
+// timedOut is the error for a request that got no reply within timeout,
+// err being ctx's: what the server wrote meanwhile, if anything.
+func (s *stdioStray) timedOut(err error, timeout time.Duration) error {
+	switch {
+	case s.lines == 0:
+		return fmt.Errorf("%w: nothing on the server's stdout in %v (a server that npx or uvx starts may still be installing: a second run, or a longer timeout, tells)", err, timeout)
+	case s.n == 0:
+		return fmt.Errorf("%w: no reply in %v", err, timeout)
 	}
 	return fmt.Errorf("%w: no reply, and %d line(s) on the server's stdout that are not JSON-RPC (the first: %q); over stdio, stdout must carry only JSON-RPC messages (logs go to stderr)", err, s.n, s.first)
 }

@@ -33,16 +33,22 @@ func Redacted(target string) string {
 }
 
 // HTTPURL reports an error for a target that is not an http or https URL
-// with a host, the target in it masked as Redacted masks it.
+// with a host, the target in it masked as Redacted masks it; one without
+// "://" is shown with http:// before it, what was likely meant.
 func HTTPURL(target string) error {
 	u, err := url.Parse(target)
+	shown, hint := Redacted(target), ""
+	if !strings.Contains(target, "://") { // (a password is masked as in the URL meant)
+		meant := Redacted("http://" + target)
+		shown, hint = strings.TrimPrefix(meant, "http://"), fmt.Sprintf(" (did you mean %q?)", meant)
+	}
 	switch {
 	case err != nil:
-		return fmt.Errorf("%q is not a URL", Redacted(target))
+		return fmt.Errorf("%q is not a URL%s", shown, hint)
 	case u.Scheme != "http" && u.Scheme != "https":
-		return fmt.Errorf("%q is not an http or https URL", Redacted(target))
+		return fmt.Errorf("%q is not an http or https URL%s", shown, hint)
 	case u.Host == "":
-		return fmt.Errorf("%q names no host", Redacted(target))
+		return fmt.Errorf("%q names no host", shown)
 	}
 	return nil
 }

@@ -20,3 +20,23 @@ func TestRedactedMasksThePasswordOnly(t *testing.T) {
 		}
 	}
 }
+
+// A target that is not an http(s) URL with a host is named in the error;
+// one written without a scheme gets the http:// URL it likely meant.
+func TestHTTPURLSaysWhatWasLikelyMeant(t *testing.T) {
+	for in, want := range map[string]string{
+		"127.0.0.1:8080/mcp":      `"127.0.0.1:8080/mcp" is not a URL (did you mean "http://127.0.0.1:8080/mcp"?)`,
+		"localhost:8080":          `"localhost:8080" is not an http or https URL (did you mean "http://localhost:8080"?)`,
+		"ftp://host/mcp":          `"ftp://host/mcp" is not an http or https URL`,
+		"http:///mcp":             `"http:///mcp" names no host`,
+		"alice:pw@127.0.0.1:8080": `"alice:xxxxx@127.0.0.1:8080" is not an http or https URL (did you mean "http://alice:xxxxx@127.0.0.1:8080"?)`,
+	} {
+		err := HTTPURL(in)
+		if err == nil || err.Error() != want {
+			t.Errorf("HTTPURL(%q) = %v, want %s", in, err, want)
+		}
+	}
+	if err := HTTPURL("https://mcp.example/mcp"); err != nil {
+		t.Errorf("a URL: %v", err)
+	}
+}

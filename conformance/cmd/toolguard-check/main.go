@@ -208,7 +208,7 @@ func checkOne(ctx context.Context, f *flags, fs *flag.FlagSet, usage func(string
 	case fs.NArg() > 1 && strings.HasPrefix(fs.Arg(1), "-"):
 		return usage("flags go before the URL: " + fs.Arg(1))
 	default:
-		return usage("want one URL")
+		return usage("want one URL (-fleet FILE checks many)")
 	}
 	if err != nil && ctx.Err() != nil {
 		fmt.Fprintln(stderr, "toolguard-check: interrupted before the check ended: no report")
