@@ -10,6 +10,10 @@
 //	}
 //	r.Any("/mcp", guard, gin.WrapH(mcpHandler)) // Streamable HTTP: POST, GET and DELETE
 //
+// gin runs a route's handlers in order, so the guard comes first: after a
+// handler that answered it guards nothing (it says so once, in gin's
+// debug mode).
+//
 // The decision and every byte of an answer come from the core
 // ([toolguard.Guard.Check], [toolguard.Guard.Watch] and
 // [toolguard.Rejection.Write]), so a request gets the same answer through
@@ -24,8 +28,10 @@ package toolguardgin
 
 import (
 	"bufio"
+	"fmt"
 	"net"
 	"net/http"
+	"sync"
 
 	"github.com/gin-gonic/gin"
 
@@ -48,7 +54,19 @@ func Middleware(g *toolguard.Guard) gin.HandlerFunc {
 	if g == nil {
 		panic("toolguardgin: Middleware needs a Guard made by toolguard.New (g is nil)")
 	}
+	var late sync.Once
 	return func(c *gin.Context) {
+		if c.Writer.Written() {
+			// After the handler (gin runs handlers in order): too late to
+			// guard anything; the answer stays the handler's.
+			late.Do(func() {
+				if gin.IsDebugging() {
+					fmt.Fprintln(gin.DefaultWriter, "[GIN-debug] [WARNING] toolguardgin: the guard runs after a handler that answered, and guards nothing; put it before: r.Any(path, guard, handler)")
+				}
+			})
+			c.Next()
+			return
+		}
 		pass, rej := g.Check(c.Request)
 		if rej != nil {
 			c.Abort()

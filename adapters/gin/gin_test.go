@@ -119,3 +119,30 @@ func TestMiddlewarePanicsOnANilGuard(t *testing.T) {
 	}()
 	Middleware(nil)
 }
+
+// A guard placed after the handler that answers (gin runs handlers in
+// order) comes too late: it adds nothing to the answer, which the
+// client gets as the handler wrote it, and says so once in debug mode.
+func TestGuardAfterTheHandlerAddsNothing(t *testing.T) {
+	gin.SetMode(gin.DebugMode)
+	defer gin.SetMode(gin.TestMode)
+	var logged bytes.Buffer
+	defer func(w io.Writer) { gin.DefaultWriter = w }(gin.DefaultWriter)
+	gin.DefaultWriter = &logged
+	r := gin.New()
+	answer := `{"jsonrpc":"2.0","id":"g-1","result":{"content":[{"type":"text","text":"Unknown tool: get_wether"}],"isError":true}}`
+	r.POST("/api/mcp", func(c *gin.Context) {
+		io.Copy(io.Discard, c.Request.Body)
+		c.Data(200, "application/json", []byte(answer))
+	}, mustNew(t, opts()))
+	for range 2 {
+		w := httptest.NewRecorder()
+		r.ServeHTTP(w, post(unknownCall))
+		if w.Code != 200 || w.Body.String() != answer {
+			t.Errorf("got %d %s\nwant the handler's answer alone", w.Code, w.Body)
+		}
+	}
+	if n := strings.Count(logged.String(), "toolguardgin"); n != 1 {
+		t.Errorf("%d warnings, want 1:\n%s", n, logged.String())
+	}
+}

@@ -297,7 +297,14 @@ func printReport(w io.Writer, r conformance.Report) {
 		fmt.Fprintf(tw, "error code\t%d\n", *r.ErrorCode)
 	}
 	if r.Era != "" { // empty when the target could not be reached
-		fmt.Fprintf(tw, "protocol\t%s\n", r.Era)
+		label := "protocol"
+		if r.Stage != "tools/list" && r.Stage != "tools/call" {
+			label = "protocol asked" // the handshake did not complete
+		}
+		fmt.Fprintf(tw, "%s\t%s\n", label, r.Era)
+	}
+	if d := r.ErrorData; d != nil { // what a guard (toolguard's among them) adds
+		fmt.Fprintf(tw, "error data\t%d availableTools, %d suggestions\n", len(d.AvailableTools), len(d.Suggestions))
 	}
 	if r.Stage == "tools/call" || r.Tools > 0 { // the list was read
 		fmt.Fprintf(tw, "tools listed\t%d\n", r.Tools)
