@@ -74,7 +74,8 @@ type Options struct {
 	OnPass func(r *http.Request, p Pass)
 
 	// Logger, if set, logs every pass-through (a tools/call at Info, any
-	// other at Debug), and at Warn a translation with no list (ErrNoList).
+	// other at Debug) and every answer the guard writes (at Info; at Warn
+	// one that replaces the server's without a list kept, ErrNoList).
 	Logger *slog.Logger
 }
 
@@ -294,9 +295,7 @@ func (g *Guard) check(r *http.Request) (bodyRead, *Rejection) {
 		return bodyRead{buf, eof, readErr, d.obs}, nil
 	}
 	putBuffer(buf)
-	if g.opts.OnReject != nil {
-		g.opts.OnReject(r, d.rej)
-	}
+	g.rejected(r, d.rej)
 	return bodyRead{}, d.rej
 }
 
@@ -485,12 +484,7 @@ var ErrNoList = errors.New("toolguard: no tools/list answer kept for this caller
 // without c's name.
 func (g *Guard) translate(c *watched, status int, sse bool) *Rejection {
 	rej := g.translation(c.list(), c.id, c.name, status, sse)
-	if rej.ListErr != nil {
-		g.logNoList(c.r, c.name, rej.ListErr)
-	}
-	if g.opts.OnReject != nil {
-		g.opts.OnReject(c.r, rej)
-	}
+	g.rejected(c.r, rej)
 	return rej
 }
 

@@ -210,3 +210,26 @@ func TestPassNamesTheMethod(t *testing.T) {
 		}
 	}
 }
+
+// The Logger logs every answer the guard writes, at Info: one before the
+// server and one that replaces the server's not-found answer with the
+// caller's list, each naming the tool and whether it was translated.
+func TestLoggerLogsEveryAnswer(t *testing.T) {
+	var out bytes.Buffer
+	g := mustGuard(t, Options{Logger: slog.New(slog.NewTextHandler(&out, nil))})
+	rejection(t, g, call("1", `"nope"`), nil)
+	if l := out.String(); !strings.Contains(l, `level=INFO msg="toolguard: answered an unknown tool" tool=nope translated=false`) {
+		t.Errorf("before the server: log %q", l)
+	}
+	out.Reset()
+	g = mustGuard(t, Options{Tools: unsure{}, Logger: slog.New(slog.NewTextHandler(&out, nil))})
+	list := `{"jsonrpc":"2.0","id":"l","result":{"tools":[{"name":"echo","inputSchema":{"type":"object"}}]}}`
+	g.Handler(answering(200, "application/json", list)).ServeHTTP(httptest.NewRecorder(), newRequest("POST", `{"jsonrpc":"2.0","id":"l","method":"tools/list"}`, nil))
+	out.Reset()
+	w := httptest.NewRecorder()
+	g.Handler(answering(200, "application/json", errorReply("1", -32602, "Unknown tool: nope"))).ServeHTTP(w, newRequest("POST", call("1", `"nope"`), nil))
+	if l := out.String(); !strings.Contains(w.Body.String(), `"availableTools":["echo"]`) ||
+		!strings.Contains(l, `level=INFO msg="toolguard: answered an unknown tool" tool=nope translated=true`) {
+		t.Errorf("after the server: %s; log %q", w.Body, l)
+	}
+}

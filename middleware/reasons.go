@@ -132,11 +132,17 @@ func (g *Guard) method(body []byte, m message) string {
 	return string(decoded(nil, body, m.method))
 }
 
-// logNoList logs a translated answer that goes out without the caller's
-// list.
-func (g *Guard) logNoList(r *http.Request, tool string, err error) {
+// rejected tells Options.Logger (at Info; at Warn without a list kept,
+// ErrNoList) and Options.OnReject of an answer the guard is to write.
+func (g *Guard) rejected(r *http.Request, rej *Rejection) {
 	if l := g.opts.Logger; l != nil {
-		l.LogAttrs(r.Context(), slog.LevelWarn, "toolguard: answered the server's not-found without data.availableTools",
-			slog.String("tool", tool), slog.String("err", err.Error()))
+		level, attrs := slog.LevelInfo, []slog.Attr{slog.String("tool", rej.Name), slog.Bool("translated", rej.Translated)}
+		if rej.ListErr != nil {
+			level, attrs = slog.LevelWarn, append(attrs, slog.String("err", rej.ListErr.Error()))
+		}
+		l.LogAttrs(r.Context(), level, "toolguard: answered an unknown tool", attrs...)
+	}
+	if g.opts.OnReject != nil {
+		g.opts.OnReject(r, rej)
 	}
 }
