@@ -522,6 +522,16 @@ while IFS= read -r line; do
 const shEnd = `  esac
 done`
 
+// A stdio server that answered the handshake and the list but not the
+// call times out with no word of installing: it is running.
+func TestStdioServerSilentAtTheCallIsNotSaidToBeInstalling(t *testing.T) {
+	rep, err := conformance.CheckCommand(context.Background(), []string{"sh", "-c", shServer + shEnd}, conformance.Options{Era: conformance.Era2025, Timeout: time.Second})
+	if err != nil || rep.Category != conformance.Timeout || rep.Stage != "tools/call" ||
+		!strings.Contains(rep.Detail, "no reply in 1s") || strings.Contains(rep.Detail, "installing") {
+		t.Errorf("%s, %v", rep, err)
+	}
+}
+
 // stdioScript is a stdio server in the style of a hand-written one: it
 // answers initialize, the list (one tool) and each tools/call with
 // $CALL (its id put in), and every other line, notifications included,

@@ -45,6 +45,7 @@ type stdioConn struct {
 	stderrDone chan struct{} // closed when standard error reaches its end
 	done       chan struct{} // closed by close
 	once       sync.Once
+	heard      bool // a line has come from the server's standard output
 }
 
 func startStdio(argv []string, opts *Options) (*stdioConn, error) {
@@ -177,11 +178,11 @@ func (c *stdioConn) roundTrip(ctx context.Context, r request) (reply, error) {
 			if null != nil {
 				return reply{body: null}, nil
 			}
-			return reply{}, stray.timedOut(ctx.Err(), c.opts.Timeout)
+			return reply{}, stray.timedOut(ctx.Err(), c.opts.Timeout, c.heard)
 		case <-grace:
 			return reply{body: null}, nil
 		case line, ok := <-c.lines:
-			stray.lines++
+			c.heard = c.heard || ok
 			if !ok {
 				if null != nil {
 					return reply{body: null}, nil
@@ -263,7 +264,6 @@ func (c *stdioConn) answerRequest(ctx context.Context, line []byte) error {
 type stdioStray struct {
 	n     int
 	first string
-	lines int // every line read while waiting, JSON-RPC or not
 }
 
 func (s *stdioStray) see(line []byte) {
@@ -289,13 +289,17 @@ func isBatch(line []byte) bool {
 	return true
 }
 
-// timedOut is the error for a request that got no reply within timeout,
-// err being ctx's: what the server wrote meanwhile, if anything.
-func (s *stdioStray) timedOut(err error, timeout time.Duration) error {
+// timedOut is the error for a request that got no reply before ctx ended
+// (err, ctx's): what the server wrote meanwhile, if anything, and, past
+// timeout, whether it has written anything at all (heard).
+func (s *stdioStray) timedOut(err error, timeout time.Duration, heard bool) error {
 	switch {
-	case s.lines == 0:
+	case s.n > 0:
+	case !errors.Is(err, context.DeadlineExceeded):
+		return err
+	case !heard:
 		return fmt.Errorf("%w: nothing on the server's stdout in %v (a server that npx or uvx starts may still be installing: a second run, or a longer timeout, tells)", err, timeout)
-	case s.n == 0:
+	default:
 		return fmt.Errorf("%w: no reply in %v", err, timeout)
 	}
 	return fmt.Errorf("%w: no reply, and %d line(s) on the server's stdout that are not JSON-RPC (the first: %q); over stdio, stdout must carry only JSON-RPC messages (logs go to stderr)", err, s.n, s.first)

@@ -232,4 +232,11 @@ func TestLoggerLogsEveryAnswer(t *testing.T) {
 		!strings.Contains(l, `level=INFO msg="toolguard: answered an unknown tool" tool=nope translated=true`) {
 		t.Errorf("after the server: %s; log %q", w.Body, l)
 	}
+	// A -32020 for a header that does not match is no unknown tool.
+	out.Reset()
+	g = mustGuard(t, Options{AnswerHeaderMismatch: true, Logger: slog.New(slog.NewTextHandler(&out, nil))})
+	rejection(t, g, modernCall("1", `"get_weather"`), modernHeaders("other"))
+	if l := out.String(); !strings.Contains(l, `msg="toolguard: answered a header mismatch" tool=get_weather translated=false header=Mcp-Name`) {
+		t.Errorf("header mismatch: log %q", l)
+	}
 }

@@ -136,11 +136,15 @@ func (g *Guard) method(body []byte, m message) string {
 // ErrNoList) and Options.OnReject of an answer the guard is to write.
 func (g *Guard) rejected(r *http.Request, rej *Rejection) {
 	if l := g.opts.Logger; l != nil {
-		level, attrs := slog.LevelInfo, []slog.Attr{slog.String("tool", rej.Name), slog.Bool("translated", rej.Translated)}
+		msg, level := "toolguard: answered an unknown tool", slog.LevelInfo
+		attrs := []slog.Attr{slog.String("tool", rej.Name), slog.Bool("translated", rej.Translated)}
+		if rej.header != "" {
+			msg, attrs = "toolguard: answered a header mismatch", append(attrs, slog.String("header", rej.header))
+		}
 		if rej.ListErr != nil {
 			level, attrs = slog.LevelWarn, append(attrs, slog.String("err", rej.ListErr.Error()))
 		}
-		l.LogAttrs(r.Context(), level, "toolguard: answered an unknown tool", attrs...)
+		l.LogAttrs(r.Context(), level, msg, attrs...)
 	}
 	if g.opts.OnReject != nil {
 		g.opts.OnReject(r, rej)

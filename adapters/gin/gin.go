@@ -11,8 +11,8 @@
 //	r.Any("/mcp", guard, gin.WrapH(mcpHandler)) // Streamable HTTP: POST, GET and DELETE
 //
 // gin runs a route's handlers in order, so the guard comes first: after a
-// handler that answered it guards nothing (it says so once, in gin's
-// debug mode).
+// handler that wrote it guards nothing (it says so once, in gin's debug
+// mode).
 //
 // The decision and every byte of an answer come from the core
 // ([toolguard.Guard.Check], [toolguard.Guard.Watch] and
@@ -60,8 +60,13 @@ func Middleware(g *toolguard.Guard) gin.HandlerFunc {
 			// After the handler (gin runs handlers in order): too late to
 			// guard anything; the answer stays the handler's.
 			late.Do(func() {
-				if gin.IsDebugging() {
-					fmt.Fprintln(gin.DefaultWriter, "[GIN-debug] [WARNING] toolguardgin: the guard runs after a handler that answered, and guards nothing; put it before: r.Any(path, guard, handler)")
+				const warning = "[WARNING] toolguardgin: the guard runs after a handler that wrote, and guards nothing; put it before: r.Any(path, guard, handler)\n"
+				switch {
+				case !gin.IsDebugging():
+				case gin.DebugPrintFunc != nil:
+					gin.DebugPrintFunc(warning)
+				default:
+					fmt.Fprint(gin.DefaultWriter, "[GIN-debug] "+warning)
 				}
 			})
 			c.Next()

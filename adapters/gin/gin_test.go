@@ -131,10 +131,7 @@ func TestGuardAfterTheHandlerAddsNothing(t *testing.T) {
 	gin.DefaultWriter = &logged
 	r := gin.New()
 	answer := `{"jsonrpc":"2.0","id":"g-1","result":{"content":[{"type":"text","text":"Unknown tool: get_wether"}],"isError":true}}`
-	r.POST("/api/mcp", func(c *gin.Context) {
-		io.Copy(io.Discard, c.Request.Body)
-		c.Data(200, "application/json", []byte(answer))
-	}, mustNew(t, opts()))
+	r.POST("/api/mcp", func(c *gin.Context) { c.Data(200, "application/json", []byte(answer)) }, mustNew(t, opts())) // (the body left unread)
 	for range 2 {
 		w := httptest.NewRecorder()
 		r.ServeHTTP(w, post(unknownCall))

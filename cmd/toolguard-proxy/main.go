@@ -106,7 +106,7 @@ func parse(args []string) (*config, error) {
 		return nil, err
 	}
 	if cmd.Flags.NArg() > 0 {
-		return nil, fmt.Errorf("unexpected argument %q (flags come before it; the server to guard is -upstream URL)", cli.Redacted(cmd.Flags.Arg(0)))
+		return nil, fmt.Errorf("unexpected argument %q (flags come before it; the server to guard is -upstream URL)", cli.RedactedArg(cmd.Flags.Arg(0)))
 	}
 	if c.upstream == "" {
 		return nil, errors.New("-upstream is required: the URL of the MCP server to guard")

@@ -320,6 +320,7 @@ func TestUsageErrorIsOneLine(t *testing.T) {
 	}{
 		{nil, "-upstream is required"},
 		{[]string{"-upstream", up, "extra"}, `unexpected argument "extra"`},
+		{[]string{"alice:pw@127.0.0.1:1/mcp"}, `unexpected argument "alice:xxxxx@127.0.0.1:1/mcp" (flags come before it; the server to guard is -upstream URL)`},
 		{[]string{"-upstream-timeout", "soon"}, `invalid value "soon" for flag -upstream-timeout`},
 		{[]string{"-upstream", up, "-host", "sometimes"}, `-host must be keep or upstream, not "sometimes"`},
 		{[]string{"-upstream", up, "-path", "mcp"}, `-path "mcp" is not a URL path`},

@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -56,7 +57,7 @@ func TestServerOutputWaitsForASlowClient(t *testing.T) {
 	<-client.started // the copy waits on the client, the pipe still full
 	tick := make(chan time.Time)
 	done := make(chan struct{})
-	go func() { awaitDrained(drained, out, tick); close(done) }()
+	go func() { awaitDrained(drained, out, tick, nil); close(done) }()
 	ticked := make(chan struct{})
 	go func() {
 		for range 5 {
@@ -98,7 +99,7 @@ func TestServerOutputHeldElsewhereIsClosed(t *testing.T) {
 	<-client.started
 	tick := make(chan time.Time)
 	done := make(chan struct{})
-	go func() { awaitDrained(drained, out, tick); close(done) }()
+	go func() { awaitDrained(drained, out, tick, nil); close(done) }()
 	for waiting := true; waiting; {
 		select {
 		case tick <- time.Time{}:
@@ -111,4 +112,44 @@ func TestServerOutputHeldElsewhereIsClosed(t *testing.T) {
 	if got := client.got.String(); got != "last words\n" {
 		t.Errorf("the client got %q", got)
 	}
+}
+
+// A read that began just before a tick, after the copy had waited a whole
+// tick on the client, has not waited a whole tick: the server's output is
+// not closed, and what it holds can still be read.
+func TestServerOutputReadJustBegunIsNotClosed(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.WriteString("what the server wrote\n")
+	w.Close()
+	out := &serverOut{f: r}
+	out.seq.Store(2) // a read has returned; the copy writes to the client
+	drained, tick, done := make(chan struct{}), make(chan time.Time), make(chan struct{})
+	go func() { awaitDrained(drained, out, tick, nil); close(done) }()
+	tick <- time.Time{}
+	out.seq.Add(1) // the client read; the next read begins
+	tick <- time.Time{}
+	close(drained)
+	<-done
+	if b, err := io.ReadAll(r); string(b) != "what the server wrote\n" {
+		t.Errorf("read %q, %v: the output was closed unread", b, err)
+	}
+}
+
+// Once the server has exited, a signal from the client ends the wait at
+// once, whoever still holds the server's output.
+func TestServerOutputWaitEndsAtTheClientsSignal(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close() // held open elsewhere, writing nothing
+	out := &serverOut{f: r}
+	drained := copyServerOut(io.Discard, out)
+	signals := make(chan os.Signal, 1)
+	signals <- syscall.SIGTERM
+	awaitDrained(drained, out, nil, signals) // no tick comes: the signal alone ends it
+	<-drained                                // the copy ends as the output is closed
 }

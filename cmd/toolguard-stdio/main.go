@@ -213,7 +213,7 @@ func run(args []string, stdin io.Reader, stdout io.WriteCloser, stderr io.Writer
 	}
 	endLeftovers(cmd.Process, wait, drained, logger)
 	tick := time.NewTicker(wait)
-	awaitDrained(drained, fromServer, tick.C)
+	awaitDrained(drained, fromServer, tick.C, signals)
 	tick.Stop()
 	if out.error() != nil {
 		return exitClientGone
@@ -260,19 +260,23 @@ func noteEarlyEnd(stderr io.Writer, name string, in *clientIn, ps *os.ProcessSta
 }
 
 // awaitDrained waits for the server's output to be copied to its end,
-// however long the client takes to read it. Only where the copy has waited
-// on the server's output from one tick to the next with nothing to read
-// does a process outside the group (one that called setsid) still hold
-// that output open: it is closed then.
-func awaitDrained(drained <-chan struct{}, out *serverOut, tick <-chan time.Time) {
-	last := out.reads.Load()
+// however long the client takes to read it, unless the client signals
+// (it wants toolguard-stdio gone: what is left goes unread). Only where one
+// read of that output has waited from one tick to the next does a process
+// outside the group (one that called setsid) still hold it open, writing
+// nothing: it is closed then.
+func awaitDrained(drained <-chan struct{}, out *serverOut, tick <-chan time.Time, signals <-chan os.Signal) {
+	last := int64(-1)
 	for {
 		select {
 		case <-drained:
 			return
+		case <-signals:
+			out.f.Close()
+			return
 		case <-tick:
-			n := out.reads.Load()
-			if n == last && out.reading.Load() {
+			n := out.seq.Load()
+			if n%2 == 1 && n == last {
 				out.f.Close()
 				<-drained
 				return
@@ -282,19 +286,17 @@ func awaitDrained(drained <-chan struct{}, out *serverOut, tick <-chan time.Time
 	}
 }
 
-// serverOut is the read end of the server's output, telling awaitDrained
-// whether a read is under way and how many have returned.
+// serverOut is the read end of the server's output. seq counts the starts
+// and the ends of its reads: it is odd while one is under way.
 type serverOut struct {
-	f       *os.File
-	reading atomic.Bool
-	reads   atomic.Int64
+	f   *os.File
+	seq atomic.Int64
 }
 
 func (o *serverOut) Read(b []byte) (int, error) {
-	o.reading.Store(true)
+	o.seq.Add(1)
 	n, err := o.f.Read(b)
-	o.reading.Store(false)
-	o.reads.Add(1)
+	o.seq.Add(1)
 	return n, err
 }
 

@@ -35,7 +35,8 @@ import (
 
 // config is what the flags set besides the addresses.
 type config struct {
-	// logger, if set, is told why a tools/call passed through.
+	// logger, if set, is told why a tools/call passed through, and of every
+	// answer the guard wrote.
 	logger *slog.Logger
 }
 

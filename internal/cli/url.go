@@ -8,28 +8,35 @@ import (
 
 // Redacted is target, a URL, with a password in it masked as
 // url.URL.Redacted masks it ("http://alice:xxxxx@host/"), also when target
-// does not parse: what a command may print of a URL it was given.
+// does not parse, or parses with an "@" in its fragment (a password with
+// "/", "?" or "#" in it ends the host early): then everything from the
+// first ":" after the scheme to the last "@" is masked but the user name,
+// more than the password at times, never less. What a command may print
+// of a URL it was given.
 func Redacted(target string) string {
-	if u, err := url.Parse(target); err == nil {
-		if u.User != nil {
-			return u.Redacted()
-		}
+	u, err := url.Parse(target)
+	switch {
+	case err == nil && u.User != nil:
+		return u.Redacted()
+	case err == nil && !strings.Contains(u.Fragment, "@"):
 		return target
 	}
 	scheme, rest, ok := strings.Cut(target, "://")
-	if !ok {
-		return target
-	}
-	end := strings.IndexAny(rest, "/?#")
-	if end < 0 {
-		end = len(rest)
-	}
-	at := strings.LastIndex(rest[:end], "@")
+	at := strings.LastIndex(rest, "@")
 	user, _, hasPassword := strings.Cut(rest[:max(at, 0)], ":")
-	if at < 0 || !hasPassword {
+	if !ok || at < 0 || !hasPassword {
 		return target
 	}
 	return scheme + "://" + user + ":xxxxx" + rest[at:]
+}
+
+// RedactedArg is Redacted for what a user may have meant as a URL: one
+// without "://" is masked as the http:// URL it would be ("alice:pw@host").
+func RedactedArg(s string) string {
+	if strings.Contains(s, "://") {
+		return Redacted(s)
+	}
+	return strings.TrimPrefix(Redacted("http://"+s), "http://")
 }
 
 // HTTPURL reports an error for a target that is not an http or https URL
@@ -37,10 +44,9 @@ func Redacted(target string) string {
 // "://" is shown with http:// before it, what was likely meant.
 func HTTPURL(target string) error {
 	u, err := url.Parse(target)
-	shown, hint := Redacted(target), ""
-	if !strings.Contains(target, "://") { // (a password is masked as in the URL meant)
-		meant := Redacted("http://" + target)
-		shown, hint = strings.TrimPrefix(meant, "http://"), fmt.Sprintf(" (did you mean %q?)", meant)
+	shown, hint := RedactedArg(target), ""
+	if !strings.Contains(target, "://") && HTTPURL("http://"+target) == nil {
+		hint = fmt.Sprintf(" (did you mean %q?)", Redacted("http://"+target))
 	}
 	switch {
 	case err != nil:

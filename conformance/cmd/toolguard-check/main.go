@@ -296,12 +296,8 @@ func printReport(w io.Writer, r conformance.Report) {
 	if r.ErrorCode != nil {
 		fmt.Fprintf(tw, "error code\t%d\n", *r.ErrorCode)
 	}
-	if r.Era != "" { // empty when the target could not be reached
-		label := "protocol"
-		if r.Stage != "tools/list" && r.Stage != "tools/call" {
-			label = "protocol asked" // the handshake did not complete
-		}
-		fmt.Fprintf(tw, "%s\t%s\n", label, r.Era)
+	if r.Era != "" && (r.Stage == "tools/list" || r.Stage == "tools/call") { // the handshake completed
+		fmt.Fprintf(tw, "protocol\t%s\n", r.Era)
 	}
 	if d := r.ErrorData; d != nil { // what a guard (toolguard's among them) adds
 		fmt.Fprintf(tw, "error data\t%d availableTools, %d suggestions\n", len(d.AvailableTools), len(d.Suggestions))
