@@ -322,18 +322,7 @@ func printReport(w io.Writer, r conformance.Report) {
 		fmt.Fprintf(tw, "second name\t%s: %s\n", c.Name, second)
 	}
 	if nh := r.NameHeader; nh.Check != "" {
-		fmt.Fprintf(tw, "\t\n")
-		fmt.Fprintf(tw, "check\t%s\n", nh.Check)
-		fmt.Fprintf(tw, "state\t%s\n", nh.State)
-		if nh.HTTPStatus != 0 {
-			fmt.Fprintf(tw, "reply\tHTTP %d, %s\n", nh.HTTPStatus, nh.MediaType)
-		}
-		if nh.ErrorCode != nil {
-			fmt.Fprintf(tw, "error code\t%d\n", *nh.ErrorCode)
-		}
-		if nh.Detail != "" {
-			fmt.Fprintf(tw, "detail\t%s\n", nh.Detail)
-		}
+		printNameHeader(tw, nh)
 	}
 	tw.Flush()
 	for line := range strings.Lines(table.String()) {
@@ -341,6 +330,23 @@ func printReport(w io.Writer, r conformance.Report) {
 		// two in one tabwriter column block) is padded like the others:
 		// no trailing spaces.
 		io.WriteString(w, strings.TrimRight(line, " \n")+"\n")
+	}
+}
+
+// printNameHeader adds the mcp_name_header check to a report's table,
+// after a blank line.
+func printNameHeader(tw io.Writer, nh conformance.NameHeaderReport) {
+	fmt.Fprintf(tw, "\t\n")
+	fmt.Fprintf(tw, "check\t%s\n", nh.Check)
+	fmt.Fprintf(tw, "state\t%s\n", nh.State)
+	if nh.HTTPStatus != 0 {
+		fmt.Fprintf(tw, "reply\tHTTP %d, %s\n", nh.HTTPStatus, nh.MediaType)
+	}
+	if nh.ErrorCode != nil {
+		fmt.Fprintf(tw, "error code\t%d\n", *nh.ErrorCode)
+	}
+	if nh.Detail != "" {
+		fmt.Fprintf(tw, "detail\t%s\n", nh.Detail)
 	}
 }
 
