@@ -168,8 +168,8 @@ func (g *Guard) Handler(next http.Handler) http.Handler {
 // Check is the framework-neutral decision. It returns either the request to
 // hand on (r itself when the body was not read, otherwise a shallow copy
 // whose body yields the same bytes) or the rejection to write with
-// [Rejection.Write]. Exactly one of the two is non-nil. The caller's r is not
-// modified.
+// [Rejection.Write]. Exactly one of the two is non-nil. r keeps its fields,
+// but its body has been read: hand on the returned request, never r.
 //
 // A request handed on must be served with the ResponseWriter that
 // [Guard.Watch] returns for it, so that the server's own not-found answer
@@ -198,8 +198,7 @@ func (g *Guard) Check(r *http.Request) (*http.Request, *Rejection) {
 
 type watchKey struct{}
 
-// watchContext marks a request Check handed on whose answer is to be
-// watched.
+// watchContext marks a request Check handed on whose answer is watched.
 type watchContext struct {
 	context.Context
 	g   *Guard
@@ -227,15 +226,16 @@ type responseWatch interface {
 	abort()  // the handler panicked: what is held goes out as it is
 }
 
-// Watch returns the ResponseWriter to serve r with, r being a request that
-// [Guard.Check] handed on, and the function to call when the handler has
-// returned (it writes a held answer), as Handler watches each answer.
+// Watch returns, once for a request r that [Guard.Check] handed on (a
+// second call passes w through), the ResponseWriter to serve r with and the
+// function to call when the handler has returned (it writes a held answer).
 func (g *Guard) Watch(w http.ResponseWriter, r *http.Request) (http.ResponseWriter, func()) {
 	if c, ok := r.Context().Value(watchKey{}).(*watchContext); ok && c.g == g {
 		if c.obs == nil {
 			return w, noFinish
 		}
 		ww := c.obs.watch(w, r)
+		c.obs = nil // (a second Watch of r passes through)
 		return ww, ww.finish
 	}
 	if r.Method == http.MethodDelete || g.opts.Skip != nil && g.inspectable(r) == ReasonSkipped {

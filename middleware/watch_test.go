@@ -763,3 +763,33 @@ func TestWholeJSONAnswerGoesOnBeforeTheHandlerEnds(t *testing.T) {
 		t.Fatal("the answer was held until the handler ended")
 	}
 }
+
+// Watch is for once a request: a second call, with the writer the first
+// returned or with the one below it, passes w through, and the answer is
+// translated once, by the first call's finish.
+func TestWatchTwicePassesThrough(t *testing.T) {
+	for _, same := range []bool{true, false} {
+		told := 0
+		g := mustGuard(t, Options{Tools: unsure{}, OnReject: func(*http.Request, *Rejection) { told++ }})
+		pass, rej := g.Check(newRequest("POST", call("1", `"nope"`), nil))
+		if rej != nil {
+			t.Fatal(rej)
+		}
+		rec := httptest.NewRecorder()
+		w1, finish1 := g.Watch(rec, pass)
+		under := http.ResponseWriter(rec)
+		if same {
+			under = w1
+		}
+		w2, finish2 := g.Watch(under, pass)
+		if w2 != under {
+			t.Errorf("same %v: the second Watch gave another writer", same)
+		}
+		answering(200, "application/json", errorReply("1", -32602, "Unknown tool: nope")).ServeHTTP(w1, pass)
+		finish2()
+		finish1()
+		if n := strings.Count(rec.Body.String(), `"jsonrpc"`); told != 1 || n != 1 {
+			t.Errorf("same %v: OnReject told %d times, %d answers: %s", same, told, n, rec.Body)
+		}
+	}
+}

@@ -13,9 +13,9 @@
 // request gets the same answer through echo v5 as through net/http. A
 // rejection is written once and the handler returns nil: echo's error
 // handler is not invoked for it. For a tools/call the server decides, the
-// context's response is, while the chain runs, the core's watching writer
-// (it unwraps to the *echo.Response), which passes every answer through
-// except the server's own not-found answer, which it replaces.
+// *echo.Response writes, while the chain runs, to the core's watching
+// writer, which passes every answer through except the server's own
+// not-found answer, which it replaces.
 package toolguardechov5
 
 import (
@@ -48,15 +48,23 @@ func Middleware(g *toolguard.Guard) echo.MiddlewareFunc {
 				return nil
 			}
 			c.SetRequest(pass)
-			orig := c.Response()
+			// The core's writer goes beneath the *echo.Response, as in
+			// echo v4: the Response still says what the handler wrote
+			// (Committed, Status, Size), so echo's error handler does not
+			// write after an answer the core holds.
+			res, err := echo.UnwrapResponse(c.Response())
+			if err != nil {
+				return next(c) // no *echo.Response: nothing can be watched
+			}
+			orig := res.ResponseWriter
 			w, finish := g.Watch(orig, pass)
 			if w == orig {
 				return next(c)
 			}
-			c.SetResponse(w)
+			res.ResponseWriter = w
 			defer func() {
 				finish()
-				c.SetResponse(orig)
+				res.ResponseWriter = orig
 			}()
 			return next(c)
 		}

@@ -68,3 +68,36 @@ func TestMiddlewarePanicsOnANilGuard(t *testing.T) {
 	}()
 	Middleware(nil)
 }
+
+// A handler that writes the server's not-found answer and returns an
+// error, handled inside the chain (as echo's RequestLogger with
+// HandleError does): echo sees the answer written, as without the guard,
+// and writes nothing after it; the client gets the guard's answer alone.
+func TestErrorAfterTheAnswerAddsNothing(t *testing.T) {
+	mw, err := New(toolguard.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := echo.New()
+	handleErrors := func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c *echo.Context) error {
+			if err := next(c); err != nil {
+				c.Echo().HTTPErrorHandler(c, err)
+			}
+			return nil
+		}
+	}
+	e.POST("/mcp", func(c *echo.Context) error {
+		io.Copy(io.Discard, c.Request().Body)
+		c.Response().Header().Set("Content-Type", "application/json")
+		c.Response().WriteHeader(200)
+		io.WriteString(c.Response(), `{"jsonrpc":"2.0","id":"e-1","error":{"code":-32602,"message":"tool 'get_wether' not found: tool not found"}}`)
+		return fmt.Errorf("the tool failed")
+	}, mw, handleErrors)
+	w := httptest.NewRecorder()
+	e.ServeHTTP(w, post(unknownCall))
+	if w.Code != 200 || !strings.HasPrefix(w.Body.String(), `{"jsonrpc":"2.0","id":"e-1","error":{"code":-32602,"message":"Unknown tool: get_wether`) ||
+		strings.Count(w.Body.String(), `"jsonrpc"`) != 1 || strings.Contains(w.Body.String(), "Internal Server Error") {
+		t.Errorf("got %d %s", w.Code, w.Body)
+	}
+}

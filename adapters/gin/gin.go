@@ -12,7 +12,10 @@
 //
 // gin runs a route's handlers in order, so the guard comes first: after a
 // handler that wrote it guards nothing (it says so once, in gin's debug
-// mode).
+// mode). An answer with a Content-Encoding passes as it is: a gzip
+// middleware that sets it before the handler runs (gin-contrib/gzip does,
+// wherever it is in the chain) leaves every answer of the route
+// untranslated, so keep it off the MCP route.
 //
 // The decision and every byte of an answer come from the core
 // ([toolguard.Guard.Check], [toolguard.Guard.Watch] and

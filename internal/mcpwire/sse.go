@@ -85,8 +85,7 @@ func EventEnd(b []byte) int {
 	return -1
 }
 
-// EventLines calls f with each line of ev, without its end (LF, CR or
-// CRLF).
+// EventLines calls f with each line of ev, without its end (LF, CR, CRLF).
 func EventLines(ev []byte, f func(line []byte)) {
 	for len(ev) > 0 {
 		j := bytes.IndexAny(ev, "\r\n")
