@@ -1,5 +1,4 @@
-// The caller of a request: the key under which the list the server gave
-// it is kept.
+// The caller of a request: the key under which its list from the server is kept.
 
 package toolguard
 

@@ -368,8 +368,7 @@ func (g *Guard) decide(r *http.Request, body []byte) decision {
 	return g.answerBefore(r, c)
 }
 
-// notACall returns why m is not a tools/call the guard reads with
-// certainty, or zero.
+// notACall returns why m is not a tools/call read with certainty, or zero.
 func notACall(body []byte, m message) Reason {
 	switch {
 	case !m.strict:

@@ -22,8 +22,7 @@ import (
 // longer one passes unread (its list is not kept).
 const maxListReplyBytes = 8 << 20
 
-// listChangedMethod is the method of a notifications/tools/list_changed
-// message.
+// listChangedMethod is the method of a tools/list_changed notification.
 const listChangedMethod = "notifications/tools/list_changed"
 
 // listChangedStandIn is what an event too long to read is read as when
@@ -123,12 +122,14 @@ func (pw *passWriter) WriteHeader(code int) {
 	pw.w.WriteHeader(code)
 }
 
-func (pw *passWriter) Flush() {
+// FlushError flushes the writer beneath, with its error (as Flush cannot).
+func (pw *passWriter) FlushError() error {
 	if pw.status == 0 {
 		pw.status = http.StatusOK
 	}
-	_ = http.NewResponseController(pw.w).Flush()
+	return http.NewResponseController(pw.w).Flush()
 }
+func (pw *passWriter) Flush() { _ = pw.FlushError() }
 
 func (pw *passWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	return http.NewResponseController(pw.w).Hijack()
@@ -497,10 +498,11 @@ func (cw *changeWriter) WriteHeader(code int) {
 	cw.passWriter.WriteHeader(code)
 }
 
-func (cw *changeWriter) Flush() {
+func (cw *changeWriter) FlushError() error {
 	cw.decide(http.StatusOK)
-	cw.passWriter.Flush()
+	return cw.passWriter.FlushError()
 }
+func (cw *changeWriter) Flush() { _ = cw.FlushError() }
 
 func (cw *changeWriter) Write(p []byte) (int, error) {
 	cw.decide(http.StatusOK)

@@ -91,8 +91,7 @@ type scanner struct {
 
 func (s *scanner) ws() { s.i = skipWS(s.b, s.i) }
 
-// skipWS returns the index of the first byte at or after i that is not JSON
-// whitespace.
+// skipWS returns the index of the first byte from i that is not JSON space.
 func skipWS(b []byte, i int) int {
 	for i < len(b) && b[i] <= ' ' { // (a byte above the space ends it at once)
 		switch b[i] {

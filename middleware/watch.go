@@ -235,17 +235,19 @@ func (ww *watchWriter) settled(p []byte) bool {
 	return ok && skipWS(ww.buf, end) == len(ww.buf)
 }
 
-// Flush sends what can be sent: in an event stream every event that has
-// ended; a held JSON answer waits until it is settled or the handler ends.
-func (ww *watchWriter) Flush() {
+// FlushError sends what can be sent: in an event stream every event that
+// has ended; a held JSON answer waits until it is settled or the handler ends.
+func (ww *watchWriter) FlushError() error {
 	ww.flushed = true
 	if ww.mode == modeUndecided {
 		ww.WriteHeader(http.StatusOK) // as net/http's Flush does
 	}
-	if ww.mode != modeHold {
-		ww.passWriter.Flush()
+	if ww.mode == modeHold {
+		return nil // deferred: nothing goes out yet
 	}
+	return ww.passWriter.FlushError()
 }
+func (ww *watchWriter) Flush() { _ = ww.FlushError() }
 
 // Hijack hands over the connection when nothing of the answer is held.
 func (ww *watchWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {

@@ -793,3 +793,38 @@ func TestWatchTwicePassesThrough(t *testing.T) {
 		}
 	}
 }
+
+// flushFailing is a ResponseWriter whose flush fails, as a connection's
+// does once the client is gone or the write deadline has passed.
+type flushFailing struct{ *httptest.ResponseRecorder }
+
+func (f flushFailing) FlushError() error { return errors.New("i/o timeout") }
+
+// A flush through the guard's writers says what the writer beneath says,
+// as http.ResponseController reports it without the guard; a held JSON
+// answer's flush is deferred, and says nothing.
+func TestFlushErrorsReachTheHandler(t *testing.T) {
+	g := mustGuard(t, Options{Tools: unsure{}})
+	for _, c := range []struct {
+		name, body, ct string
+		fails          bool
+	}{
+		{"a watched call, event stream", call("1", `"nope"`), "text/event-stream", true},
+		{"a watched call, JSON held", call("1", `"nope"`), "application/json", false},
+		{"a tools/list", `{"jsonrpc":"2.0","id":"l","method":"tools/list"}`, "text/event-stream", true},
+		{"a session's other request", `{"jsonrpc":"2.0","id":2,"method":"ping"}`, "text/event-stream", true},
+	} {
+		var got error
+		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			io.Copy(io.Discard, r.Body)
+			w.Header().Set("Content-Type", c.ct)
+			w.WriteHeader(200)
+			got = http.NewResponseController(w).Flush()
+		})
+		r := newRequest("POST", c.body, http.Header{"Mcp-Session-Id": {"s1"}})
+		g.Handler(h).ServeHTTP(flushFailing{httptest.NewRecorder()}, r)
+		if (got != nil) != c.fails {
+			t.Errorf("%s: Flush said %v", c.name, got)
+		}
+	}
+}
