@@ -205,7 +205,7 @@ func (c *stdioConn) roundTrip(ctx context.Context, r request) (reply, error) {
 			case notRPC && !isBatch(line.b):
 				stray.see(line.b)
 			case m == noMatch:
-				c.answerRequest(ctx, line.b) // (a server gone shows in c.lines)
+				c.answerRequest(ctx, line.b)
 			}
 		}
 	}
@@ -235,26 +235,27 @@ func (c *stdioConn) write(ctx context.Context, msg []byte) error {
 // with -32601 (the checker offers no capabilities). A server may wait for
 // the answer before it answers the checker. Anything else needs none:
 // notifications, and a method a client sends (a server that echoes the
-// checker's own lines gets no answer to echo back).
-func (c *stdioConn) answerRequest(ctx context.Context, line []byte) error {
+// checker's own lines gets no answer to echo back). It is best effort: a
+// server that is gone shows in c.lines.
+func (c *stdioConn) answerRequest(ctx context.Context, line []byte) {
 	var m struct {
 		JSONRPC string          `json:"jsonrpc"`
 		ID      json.RawMessage `json:"id"`
 		Method  *string         `json:"method"`
 	}
 	if json.Unmarshal(line, &m) != nil || m.JSONRPC != "2.0" || m.Method == nil || len(m.ID) == 0 || string(m.ID) == "null" {
-		return nil
+		return
 	}
 	answer := `,"error":{"code":-32601,"message":"Method not found"}}`
 	switch prefix, _, _ := strings.Cut(*m.Method, "/"); {
 	case *m.Method == "ping":
 		answer = `,"result":{}}`
 	case prefix != "roots" && prefix != "sampling" && prefix != "elicitation":
-		return nil
+		return
 	}
 	var id bytes.Buffer
 	json.Compact(&id, m.ID) // one line, whatever the server's spacing
-	return c.write(ctx, []byte(`{"jsonrpc":"2.0","id":`+id.String()+answer))
+	_ = c.write(ctx, []byte(`{"jsonrpc":"2.0","id":`+id.String()+answer))
 }
 
 // stdioStray counts the lines a server wrote on its standard output while

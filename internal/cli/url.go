@@ -40,21 +40,23 @@ func RedactedArg(s string) string {
 }
 
 // HTTPURL reports an error for a target that is not an http or https URL
-// with a host, the target in it masked as Redacted masks it; one without
-// "://" is shown with http:// before it, what was likely meant.
+// with a host, the target in it masked as RedactedArg masks it; one
+// without "://" that would be such a URL with http:// before it is told so.
 func HTTPURL(target string) error {
 	u, err := url.Parse(target)
-	shown, hint := RedactedArg(target), ""
-	if !strings.Contains(target, "://") && HTTPURL("http://"+target) == nil {
-		hint = fmt.Sprintf(" (did you mean %q?)", Redacted("http://"+target))
-	}
+	var why string
 	switch {
 	case err != nil:
-		return fmt.Errorf("%q is not a URL%s", shown, hint)
+		why = "is not a URL"
 	case u.Scheme != "http" && u.Scheme != "https":
-		return fmt.Errorf("%q is not an http or https URL%s", shown, hint)
+		why = "is not an http or https URL"
 	case u.Host == "":
-		return fmt.Errorf("%q names no host", shown)
+		return fmt.Errorf("%q names no host", RedactedArg(target))
+	default:
+		return nil
 	}
-	return nil
+	if meant := "http://" + target; !strings.Contains(target, "://") && HTTPURL(meant) == nil {
+		return fmt.Errorf("%q %s (did you mean %q?)", RedactedArg(target), why, Redacted(meant))
+	}
+	return fmt.Errorf("%q %s", RedactedArg(target), why)
 }

@@ -479,10 +479,11 @@ func skipDone(file string, targets []conformance.Target) ([]conformance.Target, 
 		if json.Unmarshal(sc.Bytes(), &r) != nil || r.Target == "" || r.Verdict == "" {
 			continue // a line cut by an interrupted run
 		}
-		if k := targetKey(r.Target, r.Label, r.Registry); done[k] || !inFleet[k] {
+		k := targetKey(r.Target, r.Label, r.Registry)
+		if done[k] || !inFleet[k] {
 			continue // a repeat, or a target no longer in the fleet
 		}
-		done[targetKey(r.Target, r.Label, r.Registry)] = true
+		done[k] = true
 		sum.Add(r)
 		reps = append(reps, r)
 	}
