@@ -53,9 +53,9 @@ func call300(name string) string {
 // server) and with one, a known call, an unknown call (answered by mcp-go
 // and translated, with the list the caller was given), an unknown call
 // answered before the server (AnswerBeforeServer), and the caller's
-// tools/list, whose answer the guard reads on its way. The calls are served in process,
-// with httptest's recorder: the guard's cost against the SDK's handler
-// alone. At 40,000 calls a side, mcp-go against itself stays within a
+// tools/list, whose answer the guard reads on its way. The calls are
+// served in process, into a fixture.Sink: the guard's cost against the
+// SDK's handler alone. At 40,000 calls a side, mcp-go against itself stays within a
 // point of 1; at 5,000, runs of the same code spread over ten points.
 //
 //	go test -run '^$' -bench '^BenchmarkPaired$' -benchtime 40000x -count 5 .
@@ -108,10 +108,10 @@ func pairedRows(b *testing.B, loopback bool) {
 func send(b *testing.B, h http.Handler, body string, hdr http.Header) {
 	r := httptest.NewRequest("POST", "/mcp", strings.NewReader(body))
 	r.Header = hdr.Clone()
-	w := httptest.NewRecorder()
+	w := fixture.NewSink()
 	h.ServeHTTP(w, r)
 	if w.Code != 200 {
-		b.Fatalf("%d %s", w.Code, w.Body)
+		b.Fatalf("%d %s", w.Code, w.Head())
 	}
 }
 

@@ -41,13 +41,13 @@ func call300(name string) string {
 	return fmt.Sprintf(s, strings.Repeat("x", 300-len(s)+2))
 }
 
-func send(b *testing.B, h http.Handler, body string, hdr http.Header) *httptest.ResponseRecorder {
+func send(b *testing.B, h http.Handler, body string, hdr http.Header) *fixture.Sink {
 	r := httptest.NewRequest("POST", "/mcp", strings.NewReader(body))
 	r.Header = hdr.Clone()
-	w := httptest.NewRecorder()
+	w := fixture.NewSink()
 	h.ServeHTTP(w, r)
 	if w.Code != 200 && w.Code != 202 {
-		b.Fatalf("%d %s", w.Code, w.Body)
+		b.Fatalf("%d %s", w.Code, w.Head())
 	}
 	return w
 }
