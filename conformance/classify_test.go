@@ -309,3 +309,17 @@ func FuzzClassify(f *testing.F) {
 		}
 	})
 }
+
+// A tools/list page is read for its names and cursor; a page without a
+// tools array or with a nameless tool is an error, not an empty list.
+func TestReadToolsPage(t *testing.T) {
+	names, next, err := readToolsPage([]byte(`{"tools":[{"name":"a","inputSchema":{}},{"name":"b"}],"nextCursor":"2","ttlMs":50}`))
+	if err != nil || strings.Join(names, ",") != "a,b" || next != "2" {
+		t.Errorf("readToolsPage: %q %q %v", names, next, err)
+	}
+	for _, bad := range []string{`{}`, `{"tools":[{"title":"no name"}]}`, `{"tools":[{"name":5}]}`, `[]`} {
+		if _, _, err := readToolsPage([]byte(bad)); err == nil {
+			t.Errorf("readToolsPage(%s) accepted", bad)
+		}
+	}
+}

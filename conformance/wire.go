@@ -71,9 +71,25 @@ func toolsListParams(cursor string) any {
 // cursor of the next page ("" for the last page). Every tool must have a
 // string name.
 func readToolsPage(res json.RawMessage) (names []string, next string, err error) {
-	page, err := mcpwire.DecodePage(res)
-	if err != nil {
-		return nil, "", err
+	var page struct {
+		Tools []struct {
+			Name *string `json:"name"`
+		} `json:"tools"`
+		NextCursor *string `json:"nextCursor"`
 	}
-	return page.Names, page.NextCursor, nil
+	if err := json.Unmarshal(res, &page); err != nil {
+		return nil, "", err
+	} else if page.Tools == nil {
+		return nil, "", errors.New("the result has no tools array")
+	}
+	for _, t := range page.Tools {
+		if t.Name == nil {
+			return nil, "", errors.New("a listed tool has no name")
+		}
+		names = append(names, *t.Name)
+	}
+	if page.NextCursor != nil {
+		next = *page.NextCursor
+	}
+	return names, next, nil
 }

@@ -254,7 +254,7 @@ func appendCut(b []byte, s string, n int) []byte {
 // differ only in case and separators, then those a few edits away (a rune
 // inserted, removed or replaced, or two adjacent runes swapped), ties in
 // list order. names is sorted. It is the plain banded search over every
-// name, once per answer.
+// name (a kept list remembers its answers: seenList.parts).
 func suggest(name string, names []string) []string {
 	if len(name) > maxNameLen {
 		return nil

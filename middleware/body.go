@@ -28,16 +28,23 @@ func putBuffer(b *buffer) {
 // readBody reads at most limit+1 bytes of body (of about hint bytes; 0:
 // unknown) into a pooled buffer. eof reports that the whole body was read;
 // err is a read error other than io.EOF, to be handed on to the next
-// handler.
+// handler. The buffer is made for the stated length (+1: room to see EOF
+// without growing) up to 64 KiB, and past that doubles as bytes come: a
+// client that states a length and stalls holds 64 KiB, or twice what it
+// sent.
 func readBody(body io.Reader, limit, hint int64) (buf *buffer, eof bool, err error) {
 	buf = getBuffer()
 	b := buf.b[:0]
 	if hint > 0 && hint <= limit {
-		b = slices.Grow(b, int(hint)+1) // +1: room to see EOF without growing
+		b = slices.Grow(b, int(min(hint, maxPooled))+1)
 	}
 	for int64(len(b)) <= limit {
 		if len(b) == cap(b) {
-			b = slices.Grow(b, int(min(int64(max(cap(b), 512)), limit+1-int64(len(b)))))
+			grow := int64(max(cap(b), 512))
+			if hint > int64(len(b)) {
+				grow = min(grow, hint+1-int64(len(b)))
+			}
+			b = slices.Grow(b, int(min(grow, limit+1-int64(len(b)))))
 		}
 		n, rerr := body.Read(b[len(b):min(int64(cap(b)), limit+1)])
 		b = b[:len(b)+n]

@@ -309,3 +309,19 @@ func TestBodyReadByAProxyAfterTheHandlerReturned(t *testing.T) {
 		t.Errorf("after end: read %d, %v", n, err)
 	}
 }
+
+// A body's stated length is not allocated before its bytes come: a client
+// that states 4 MiB and stalls after a few bytes holds at most 64 KiB.
+func TestAStatedLengthIsNotAllocatedBeforeTheBytesCome(t *testing.T) {
+	stalled := io.MultiReader(strings.NewReader(`{"jsonrpc"`), iotest.ErrReader(errors.New("read timeout")))
+	buf, _, err := readBody(stalled, DefaultMaxBodyBytes, DefaultMaxBodyBytes)
+	if err == nil || len(buf.b) != 10 || cap(buf.b) > 96<<10 { // (64 KiB and the size class above)
+		t.Errorf("read %d bytes into %d (err %v), want 10 into about 64 KiB", len(buf.b), cap(buf.b), err)
+	}
+	// A body that comes whole still ends in one buffer of its length.
+	whole := strings.Repeat("x", 1<<20)
+	buf, eof, _ := readBody(strings.NewReader(whole), DefaultMaxBodyBytes, int64(len(whole)))
+	if !eof || string(buf.b) != whole || cap(buf.b) > 2<<20 {
+		t.Errorf("eof %v, %d bytes in %d", eof, len(buf.b), cap(buf.b))
+	}
+}

@@ -26,9 +26,8 @@ func callerKey(r *http.Request, meta []byte) string {
 
 // A caller is what callerKey reads of a request, taken when the request
 // reaches the guard (a handler behind it may change the request: remove a
-// header it has checked) and digested only when a list is looked up, which
-// a known call never does. The header values are shared, not copied: a
-// handler that writes into one is not undone.
+// header it has checked, or write into a header's values) and digested
+// only when a list is looked up, which a known call never does.
 type caller struct {
 	path, rawPath, query, host, remote string
 	local                              net.Addr
@@ -36,6 +35,8 @@ type caller struct {
 	n                                  int            // keyed headers in header
 	header                             [8]keyedValues // the first eight
 	more                               []keyedValues  // and the rest
+	values                             []string       // their values, copied (into valueBuf while they fit)
+	valueBuf                           [8]string
 }
 
 // take notes what key reads of r.
@@ -43,15 +44,20 @@ func (c *caller) take(r *http.Request) {
 	c.path, c.rawPath, c.query = r.URL.Path, r.URL.RawPath, r.URL.RawQuery
 	c.host, c.remote, c.tls = r.Host, r.RemoteAddr, r.TLS
 	c.local, _ = r.Context().Value(http.LocalAddrContextKey).(net.Addr)
-	c.n, c.more = 0, nil
+	c.n, c.more, c.values = 0, nil, c.valueBuf[:0]
 	for k, vs := range r.Header {
-		switch {
-		case !keyedHeader(k):
-		case c.n < len(c.header):
-			c.header[c.n] = keyedValues{k, vs}
+		if !keyedHeader(k) {
+			continue
+		}
+		// A copy of vs: an earlier copy stays where it is when values grows.
+		i := len(c.values)
+		c.values = append(c.values, vs...)
+		kv := keyedValues{k, c.values[i:len(c.values):len(c.values)]}
+		if c.n < len(c.header) {
+			c.header[c.n] = kv
 			c.n++
-		default:
-			c.more = append(c.more, keyedValues{k, vs})
+		} else {
+			c.more = append(c.more, kv)
 		}
 	}
 }

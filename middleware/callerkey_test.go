@@ -3,9 +3,11 @@ package toolguard
 import (
 	"crypto/tls"
 	"crypto/x509"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -154,5 +156,31 @@ func TestCallerKeyOfManyHeaders(t *testing.T) {
 		if callerKey(r, nil) == base {
 			t.Errorf("X-Tenant-%d changed, same key", i)
 		}
+	}
+}
+
+// The caller is the request as it reached the guard: a handler behind it
+// that writes into a header's values (an auth middleware redacting in
+// place) does not make a call look up another caller's list.
+func TestAHandlerWritingIntoAHeaderDoesNotChangeTheCaller(t *testing.T) {
+	g := mustGuard(t, Options{Tools: unsure{}})
+	h := g.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		user := r.Header.Get("X-User")
+		r.Header["X-User"][0] = "anonymous"
+		w.Header().Set("Content-Type", "application/json")
+		if strings.Contains(string(body), "tools/list") {
+			io.WriteString(w, listReply(`"l-1"`, "tool_of_"+user))
+			return
+		}
+		io.WriteString(w, errorReply("7", -32602, "Unknown tool: nope"))
+	}))
+	for _, user := range []string{"anonymous", "alice"} {
+		h.ServeHTTP(httptest.NewRecorder(), listRequest(http.Header{"X-User": {user}}))
+	}
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, newRequest("POST", call("7", `"nope"`), http.Header{"X-User": {"alice"}}))
+	if !strings.Contains(w.Body.String(), `"availableTools":["tool_of_alice"]`) {
+		t.Errorf("alice's answer: %s, want her own list", w.Body)
 	}
 }

@@ -80,8 +80,8 @@ type Options struct {
 }
 
 // A Guard answers a tools/call naming a tool the server does not have with
-// a JSON-RPC -32602 error, and passes everything else through untouched.
-// It is safe for concurrent use.
+// a JSON-RPC -32602 error (AnswerHeaderMismatch: Mcp-* headers that do not
+// match the body, -32020); all else passes untouched. Safe for concurrent use.
 type Guard struct {
 	opts Options
 	seen *seenLists // the lists the server gave each caller, read as they passed
@@ -181,9 +181,9 @@ func (g *Guard) Check(r *http.Request) (*http.Request, *Rejection) {
 		return nil, rej
 	}
 	req := r
-	// Watch is told of any observer but a plain one, and of none for a body
-	// read (an initialize: its answer goes on untouched).
-	if _, plain := read.obs.(*answers); !plain && (read.obs != nil || read.buf != nil) {
+	// Watch is told of any observer but a plain one, and of none (a DELETE,
+	// a request Skip skips, an initialize: its answer goes on untouched).
+	if _, plain := read.obs.(*answers); !plain {
 		req = r.WithContext(&watchContext{Context: r.Context(), g: g, obs: read.obs})
 	}
 	if read.buf != nil {
@@ -230,6 +230,7 @@ type responseWatch interface {
 // second call passes w through), the ResponseWriter to serve r with and the
 // function to call when the handler has returned (it writes a held answer).
 func (g *Guard) Watch(w http.ResponseWriter, r *http.Request) (http.ResponseWriter, func()) {
+	g.mustBeMade()
 	if c, ok := r.Context().Value(watchKey{}).(*watchContext); ok && c.g == g {
 		if c.obs == nil {
 			return w, noFinish
@@ -237,9 +238,6 @@ func (g *Guard) Watch(w http.ResponseWriter, r *http.Request) (http.ResponseWrit
 		ww := c.obs.watch(w, r)
 		c.obs = nil // (a second Watch of r passes through)
 		return ww, ww.finish
-	}
-	if r.Method == http.MethodDelete || g.opts.Skip != nil && g.inspectable(r) == ReasonSkipped {
-		return w, noFinish
 	}
 	return (*answers)(g).watch(w, r), noFinish // (a changeWriter's finish does nothing)
 }
@@ -255,7 +253,7 @@ func (g *Guard) mustBeMade() {
 }
 
 // isNil reports whether v holds a nil pointer, map, slice, func or channel
-// (a typed nil, such as a nil *Discovery in a ToolSet).
+// (a typed nil, such as a nil *T whose methods make a ToolSet).
 func isNil(v any) bool {
 	switch rv := reflect.ValueOf(v); rv.Kind() {
 	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.Interface:

@@ -451,6 +451,7 @@ func TestMisuseIsReportedPlainly(t *testing.T) {
 	for name, use := range map[string]func(){
 		"Handler": func() { new(Guard).Handler(http.NotFoundHandler()) },
 		"Check":   func() { new(Guard).Check(newRequest("POST", knownCall, nil)) },
+		"Watch":   func() { new(Guard).Watch(httptest.NewRecorder(), newRequest("GET", "", nil)) },
 	} {
 		func() {
 			defer func() {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"sync"
@@ -222,6 +223,33 @@ func TestListChangedInALongHeldEventStreamDropsTheList(t *testing.T) {
 		}
 		if got := serve(g, srv, newRequest("POST", call("9", `"get_wether"`), session)).Body.String(); strings.Contains(got, "availableTools") {
 			t.Errorf("writes of %d: the list was kept: %s", size, got)
+		}
+	}
+}
+
+// A list that a list_changed on another stream of the session drops while
+// a call is under way is not shown in the call's answer, whatever the
+// call's stream carried before (a server request naming the tool made the
+// call look the list up early and keep it).
+func TestAListDroppedWhileACallIsUnderWayIsNotShown(t *testing.T) {
+	for _, mention := range []bool{false, true} {
+		session := http.Header{"Mcp-Session-Id": {"s-1"}}
+		g := mustGuard(t, Options{Tools: unsure{}})
+		seeList(t, g, session, "a")
+		next := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			io.Copy(io.Discard, r.Body)
+			w.Header().Set("Content-Type", "text/event-stream")
+			if mention {
+				io.WriteString(w, `data: {"jsonrpc":"2.0","id":"s","method":"elicitation/create","params":{"message":"run x?"}}`+"\n\n")
+			}
+			get := newRequest("GET", "", session)
+			g.Handler(answering(200, "text/event-stream", "data: "+string(listChangedStandIn)+"\n\n")).ServeHTTP(httptest.NewRecorder(), get)
+			io.WriteString(w, `data: {"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Unknown tool: x"}}`+"\n\n")
+		})
+		w := httptest.NewRecorder()
+		g.Handler(next).ServeHTTP(w, newRequest("POST", call("1", `"x"`), session))
+		if !strings.Contains(w.Body.String(), "Unknown tool: x") || strings.Contains(w.Body.String(), "availableTools") {
+			t.Errorf("mention %v: %q, want the answer without the dropped list", mention, w.Body)
 		}
 	}
 }

@@ -52,7 +52,29 @@ func decodeListReplyJSON(msg []byte, stream bool, id []byte) (mcpwire.Page, erro
 	case reply.Result == nil:
 		return mcpwire.Page{}, errors.New("the reply has no result")
 	}
-	return mcpwire.DecodePage(reply.Result)
+	var res struct {
+		Tools []struct {
+			Name *string `json:"name"`
+		} `json:"tools"`
+		NextCursor *string `json:"nextCursor"`
+		TTLMs      *int64  `json:"ttlMs"`
+	}
+	if err := json.Unmarshal(reply.Result, &res); err != nil {
+		return mcpwire.Page{}, err
+	} else if res.Tools == nil {
+		return mcpwire.Page{}, errors.New("the result has no tools array")
+	}
+	p := mcpwire.Page{Names: make([]string, 0, len(res.Tools)), TTLMs: res.TTLMs}
+	for _, t := range res.Tools {
+		if t.Name == nil {
+			return mcpwire.Page{}, errors.New("a listed tool has no name")
+		}
+		p.Names = append(p.Names, *t.Name)
+	}
+	if res.NextCursor != nil {
+		p.NextCursor = *res.NextCursor
+	}
+	return p, nil
 }
 
 // readList reads msg as the guard reads a tools/list answer: a JSON reply,

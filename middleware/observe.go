@@ -168,9 +168,7 @@ func (lw *listWriter) Write(p []byte) (int, error) {
 	if lw.status == 0 {
 		lw.status = http.StatusOK
 	}
-	if lw.mode == listUndecided {
-		lw.decide()
-	}
+	lw.decide()
 	switch lw.mode {
 	case listStream:
 		lw.events.write(p, maxListReplyBytes, lw.message)
@@ -198,9 +196,18 @@ func (lw *listWriter) Write(p []byte) (int, error) {
 	return lw.w.Write(p)
 }
 
-// decide reads the header as it goes out with the first byte: only a
-// 200 answer, JSON or an event stream, not encoded, is read.
+// WriteHeader and FlushError send the header (but a 1xx one).
+func (lw *listWriter) WriteHeader(code int) { lw.passWriter.WriteHeader(code); lw.decide() }
+func (lw *listWriter) FlushError() error    { err := lw.passWriter.FlushError(); lw.decide(); return err }
+func (lw *listWriter) Flush()               { _ = lw.FlushError() }
+
+// decide reads the header once it has gone out, as net/http sends it
+// (what is set later is not sent): only a 200 answer, JSON or an event
+// stream, not encoded, is read.
 func (lw *listWriter) decide() {
+	if lw.status == 0 || lw.mode != listUndecided {
+		return
+	}
 	lw.mode = listSkip
 	h := lw.w.Header()
 	lw.l.g.readableStream(h, lw.l.session) // (an encoded one drops the lists)

@@ -808,3 +808,36 @@ func TestCallsOwnTraceContextFindsTheCallersList(t *testing.T) {
 		}
 	}
 }
+
+// A tools/list answer is read by the header net/http sends, the one set
+// when the handler wrote its status (or flushed): what it sets later does
+// not make a text/plain answer a list the guard keeps, nor a JSON answer
+// one it does not.
+func TestAListIsReadByTheHeaderAsSent(t *testing.T) {
+	for _, c := range []struct {
+		at, later string
+		flush     bool
+		kept      bool
+	}{
+		{"text/plain", "application/json", false, false},
+		{"text/plain", "application/json", true, false},
+		{"application/json", "text/plain", false, true},
+	} {
+		g := mustGuard(t, Options{Tools: unsure{}})
+		serve(g, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			io.Copy(io.Discard, r.Body)
+			w.Header().Set("Content-Type", c.at)
+			if c.flush {
+				w.(http.Flusher).Flush()
+			} else {
+				w.WriteHeader(200)
+			}
+			w.Header().Set("Content-Type", c.later)
+			io.WriteString(w, listReply(`"l-1"`, "secret_tool"))
+		}), listRequest(nil))
+		w := serve(g, answering(200, "application/json", errorReply("7", -32602, "Unknown tool: nope")), newRequest("POST", call("7", `"nope"`), nil))
+		if kept := strings.Contains(w.Body.String(), "secret_tool"); kept != c.kept {
+			t.Errorf("%s, then %s (flush %v): list kept %v, want %v", c.at, c.later, c.flush, kept, c.kept)
+		}
+	}
+}

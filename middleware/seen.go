@@ -5,6 +5,7 @@
 package toolguard
 
 import (
+	"hash/maphash"
 	"slices"
 	"strings"
 	"sync"
@@ -40,9 +41,12 @@ type seenLists struct {
 	// How many times each session ended (initialize, DELETE) and its list
 	// changed (list_changed), for the marks of lists asked before; epoch
 	// changes when the map is cleared to stay bounded, so that every mark
-	// taken before no longer holds.
-	counts map[string]sessionCounts
+	// taken before no longer holds. Sessions are known by a hash of their
+	// id (tag), which a caller sends before the server has checked it: two
+	// ids of one hash only keep fewer lists.
+	counts map[uint64]sessionCounts
 	epoch  uint64
+	seed   maphash.Seed
 }
 
 type sessionCounts struct{ ends, changes uint64 }
@@ -60,7 +64,7 @@ type listMark struct {
 // A seenList is one caller's whole list.
 type seenList struct {
 	sorted  []string // sorted, unique
-	session string   // the Mcp-Session-Id it was read in ("" for none, and over stdio)
+	session uint64   // the tag of the Mcp-Session-Id it was read in ("" for none, and over stdio)
 	expires time.Time
 	mark    listMark // its first page's
 	// gone: dropped by a list_changed or its TTL. Never shown again, but
@@ -82,21 +86,25 @@ const maxNear = 16
 type listRun struct {
 	names   []string
 	next    string // the cursor the next page is asked with
-	session string
+	session uint64
 	pages   int
 	ttl     time.Duration // the shortest ttlMs of its pages, or the default
 	mark    listMark      // its first page's
 }
 
 func newSeenLists(ttl time.Duration) *seenLists {
-	return &seenLists{ttl: ttl, now: time.Now, lists: map[string]*seenList{}, runs: map[string]*listRun{}, counts: map[string]sessionCounts{}}
+	return &seenLists{ttl: ttl, now: time.Now, lists: map[string]*seenList{}, runs: map[string]*listRun{},
+		counts: map[uint64]sessionCounts{}, seed: maphash.MakeSeed()}
 }
+
+// tag is what the lists know a session by.
+func (s *seenLists) tag(session string) uint64 { return maphash.String(s.seed, session) }
 
 // mark returns the mark of a tools/list of the session, as it passes.
 func (s *seenLists) mark(session string) listMark {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return listMark{s.epoch, s.counts[session]}
+	return listMark{s.epoch, s.counts[s.tag(session)]}
 }
 
 // page records one page of a list the server gave the caller key, in
@@ -105,7 +113,8 @@ func (s *seenLists) mark(session string) listMark {
 func (s *seenLists) page(key, session, cursor string, m listMark, p mcpwire.Page) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if m.epoch != s.epoch || m.ends != s.counts[session].ends {
+	tag := s.tag(session)
+	if m.epoch != s.epoch || m.ends != s.counts[tag].ends {
 		return
 	}
 	run, held := s.runs[key], s.lists[key]
@@ -114,7 +123,7 @@ func (s *seenLists) page(key, session, cursor string, m listMark, p mcpwire.Page
 		return // asked before a list_changed that a list held was asked after
 	case cursor == "":
 		s.dropRun(key)
-		run = &listRun{session: session, ttl: s.ttl, mark: m}
+		run = &listRun{session: tag, ttl: s.ttl, mark: m}
 		s.runs[key] = run
 	case run != nil && older(m, run.mark):
 		return // a late page of the list before a list_changed: not of this one
@@ -182,9 +191,10 @@ func (l *seenList) shown() bool { return l != nil && !l.gone }
 func (s *seenLists) dropSession(session string, ended bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	tag := s.tag(session)
 	for k, l := range s.lists {
 		switch {
-		case l.session != session:
+		case l.session != tag:
 		case ended:
 			s.dropList(k)
 		case !l.gone:
@@ -192,7 +202,7 @@ func (s *seenLists) dropSession(session string, ended bool) {
 		}
 	}
 	for k, r := range s.runs {
-		if r.session == session {
+		if r.session == tag {
 			s.dropRun(k)
 		}
 	}
@@ -200,13 +210,13 @@ func (s *seenLists) dropSession(session string, ended bool) {
 		clear(s.counts)
 		s.epoch++
 	}
-	c := s.counts[session]
+	c := s.counts[tag]
 	if ended {
 		c.ends++
 	} else {
 		c.changes++
 	}
-	s.counts[session] = c
+	s.counts[tag] = c
 }
 
 // forget drops what is kept for the key: a list being read, and its list,

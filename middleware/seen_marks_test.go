@@ -2,6 +2,7 @@ package toolguard
 
 import (
 	"net/http"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -118,4 +119,24 @@ func TestStdioLateFirstPageAskedBeforeAListChangedKeepsTheNewerList(t *testing.T
 	if got := s.server(own); got != own {
 		t.Errorf("the tool's own answer was replaced: %s", got)
 	}
+}
+
+// The session ids callers send (a DELETE, an initialize in a session,
+// before the server has checked them) are not kept: a caller sending large
+// made-up ids does not make the guard hold them.
+func TestSessionIDsCallersSendAreNotKept(t *testing.T) {
+	g := mustGuard(t, Options{Tools: unsure{}})
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	for i := range 200 {
+		id := itoa(i) + strings.Repeat("s", 256<<10)
+		serve(g, answering(404, "", ""), newRequest("DELETE", "", http.Header{"Mcp-Session-Id": {id}}))
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	if grew := int64(after.HeapAlloc) - int64(before.HeapAlloc); grew > 8<<20 {
+		t.Errorf("the heap grew by %d MiB after 200 DELETEs of 256 KiB session ids", grew>>20)
+	}
+	runtime.KeepAlive(g)
 }

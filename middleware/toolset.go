@@ -16,7 +16,7 @@ type Presence int
 
 const (
 	Unsure  Presence = iota // it cannot prove the server will not find the tool: the server decides
-	Present                 // the caller can call the tool: the call passes, its answer unread
+	Present                 // the caller can call the tool: the call passes, its answer read only for a changed list
 	Absent                  // it read the very set the server's lookup uses, without the tool
 )
 

@@ -24,10 +24,8 @@ type watched struct {
 	meta    []byte // the call's params._meta as callerMeta reads it
 	modern  bool
 	caller  caller // taken before the server's handler runs (it may change r)
+	key     string // caller's key, once digested
 	session string
-
-	seen   *seenList // the caller's list, once looked up (looked)
-	looked bool
 
 	ww    watchWriter
 	idBuf [24]byte
@@ -284,6 +282,7 @@ func (ww *watchWriter) stream(p []byte) error {
 			out = ww.c.g.translate(ww.c, ww.status, true).event(ev, !ww.later)
 		default:
 			ww.changed(end, data)
+			ww.done = endsWatch(data)
 		}
 		ww.later = true
 		_, ww.err = ww.w.Write(out)
@@ -304,12 +303,19 @@ func (ww *watchWriter) stream(p []byte) error {
 	return ww.err
 }
 
+// endsWatch reports whether data, a message of the call's event stream
+// that is not its not-found answer, ends the watch: anything but a request
+// or a notification is the call's answer, or read apart by some client.
+func endsWatch(data []byte) bool {
+	r, ok := readEnvelope(data, nil, nil)
+	return !ok || r.method.kind == absent
+}
+
 // changed drops the caller's session's lists when data, an event's
 // message, announces a changed list.
 func (ww *watchWriter) changed(_ int, data []byte) {
 	if isListChanged(data) {
 		ww.c.g.seen.dropSession(ww.c.session, false)
-		ww.c.looked = false // the list looked up before is gone
 	}
 }
 
@@ -341,14 +347,15 @@ func (ww *watchWriter) finishEvents() {
 	var out []byte
 	var rej *Rejection
 	var events eventReader
-	from := 0
+	from, done := 0, false
 	events.write(ww.buf, ww.limit, func(end int, data []byte) {
-		if out == nil && data != nil && ww.c.notFound(data) {
-			rej = ww.c.g.translate(ww.c, ww.status, true)
+		if !done && data != nil && ww.c.notFound(data) {
+			rej, done = ww.c.g.translate(ww.c, ww.status, true), true
 			ev := rej.event(ww.buf[from:end], from == 0)
 			out = append(append(append(make([]byte, 0, len(ww.buf)+len(ev)), ww.buf[:from]...), ev...), ww.buf[end:]...)
 		} else {
 			ww.changed(end, data)
+			done = done || data != nil && endsWatch(data)
 		}
 		from = end
 	})
@@ -400,11 +407,12 @@ func (ww *watchWriter) flushHeld() error {
 // notFound reports whether msg is the server's not-found answer to c.
 func (c *watched) notFound(msg []byte) bool { return isNotFoundAnswer(msg, c.id, c.name, c.list) }
 
-// list returns the list the server gave c's caller (nil: none seen),
-// looked up once.
+// list returns the list the server gave c's caller as it is now (nil: none
+// seen): a list_changed on another stream may have dropped it since the
+// last look.
 func (c *watched) list() *seenList {
-	if !c.looked {
-		c.seen, c.looked = c.g.seen.get(c.caller.key(c.meta)), true
+	if c.key == "" {
+		c.key = c.caller.key(c.meta)
 	}
-	return c.seen
+	return c.g.seen.get(c.key)
 }

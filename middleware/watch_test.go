@@ -282,14 +282,20 @@ func TestCheckAndWatchTranslateAsHandler(t *testing.T) {
 	if w, _ := g.Watch(plain, newRequest("GET", "", nil)); w == plain {
 		t.Error("Watch did not watch a GET stream")
 	}
-	if w, _ := g.Watch(plain, newRequest("DELETE", "", nil)); w != plain {
+	if r, _ := g.Check(newRequest("DELETE", "", nil)); r == nil {
+		t.Fatal("a DELETE was rejected")
+	} else if w, _ := g.Watch(plain, r); w != plain {
 		t.Error("Watch wrapped a DELETE")
 	}
-	skip := mustGuard(t, Options{Skip: func(*http.Request) bool { return true }})
+	asked := 0
+	skip := mustGuard(t, Options{Skip: func(*http.Request) bool { asked++; return asked == 1 }})
 	if r, _ := skip.Check(newRequest("POST", knownCall, nil)); r == nil {
 		t.Fatal("a skipped request was rejected")
 	} else if w, _ := skip.Watch(plain, r); w != plain {
 		t.Error("Watch wrapped a skipped request")
+	}
+	if asked != 1 {
+		t.Errorf("Skip was asked %d times for one request (Watch must not ask again: the body is read by then)", asked)
 	}
 }
 
@@ -825,6 +831,32 @@ func TestFlushErrorsReachTheHandler(t *testing.T) {
 		g.Handler(h).ServeHTTP(flushFailing{httptest.NewRecorder()}, r)
 		if (got != nil) != c.fails {
 			t.Errorf("%s: Flush said %v", c.name, got)
+		}
+	}
+}
+
+// The watch of a call's event stream ends at the call's answer: a second
+// message with the call's id after it (which clients drop) is not
+// translated, nor reported as answered, whether the stream is written as
+// it comes or held with a stated length.
+func TestTheWatchEndsAtTheCallsAnswer(t *testing.T) {
+	ok := `{"jsonrpc":"2.0","id":1,"result":{"content":[]}}`
+	notFound := `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Unknown tool: x"}}`
+	progress := `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}}`
+	stream := "data: " + progress + "\n\ndata: " + ok + "\n\ndata: " + notFound + "\n\n"
+	for _, length := range []bool{false, true} {
+		rejected := 0
+		g := listedGuard(t, Options{OnReject: func(*http.Request, *Rejection) { rejected++ }}, "a")
+		w := serve(g, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			io.Copy(io.Discard, r.Body)
+			w.Header().Set("Content-Type", "text/event-stream")
+			if length {
+				w.Header().Set("Content-Length", strconv.Itoa(len(stream)))
+			}
+			io.WriteString(w, stream)
+		}), newRequest("POST", call("1", `"x"`), nil))
+		if w.Body.String() != stream || rejected != 0 {
+			t.Errorf("stated length %v: %q, %d answers reported; want the stream as it was", length, w.Body, rejected)
 		}
 	}
 }

@@ -12,7 +12,6 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"mime"
 	"slices"
 	"strings"
@@ -154,44 +153,6 @@ type Page struct {
 	Names      []string // the tools' names, in the order listed
 	NextCursor string   // "" on the last page
 	TTLMs      *int64   // 2026-07-28 ttlMs, when given
-}
-
-// pageFields are the members of a tools/list result the kit reads: the
-// tool names, the cursor and ttlMs. Everything else, input and output
-// schemas included, is skipped by the decoder without being materialized.
-type pageFields struct {
-	Tools []struct {
-		Name *string `json:"name"`
-	} `json:"tools"`
-	NextCursor *string `json:"nextCursor"`
-	TTLMs      *int64  `json:"ttlMs"`
-}
-
-func (res *pageFields) page() (Page, error) {
-	if res.Tools == nil {
-		return Page{}, errors.New("the result has no tools array")
-	}
-	p := Page{Names: make([]string, 0, len(res.Tools)), TTLMs: res.TTLMs}
-	for _, t := range res.Tools {
-		if t.Name == nil {
-			return Page{}, errors.New("a listed tool has no name")
-		}
-		p.Names = append(p.Names, *t.Name)
-	}
-	if res.NextCursor != nil {
-		p.NextCursor = *res.NextCursor
-	}
-	return p, nil
-}
-
-// DecodePage reads a tools/list result object. Every tool must have a
-// string name, and tools must be an array.
-func DecodePage(result []byte) (Page, error) {
-	var res pageFields
-	if err := json.Unmarshal(result, &res); err != nil {
-		return Page{}, err
-	}
-	return res.page()
 }
 
 // SameID reports whether the id of a reply is the id of a request (both

@@ -86,18 +86,6 @@ func TestMediaType(t *testing.T) {
 	}
 }
 
-func TestDecodePage(t *testing.T) {
-	p, err := DecodePage([]byte(`{"tools":[{"name":"a","inputSchema":{}},{"name":"b"}],"nextCursor":"2","ttlMs":50}`))
-	if err != nil || !slices.Equal(p.Names, []string{"a", "b"}) || p.NextCursor != "2" || p.TTLMs == nil || *p.TTLMs != 50 {
-		t.Errorf("DecodePage: %+v %v", p, err)
-	}
-	for _, bad := range []string{`{}`, `{"tools":[{"title":"no name"}]}`, `{"tools":[{"name":5}]}`, `[]`} {
-		if _, err := DecodePage([]byte(bad)); err == nil {
-			t.Errorf("DecodePage(%s) accepted", bad)
-		}
-	}
-}
-
 // SameID matches a reply's id to a request's as JSON values: strings
 // after decoding, integers by their literal; never a string to a number.
 func TestSameID(t *testing.T) {
