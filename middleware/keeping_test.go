@@ -253,3 +253,29 @@ func TestAListDroppedWhileACallIsUnderWayIsNotShown(t *testing.T) {
 		}
 	}
 }
+
+// An answer that replaces the server's not-found answer shows the list its
+// decision read: the caller's list kept between the server's answer and
+// the handler's return (the tool just added) never makes the guard answer
+// "unknown" with the name in availableTools.
+func TestTheTranslationShowsTheListTheDecisionRead(t *testing.T) {
+	for _, c := range []struct{ before, msg string }{
+		{"", "tool 'x' not found: tool not found"},
+		{"a", "Tool not found"},
+	} {
+		g := mustGuard(t, Options{Tools: unsure{}})
+		if c.before != "" {
+			seeList(t, g, nil, c.before)
+		}
+		next := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			io.Copy(io.Discard, r.Body)
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, errorReply("1", -32602, c.msg))
+			seeList(t, g, nil, "a", "x") // the caller's tools/list, answered meanwhile
+		})
+		w := serve(g, next, newRequest("POST", call("1", `"x"`), nil))
+		if strings.Contains(w.Body.String(), `"x"]`) {
+			t.Errorf("%q after a list of %q: %s", c.msg, c.before, w.Body)
+		}
+	}
+}

@@ -27,6 +27,9 @@ type watched struct {
 	key     string // caller's key, once digested
 	session string
 
+	seen   *seenList // the caller's list, as the last answer read found it (looked)
+	looked bool
+
 	ww    watchWriter
 	idBuf [24]byte
 }
@@ -404,15 +407,22 @@ func (ww *watchWriter) flushHeld() error {
 	return nil
 }
 
-// notFound reports whether msg is the server's not-found answer to c.
-func (c *watched) notFound(msg []byte) bool { return isNotFoundAnswer(msg, c.id, c.name, c.list) }
+// notFound reports whether msg is the server's not-found answer to c, by
+// the caller's list as it is now (a list_changed on another stream may
+// have dropped the one read before), which its translation then shows.
+func (c *watched) notFound(msg []byte) bool {
+	c.looked = false
+	return isNotFoundAnswer(msg, c.id, c.name, c.list)
+}
 
-// list returns the list the server gave c's caller as it is now (nil: none
-// seen): a list_changed on another stream may have dropped it since the
-// last look.
+// list returns the list the server gave c's caller (nil: none seen),
+// looked up once an answer.
 func (c *watched) list() *seenList {
-	if c.key == "" {
-		c.key = c.caller.key(c.meta)
+	if !c.looked {
+		if c.key == "" {
+			c.key = c.caller.key(c.meta)
+		}
+		c.seen, c.looked = c.g.seen.get(c.key), true
 	}
-	return c.g.seen.get(c.key)
+	return c.seen
 }
