@@ -26,12 +26,10 @@ func putBuffer(b *buffer) {
 }
 
 // readBody reads at most limit+1 bytes of body (of about hint bytes; 0:
-// unknown) into a pooled buffer. eof reports that the whole body was read;
-// err is a read error other than io.EOF, to be handed on to the next
-// handler. The buffer is made for the stated length (+1: room to see EOF
-// without growing) up to 64 KiB, and past that doubles as bytes come: a
-// client that states a length and stalls holds 64 KiB, or twice what it
-// sent.
+// unknown) into a pooled buffer, made for hint (+1, to see EOF) up to 64
+// KiB and doubled past that as bytes come: a client that states a length
+// and stalls holds little. eof reports that the whole body was read; err
+// is a read error other than io.EOF, to be handed on to the next handler.
 func readBody(body io.Reader, limit, hint int64) (buf *buffer, eof bool, err error) {
 	buf = getBuffer()
 	b := buf.b[:0]

@@ -166,10 +166,10 @@ func (g *Guard) Handler(next http.Handler) http.Handler {
 }
 
 // Check is the framework-neutral decision. It returns either the request to
-// hand on (r itself when the body was not read, otherwise a shallow copy
-// whose body yields the same bytes) or the rejection to write with
+// hand on (r, or a shallow copy of r that tells Watch what to watch and
+// whose body yields the bytes read) or the rejection to write with
 // [Rejection.Write]. Exactly one of the two is non-nil. r keeps its fields,
-// but its body has been read: hand on the returned request, never r.
+// but its body may have been read: hand on the returned request, never r.
 //
 // A request handed on must be served with the ResponseWriter that
 // [Guard.Watch] returns for it, so that the server's own not-found answer
@@ -276,7 +276,7 @@ type bodyRead struct {
 // of a request that passes (Handler and Check hand it on each their way).
 func (g *Guard) check(r *http.Request) (bodyRead, *Rejection) {
 	if reason := g.inspectable(r); reason != 0 {
-		g.pass(r, reason, "", "", nil)
+		g.pass(r, Pass{Reason: reason})
 		if reason == ReasonSkipped {
 			return bodyRead{}, nil // the caller's own writer
 		}
@@ -284,12 +284,12 @@ func (g *Guard) check(r *http.Request) (bodyRead, *Rejection) {
 	}
 	buf, eof, readErr := readBody(r.Body, g.opts.MaxBodyBytes, r.ContentLength)
 	if !eof || int64(len(buf.b)) > g.opts.MaxBodyBytes {
-		g.pass(r, ReasonTooLarge, "", "", nil)
+		g.pass(r, Pass{Reason: ReasonTooLarge})
 		return bodyRead{buf: buf, eof: eof, err: readErr, obs: g.session(r)}, nil
 	}
 	d := g.decide(r, buf.b)
 	if d.rej == nil {
-		g.pass(r, d.reason, d.method, d.tool, d.err)
+		g.pass(r, d.pass)
 		return bodyRead{buf, eof, readErr, d.obs}, nil
 	}
 	putBuffer(buf)
@@ -322,12 +322,9 @@ func (g *Guard) inspectable(r *http.Request) Reason {
 // when there are) and, for a call the server decides, the call whose
 // answer is watched.
 type decision struct {
-	rej    *Rejection
-	reason Reason
-	method string // for Pass.Method: set only when someone listens
-	tool   string
-	err    error
-	obs    observer
+	rej  *Rejection
+	pass Pass // its Method set only when someone listens
+	obs  observer
 }
 
 // decide reads body and applies the rules of docs/RULES.md §3, one exit
@@ -337,7 +334,7 @@ type decision struct {
 func (g *Guard) decide(r *http.Request, body []byte) decision {
 	m := readMessage(body)
 	if reason := notACall(body, m); reason != 0 {
-		return decision{reason: reason, method: g.method(body, m), obs: g.observe(r, body, m)}
+		return decision{pass: Pass{Reason: reason, Method: g.method(body, m)}, obs: g.observe(r, body, m)}
 	}
 	var scratch [128]byte
 	nameBytes := decoded(scratch[:0], body, m.name)
@@ -354,14 +351,14 @@ func (g *Guard) decide(r *http.Request, body []byte) decision {
 	}
 	if p == Present {
 		// Its answer is read only for a changed list (in an event stream).
-		return decision{reason: ReasonKnown, tool: name, obs: g.session(r)}
+		return decision{pass: Pass{Reason: ReasonKnown, Tool: name}, obs: g.session(r)}
 	}
 	c := newWatched(g, r, m.id.raw(body), name, callerMeta(m.meta.raw(body)), modern)
 	if p != Absent {
-		return decision{reason: ReasonToServer, tool: name, obs: c}
+		return decision{pass: Pass{Reason: ReasonToServer, Tool: name}, obs: c}
 	}
 	if reason := mayRefuse(r.Header, body, m, nameBytes, c, eraOK); reason != 0 {
-		return decision{reason: reason, tool: name, obs: c}
+		return decision{pass: Pass{Reason: reason, Tool: name}, obs: c}
 	}
 	return g.answerBefore(r, c)
 }
@@ -443,7 +440,7 @@ func (g *Guard) answerBefore(r *http.Request, c *watched) decision {
 	var near []string
 	seen := c.list()
 	if seen.state(c.name) == listHas { // (a list gone too)
-		return decision{reason: ReasonListed, tool: c.name, obs: c}
+		return decision{pass: Pass{Reason: ReasonListed, Tool: c.name}, obs: c}
 	}
 	if seen.shown() {
 		// What the server listed to this caller: shown as after the
@@ -452,11 +449,11 @@ func (g *Guard) answerBefore(r *http.Request, c *watched) decision {
 	} else {
 		names, err := g.opts.Tools.List(r)
 		if err != nil {
-			return decision{reason: ReasonListFailed, tool: c.name, err: err, obs: c}
+			return decision{pass: Pass{Reason: ReasonListFailed, Tool: c.name, Err: err}, obs: c}
 		}
 		list := sortedList(names)
 		if _, found := slices.BinarySearch(list, c.name); found {
-			return decision{reason: ReasonListed, tool: c.name, obs: c}
+			return decision{pass: Pass{Reason: ReasonListed, Tool: c.name}, obs: c}
 		}
 		listed = g.listed(list)
 		if !g.opts.HideSuggestions {

@@ -93,28 +93,28 @@ type Pass struct {
 }
 
 // pass reports a pass-through to Options.OnPass and Options.Logger, if set.
-func (g *Guard) pass(r *http.Request, reason Reason, method, tool string, err error) {
+func (g *Guard) pass(r *http.Request, p Pass) {
 	if g.opts.OnPass != nil {
-		if reason.toolsCall() {
-			method = "tools/call"
+		if p.Reason.toolsCall() {
+			p.Method = "tools/call"
 		}
-		g.opts.OnPass(r, Pass{Reason: reason, Method: method, Tool: tool, Err: err})
+		g.opts.OnPass(r, p)
 	}
 	if l := g.opts.Logger; l != nil {
 		level := slog.LevelDebug
-		if reason.toolsCall() {
+		if p.Reason.toolsCall() {
 			level = slog.LevelInfo
 		}
 		ctx := r.Context()
 		if !l.Enabled(ctx, level) {
 			return
 		}
-		attrs := []slog.Attr{slog.String("reason", reason.String())}
-		if reason.toolsCall() {
-			attrs = append(attrs, slog.String("tool", tool))
+		attrs := []slog.Attr{slog.String("reason", p.Reason.String())}
+		if p.Reason.toolsCall() {
+			attrs = append(attrs, slog.String("tool", p.Tool))
 		}
-		if err != nil {
-			attrs = append(attrs, slog.String("err", err.Error()))
+		if p.Err != nil {
+			attrs = append(attrs, slog.String("err", p.Err.Error()))
 		}
 		l.LogAttrs(ctx, level, "toolguard: passed through", attrs...)
 	}

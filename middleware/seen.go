@@ -38,12 +38,10 @@ type seenLists struct {
 	runs  map[string]*listRun
 	names int // names held, lists and runs together
 
-	// How many times each session ended (initialize, DELETE) and its list
-	// changed (list_changed), for the marks of lists asked before; epoch
-	// changes when the map is cleared to stay bounded, so that every mark
-	// taken before no longer holds. Sessions are known by a hash of their
-	// id (tag), which a caller sends before the server has checked it: two
-	// ids of one hash only keep fewer lists.
+	// How many times each session (by tag) ended (initialize, DELETE) and
+	// its list changed (list_changed), for the marks of lists asked before;
+	// epoch changes when the map is cleared to stay bounded, so that every
+	// mark taken before no longer holds.
 	counts map[uint64]sessionCounts
 	epoch  uint64
 	seed   maphash.Seed
@@ -64,7 +62,7 @@ type listMark struct {
 // A seenList is one caller's whole list.
 type seenList struct {
 	sorted  []string // sorted, unique
-	session uint64   // the tag of the Mcp-Session-Id it was read in ("" for none, and over stdio)
+	session uint64   // the tag of the Mcp-Session-Id it was read in (of "" for none, and over stdio)
 	expires time.Time
 	mark    listMark // its first page's
 	// gone: dropped by a list_changed or its TTL. Never shown again, but
@@ -97,7 +95,8 @@ func newSeenLists(ttl time.Duration) *seenLists {
 		counts: map[uint64]sessionCounts{}, seed: maphash.MakeSeed()}
 }
 
-// tag is what the lists know a session by.
+// tag is what the lists know a session by: a hash of the id a caller sends
+// before the server checks it (two ids of one tag only keep fewer lists).
 func (s *seenLists) tag(session string) uint64 { return maphash.String(s.seed, session) }
 
 // mark returns the mark of a tools/list of the session, as it passes.

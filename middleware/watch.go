@@ -408,8 +408,7 @@ func (ww *watchWriter) flushHeld() error {
 }
 
 // notFound reports whether msg is the server's not-found answer to c, by
-// the caller's list as it is now (a list_changed on another stream may
-// have dropped the one read before), which its translation then shows.
+// the caller's list as it is now, which its translation then shows.
 func (c *watched) notFound(msg []byte) bool {
 	c.looked = false
 	return isNotFoundAnswer(msg, c.id, c.name, c.list)
