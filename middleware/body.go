@@ -27,8 +27,8 @@ func putBuffer(b *buffer) {
 
 // readBody reads at most limit+1 bytes of body (of about hint bytes; 0:
 // unknown) into a pooled buffer, made for hint (+1, to see EOF) up to 64
-// KiB and doubled past that as bytes come: a client that states a length
-// and stalls holds little. eof reports that the whole body was read; err
+// KiB and grown fourfold past that as bytes come: a client that states a
+// length and stalls holds little. eof reports that the whole body was read; err
 // is a read error other than io.EOF, to be handed on to the next handler.
 func readBody(body io.Reader, limit, hint int64) (buf *buffer, eof bool, err error) {
 	buf = getBuffer()
@@ -40,7 +40,7 @@ func readBody(body io.Reader, limit, hint int64) (buf *buffer, eof bool, err err
 		if len(b) == cap(b) {
 			grow := int64(max(cap(b), 512))
 			if hint > int64(len(b)) {
-				grow = min(grow, hint+1-int64(len(b)))
+				grow = min(3*grow, hint+1-int64(len(b))) // four times the size, up to hint+1
 			}
 			b = slices.Grow(b, int(min(grow, limit+1-int64(len(b)))))
 		}
