@@ -279,3 +279,20 @@ func TestTheTranslationShowsTheListTheDecisionRead(t *testing.T) {
 		}
 	}
 }
+
+// Over HTTP as over stdio: once the caller asks for its list anew, the one
+// kept before is not shown, nor read for a name, whether or not the guard
+// can read the new reply (here a tool with "name" twice).
+func TestAListAskedAnewOverHTTPIsNeverAnsweredFromTheOneBefore(t *testing.T) {
+	g := listedGuard(t, Options{}, "a")
+	unread := `{"jsonrpc":"2.0","id":"l-2","result":{"tools":[{"name":"a","inputSchema":{"type":"object"}},{"name":"x","name":"b","inputSchema":{"type":"object"}}]}}`
+	serve(g, answering(200, "application/json", unread), listRequest(nil))
+	own := `{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"Unknown tool: b"}]}}`
+	if got := serve(g, answering(200, "application/json", own), newRequest("POST", call("3", `"b"`), nil)).Body.String(); got != own {
+		t.Errorf("b got %s, want its own result", got)
+	}
+	notFound := errorReply("4", -32602, "Unknown tool: nope")
+	if got := serve(g, answering(200, "application/json", notFound), newRequest("POST", call("4", `"nope"`), nil)).Body.String(); strings.Contains(got, "availableTools") {
+		t.Errorf("an unknown tool's answer shows the list from before: %s", got)
+	}
+}

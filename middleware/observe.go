@@ -52,12 +52,17 @@ func (g *Guard) observe(r *http.Request, body []byte, m message) observer {
 		// one (2026-07-28's subscriptions/listen stream, say).
 		return (*answers)(g)
 	}
+	key := callerKey(r, callerMeta(m.meta.raw(body)))
 	cursor, ok := listCursor(body, m)
+	if !ok || cursor == "" {
+		// The caller may get another list, read or not: the one kept is
+		// no longer what it holds (its names still guard their calls).
+		g.seen.forget(key)
+	}
 	if !ok {
 		return (*answers)(g)
 	}
-	return &listWatch{g: g, id: bytes.Clone(m.id.raw(body)), key: callerKey(r, callerMeta(m.meta.raw(body))), cursor: cursor,
-		session: session, mark: g.seen.mark(session)}
+	return &listWatch{g: g, id: bytes.Clone(m.id.raw(body)), key: key, cursor: cursor, session: session, mark: g.seen.mark(session)}
 }
 
 // initialized notes an initialize (meta: its _meta as the key reads it):

@@ -438,8 +438,8 @@ const unreadEvent = "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/messa
 
 // In an event stream answering a list, a list_changed notification drops
 // the lists kept before it, not the one the stream gives after it; after
-// an unread message the reply is not kept, but a list_changed still drops
-// the list kept before.
+// an unread message the reply is not kept, and the list kept before is not
+// shown (the caller asked for another).
 func TestListChangedCountsWhereItIsInTheStream(t *testing.T) {
 	changed := "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}\n\n"
 	unreadChanged := "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\",\"params\":{\"x\":\"\\udc00\"}}\n\n"
@@ -451,7 +451,7 @@ func TestListChangedCountsWhereItIsInTheStream(t *testing.T) {
 	}{
 		{changed + event, false, `["get_weather"]`},
 		{event + changed, false, ""},
-		{unreadEvent + event, true, `["get_weather","get_weather_old"]`}, // the list kept before stays
+		{unreadEvent + event, true, ""}, // the list kept before is gone: the client may read a reply the guard did not
 		{unreadEvent + changed + event, true, ""},
 		{unreadEvent + event + changed, true, ""},
 		{unreadChanged + event, true, ""}, // read as the list_changed it is, and the end of the reading

@@ -2,6 +2,7 @@ package toolguard
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"io"
@@ -241,15 +242,20 @@ func (s *Stdio) clientLine(line []byte) {
 	case call:
 		s.record(stdioRequest{id: id, key: stdioKey(line, m), name: string(decoded(nil, line, m.name))})
 	case strEquals(line, m.method, "tools/list"):
-		if cursor, ok := listCursor(line, m); ok {
-			s.record(stdioRequest{id: id, key: stdioKey(line, m), list: true, cursor: cursor, mark: s.guard.seen.mark("")})
+		key := stdioKey(line, m)
+		cursor, ok := listCursor(line, m)
+		if !ok || cursor == "" {
+			s.guard.seen.forget(key) // as over HTTP (Guard.observe)
+		}
+		if ok {
+			s.record(stdioRequest{id: id, key: key, list: true, cursor: cursor, mark: s.guard.seen.mark("")})
 		}
 	}
 }
 
 // stdioKey is the caller of a request: "" in the 2025 era (the session's
-// one client), its _meta as callerMeta reads it in 2026-07-28, where each
-// request states its client.
+// one client), a digest of its _meta as callerMeta reads it in 2026-07-28,
+// where each request states its client.
 func stdioKey(line []byte, m message) string {
 	if m.version.kind != kString || m.meta.kind == absent {
 		return ""
@@ -258,14 +264,16 @@ func stdioKey(line []byte, m message) string {
 	if !mcpwire.Sessionless(string(decoded(scratch[:0], line, m.version))) {
 		return ""
 	}
-	return string(callerMeta(m.meta.raw(line)))
+	sum := sha256.Sum256(callerMeta(m.meta.raw(line)))
+	return string(sum[:])
 }
 
 // record remembers a request until its answer, forgetting another when
-// too many wait (clientLine forgot what waited on its id before).
+// too many wait (clientLine forgot what waited on its id before); not one
+// whose id and name are longer than a not-found answer the guard reads.
 func (s *Stdio) record(req stdioRequest) {
 	key := idKey(req.id)
-	if key == "" {
+	if key == "" || len(req.id)+len(req.name) > maxNotFoundBytes("") {
 		return
 	}
 	s.mu.Lock()

@@ -485,3 +485,58 @@ func TestListGoneStillGuardsTheNamesItShowed(t *testing.T) {
 		}
 	}
 }
+
+// A list the client asks for anew replaces, for the guard, the one kept
+// before, read or not: a reply too long to read or outside the strict
+// subset (a tool with "name" twice, whose last one JSON.parse takes)
+// leaves no list shown, and b, in the client's newest list, gets its own
+// result, even one that reads like a not-found message.
+func TestAListAskedAnewIsNeverAnsweredFromTheOneBefore(t *testing.T) {
+	for _, reply := range []string{
+		`{"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"a","inputSchema":{"type":"object"}},{"name":"b","description":"` + strings.Repeat("d", 300) + `","inputSchema":{"type":"object"}}]}}`,
+		`{"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"a","inputSchema":{"type":"object"}},{"name":"x","name":"b","inputSchema":{"type":"object"}}]}}`,
+	} {
+		var out bytes.Buffer
+		s, err := NewStdio(strings.NewReader(""), &out, StdioOptions{MaxServerLineBytes: 300})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := s.Writer()
+		s.clientLine([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+		io.WriteString(w, `{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"a","inputSchema":{"type":"object"}}]}}`+"\n")
+		s.clientLine([]byte(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`))
+		io.WriteString(w, reply+"\n")
+		out.Reset()
+		s.clientLine([]byte(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"b"}}`))
+		own := `{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"Unknown tool: b"}]}}` + "\n"
+		io.WriteString(w, own)
+		if out.String() != own {
+			t.Errorf("after %.60s…: b got %s, want its own result", reply, out.String())
+		}
+	}
+}
+
+// What a client sends is not kept whole: a 2026-07-28 caller's _meta is
+// kept as a digest, and a request whose id is longer than any not-found
+// answer the guard reads is not tracked.
+func TestTheStdioGuardKeepsNoLongClientBytes(t *testing.T) {
+	var out bytes.Buffer
+	s, err := NewStdio(strings.NewReader(""), &out, StdioOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"x":"` + strings.Repeat("a", 64<<10) + `"}`
+	s.clientLine([]byte(strings.TrimSuffix(listLine("1", "", meta), "\n")))
+	io.WriteString(s.Writer(), `{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"echo","inputSchema":{"type":"object"}}]}}`+"\n")
+	s.clientLine([]byte(`{"jsonrpc":"2.0","id":"` + strings.Repeat("i", 64<<10) + `","method":"tools/call","params":{"name":"x"}}`))
+	s.guard.seen.mu.Lock()
+	defer s.guard.seen.mu.Unlock()
+	for k := range s.guard.seen.lists {
+		if len(k) > 64 {
+			t.Errorf("a list is kept under a key of %d bytes", len(k))
+		}
+	}
+	if len(s.guard.seen.lists) != 1 || len(s.waiting) != 0 {
+		t.Errorf("%d lists kept (want 1), %d requests waiting (want 0)", len(s.guard.seen.lists), len(s.waiting))
+	}
+}
