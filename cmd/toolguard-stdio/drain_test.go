@@ -57,7 +57,7 @@ func TestServerOutputWaitsForASlowClient(t *testing.T) {
 	<-client.started // the copy waits on the client, the pipe still full
 	tick := make(chan time.Time)
 	done := make(chan struct{})
-	go func() { awaitDrained(drained, out, tick, nil); close(done) }()
+	go func() { awaitDrained(drained, out, tick, nil, false); close(done) }()
 	ticked := make(chan struct{})
 	go func() {
 		for range 5 {
@@ -99,7 +99,7 @@ func TestServerOutputHeldElsewhereIsClosed(t *testing.T) {
 	<-client.started
 	tick := make(chan time.Time)
 	done := make(chan struct{})
-	go func() { awaitDrained(drained, out, tick, nil); close(done) }()
+	go func() { awaitDrained(drained, out, tick, nil, false); close(done) }()
 	for waiting := true; waiting; {
 		select {
 		case tick <- time.Time{}:
@@ -127,7 +127,7 @@ func TestServerOutputReadJustBegunIsNotClosed(t *testing.T) {
 	out := &serverOut{f: r}
 	out.seq.Store(2) // a read has returned; the copy writes to the client
 	drained, tick, done := make(chan struct{}), make(chan time.Time), make(chan struct{})
-	go func() { awaitDrained(drained, out, tick, nil); close(done) }()
+	go func() { awaitDrained(drained, out, tick, nil, false); close(done) }()
 	tick <- time.Time{}
 	out.seq.Add(1) // the client read; the next read begins
 	tick <- time.Time{}
@@ -150,6 +150,26 @@ func TestServerOutputWaitEndsAtTheClientsSignal(t *testing.T) {
 	drained := copyServerOut(io.Discard, out)
 	signals := make(chan os.Signal, 1)
 	signals <- syscall.SIGTERM
-	awaitDrained(drained, out, nil, signals) // no tick comes: the signal alone ends it
-	<-drained                                // the copy ends as the output is closed
+	awaitDrained(drained, out, nil, signals, false) // no tick comes: the signal alone ends it
+	<-drained                                       // the copy ends as the output is closed
+}
+
+// A client that signalled while the server ran, and reads no more, has the
+// wait end at the next tick, though the copy still waits on it: alone, the
+// server would just have died of that signal.
+func TestServerOutputWaitAfterAnEarlierSignalIsOneTick(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.WriteString("unread\n")
+	w.Close()
+	client := &gatedWriter{open: make(chan struct{}), started: make(chan struct{})}
+	defer close(client.open)
+	out := &serverOut{f: r}
+	drained := copyServerOut(client, out)
+	<-client.started // the copy waits on the client, which reads no more
+	tick := make(chan time.Time, 1)
+	tick <- time.Time{}
+	awaitDrained(drained, out, tick, nil, true) // returns: one tick, not the copy's end
 }

@@ -213,7 +213,7 @@ func run(args []string, stdin io.Reader, stdout io.WriteCloser, stderr io.Writer
 	}
 	endLeftovers(cmd.Process, wait, drained, logger)
 	tick := time.NewTicker(wait)
-	awaitDrained(drained, fromServer, tick.C, signals)
+	awaitDrained(drained, fromServer, tick.C, signals, stopAsks > 0)
 	tick.Stop()
 	if out.error() != nil {
 		return exitClientGone
@@ -261,11 +261,12 @@ func noteEarlyEnd(stderr io.Writer, name string, in *clientIn, ps *os.ProcessSta
 
 // awaitDrained waits for the server's output to be copied to its end,
 // however long the client takes to read it, unless the client signals
-// (it wants toolguard-stdio gone: what is left goes unread). Only where one
-// read of that output has waited from one tick to the next does a process
-// outside the group (one that called setsid) still hold it open, writing
-// nothing: it is closed then.
-func awaitDrained(drained <-chan struct{}, out *serverOut, tick <-chan time.Time, signals <-chan os.Signal) {
+// (it wants toolguard-stdio gone: what is left goes unread), now or, when
+// signalled, before the server ended: then it waits one tick at most.
+// Only where one read of that output has waited from one tick to the next
+// does a process outside the group (one that called setsid) still hold it
+// open, writing nothing: it is closed then.
+func awaitDrained(drained <-chan struct{}, out *serverOut, tick <-chan time.Time, signals <-chan os.Signal, signalled bool) {
 	last := int64(-1)
 	for {
 		select {
@@ -276,7 +277,11 @@ func awaitDrained(drained <-chan struct{}, out *serverOut, tick <-chan time.Time
 			return
 		case <-tick:
 			n := out.seq.Load()
-			if n%2 == 1 && n == last {
+			switch {
+			case signalled: // the copy may wait on a client that reads no more
+				out.f.Close()
+				return
+			case n%2 == 1 && n == last:
 				out.f.Close()
 				<-drained
 				return
