@@ -36,6 +36,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unicode"
 
 	"github.com/toolguard/toolguard/internal/cli"
 	"github.com/toolguard/toolguard/internal/cmdlog"
@@ -44,8 +45,8 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	context.AfterFunc(ctx, stop) // a second signal ends the proxy at once, as without a handler
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	stop()
 	os.Exit(code)
 }
 
@@ -424,28 +425,54 @@ func newUpstreamQuery(raw string) upstreamQuery {
 	q := upstreamQuery{raw: raw, keys: map[string]bool{}}
 	for p := range strings.SplitSeq(raw, "&") {
 		k, _, _ := strings.Cut(p, "=")
-		if k, err := url.QueryUnescape(k); err == nil {
-			q.keys[k] = true
-		}
+		q.keys[foldKey(k)] = true
 	}
 	return q
 }
 
 // join is the query sent upstream: the upstream URL's, then the caller's
-// parameters, less those the upstream URL sets (so a caller cannot
-// replace a key the operator put there). The caller's other parameters go
-// on as they came.
+// parameters, less those any server could read as one the upstream URL
+// sets (so a caller cannot replace a key the operator put there). The
+// caller's other parameters go on as they came.
 func (q upstreamQuery) join(caller string) string {
 	if q.raw == "" || caller == "" {
 		return q.raw + caller
 	}
 	joined := q.raw
 	for p := range strings.SplitSeq(caller, "&") {
-		k, _, _ := strings.Cut(p, "=")
-		if uk, err := url.QueryUnescape(k); p == "" || err == nil && q.keys[uk] {
-			continue
+		if p != "" && !q.sets(p) {
+			joined += "&" + p
 		}
-		joined += "&" + p
 	}
 	return joined
+}
+
+// sets reports whether a server could read the caller's parameter p as
+// one the upstream URL sets: some split on ';' too (Rack 2).
+func (q upstreamQuery) sets(p string) bool {
+	for part := range strings.SplitSeq(p, ";") {
+		if k, _, _ := strings.Cut(part, "="); q.keys[foldKey(k)] {
+			return true
+		}
+	}
+	return false
+}
+
+// foldKey is a parameter's name as the laxest server reads it: unescaped
+// ("+" too), before a "[" (PHP's a[]), and only its letters and digits, in
+// lower case (PHP reads "api.key" and "api key" as "api_key"; ASP.NET
+// ignores case).
+func foldKey(k string) string {
+	if u, err := url.QueryUnescape(k); err == nil {
+		k = u
+	}
+	if i := strings.IndexByte(k, '['); i > 0 {
+		k = k[:i]
+	}
+	return strings.Map(func(r rune) rune {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			return unicode.ToLower(r)
+		}
+		return -1
+	}, k)
 }

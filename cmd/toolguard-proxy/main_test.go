@@ -484,3 +484,18 @@ func TestUpstreamBreakingOffAfterAMessageKeepsIt(t *testing.T) {
 		up.Close()
 	}
 }
+
+// A caller cannot replace a parameter of the -upstream URL under a name a
+// server reads as it (PHP's "api.key", "api key" and "api_key[]", another
+// letter case, a ";" that Rack 2 splits on); its other parameters go on.
+func TestTheCallerCannotReplaceAnUpstreamParameterUnderAnotherSpelling(t *testing.T) {
+	q := newUpstreamQuery("api_key=SECRET&readonly=1")
+	for _, caller := range []string{"api.key=EVIL", "api+key=EVIL", "api%20key=EVIL", "API_KEY=EVIL", "api_key[]=EVIL", "x=1;readonly=0", "readOnly=0"} {
+		if got := q.join(caller); got != "api_key=SECRET&readonly=1" {
+			t.Errorf("caller %q: sent upstream %q", caller, got)
+		}
+	}
+	if got := q.join("tenant=x&page=2"); got != "api_key=SECRET&readonly=1&tenant=x&page=2" {
+		t.Errorf("the caller's own parameters: %q", got)
+	}
+}
