@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"maps"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -121,7 +122,7 @@ func NewStdio(in io.Reader, out io.Writer, opts StdioOptions) (*Stdio, error) {
 		ListTTL:         opts.ListTTL,
 	})
 	if err != nil {
-		return nil, errors.New("toolguard: StdioOptions" + err.Error()[len("toolguard: Options"):])
+		return nil, errors.New(strings.Replace(err.Error(), "Options.", "StdioOptions.", 1))
 	}
 	s := &Stdio{opts: opts, guard: g, waiting: map[string]stdioRequest{}}
 	s.rd = stdioReader{s: s, in: in}

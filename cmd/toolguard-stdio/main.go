@@ -117,10 +117,10 @@ func run(args []string, stdin io.Reader, stdout io.WriteCloser, stderr io.Writer
 	}
 	defer obs.writeStats() // once the session has ended
 
-	// Client to server. When the client's input ends, the lines the guard
-	// still holds are forwarded, then the server's input is closed: that
-	// is all the end of input does (MCP's stdio shutdown leaves waiting,
-	// SIGTERM and SIGKILL to the client).
+	// Client to server (the guard holds none of its bytes). When the
+	// client's input ends, the server's input is closed: that is all the
+	// end of input does (MCP's stdio shutdown leaves waiting, SIGTERM and
+	// SIGKILL to the client).
 	go func() {
 		io.Copy(serverIn, guard.Reader())
 		serverIn.Close()
