@@ -243,14 +243,20 @@ func (s *Stdio) clientLine(line []byte) {
 	case call:
 		s.record(stdioRequest{id: id, key: stdioKey(line, m), name: string(decoded(nil, line, m.name))})
 	case strEquals(line, m.method, "tools/list"):
-		key := stdioKey(line, m)
-		cursor, ok := listCursor(line, m)
-		if !ok || cursor == "" {
-			s.guard.seen.forget(key) // as over HTTP (Guard.observe)
-		}
-		if ok {
-			s.record(stdioRequest{id: id, key: key, list: true, cursor: cursor, mark: s.guard.seen.mark("")})
-		}
+		s.listAsked(line, m, id)
+	}
+}
+
+// listAsked notes a tools/list: the caller's list kept before is gone, as
+// over HTTP (Guard.observe), and the answer is read when the page is.
+func (s *Stdio) listAsked(line []byte, m message, id []byte) {
+	key := stdioKey(line, m)
+	cursor, ok := listCursor(line, m)
+	if !ok || cursor == "" {
+		s.guard.seen.forget(key)
+	}
+	if ok {
+		s.record(stdioRequest{id: id, key: key, list: true, cursor: cursor, mark: s.guard.seen.mark("")})
 	}
 }
 
