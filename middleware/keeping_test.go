@@ -296,3 +296,55 @@ func TestAListAskedAnewOverHTTPIsNeverAnsweredFromTheOneBefore(t *testing.T) {
 		t.Errorf("an unknown tool's answer shows the list from before: %s", got)
 	}
 }
+
+// The same over HTTP.
+func TestAnUnreadReplyToALaterListRetiresTheListKeptOverHTTP(t *testing.T) {
+	g := listedGuard(t, Options{}, "a")
+	read := `{"jsonrpc":"2.0","id":"l-1","result":{"tools":[{"name":"a","inputSchema":{"type":"object"}}]}}`
+	unread := `{"jsonrpc":"2.0","id":"l-1","result":{"tools":[{"name":"a","inputSchema":{"type":"object"}},{"name":"x","name":"b","inputSchema":{"type":"object"}}]}}`
+	inA, inB := make(chan struct{}), make(chan struct{})
+	goA, goB := make(chan struct{}), make(chan struct{})
+	held := func(in, release chan struct{}, body string) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			io.Copy(io.Discard, r.Body)
+			close(in)
+			<-release
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, body)
+		})
+	}
+	var wg sync.WaitGroup
+	wg.Add(2)
+	doneA := make(chan struct{})
+	go func() { defer wg.Done(); serve(g, held(inA, goA, read), listRequest(nil)); close(doneA) }()
+	<-inA
+	go func() { defer wg.Done(); serve(g, held(inB, goB, unread), listRequest(nil)) }()
+	<-inB
+	close(goA)
+	<-doneA
+	close(goB)
+	wg.Wait()
+	own := `{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"Unknown tool: b"}]}}`
+	if got := serve(g, answering(200, "application/json", own), newRequest("POST", call("3", `"b"`), nil)).Body.String(); got != own {
+		t.Errorf("b got %s, want its own result", got)
+	}
+}
+
+// A tools/list the guard does not read (a batch, which 2025-03-26 allows
+// and the TypeScript SDK v1 server takes; one outside the strict subset;
+// an id of 1.0) may get the client a list: the one kept before is not
+// shown, nor read for a name.
+func TestAListRequestTheGuardCannotReadRetiresTheListKept(t *testing.T) {
+	for _, body := range []string{
+		`[{"jsonrpc":"2.0","id":"l-2","method":"tools/list","params":{}}]`,
+		`{"jsonrpc":"2.0","id":"l-2","method":"tools/list","params":{},"x":1}`,
+		`{"jsonrpc":"2.0","id":1.0,"method":"tools/list","params":{}}`,
+	} {
+		g := listedGuard(t, Options{}, "a")
+		serve(g, answering(200, "application/json", `[{"jsonrpc":"2.0","id":"l-2","result":{"tools":[{"name":"a","inputSchema":{"type":"object"}},{"name":"b","inputSchema":{"type":"object"}}]}}]`), newRequest("POST", body, nil))
+		own := `{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"Unknown tool: b"}]}}`
+		if got := serve(g, answering(200, "application/json", own), newRequest("POST", call("3", `"b"`), nil)).Body.String(); got != own {
+			t.Errorf("after %s: b got %s, want its own result", body, got)
+		}
+	}
+}

@@ -42,19 +42,21 @@ func (g *Guard) observe(r *http.Request, body []byte, m message) observer {
 	case !m.strict || m.jsonrpc.kind != kString || !strEquals(body, m.jsonrpc, "2.0") || m.method.kind != kString:
 		if !m.strict && mayBeInitialize(body) {
 			g.initialized(r, session, nil)
+		} else if mayBe(body, "list", "tools/list") { // (a batch, say: some SDK may answer it)
+			g.seen.forget(callerKey(r, nil))
 		}
 		return (*answers)(g)
 	case strEquals(body, m.method, "initialize"):
 		g.initialized(r, session, callerMeta(m.meta.raw(body)))
 		return nil
-	case (m.id.kind != kString && m.id.kind != kInt) || !strEquals(body, m.method, "tools/list"):
+	case !strEquals(body, m.method, "tools/list"):
 		// With no session, a changed list drops every list kept without
 		// one (2026-07-28's subscriptions/listen stream, say).
 		return (*answers)(g)
 	}
 	key := callerKey(r, callerMeta(m.meta.raw(body)))
 	cursor, ok := listCursor(body, m)
-	if !ok || cursor == "" {
+	if ok = ok && (m.id.kind == kString || m.id.kind == kInt); !ok || cursor == "" {
 		// The caller may get another list, read or not: the one kept is
 		// no longer what it holds (its names still guard their calls).
 		g.seen.forget(key)
@@ -154,6 +156,7 @@ type listWriter struct {
 	length  int         // listJSON: the stated Content-Length, or -1
 	tries   int         // listJSON: reads at a write that ends an object
 	replied bool        // the reply was read: no more to keep
+	paged   bool        // a page of it was read
 }
 
 // listWriter modes.
@@ -327,6 +330,7 @@ func (lw *listWriter) message(_ int, data []byte) {
 	if !lw.replied {
 		p, done, ok := readListReply(data, l.id)
 		if lw.replied = done; ok {
+			lw.paged = true
 			l.g.seen.page(l.key, l.session, l.cursor, l.mark, p)
 			return // the reply, not a notification
 		}
@@ -344,6 +348,7 @@ func (lw *listWriter) keepJSON(final bool) {
 	switch {
 	case ok:
 		lw.release(listRead) // the page holds copies
+		lw.paged = true
 		l.g.seen.page(l.key, l.session, l.cursor, l.mark, p)
 	case final:
 		lw.release(listSkip)
@@ -376,12 +381,17 @@ func (lw *listWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 // finish reads a JSON answer of no stated length when the handler returns
 // (an event stream was read as it passed, an answer of a stated length
 // when it reached it: one shorter is cut, and no client reads it whole).
+// A 200 answer of which no page was read may be a list the caller now
+// holds: the one kept (a reply to an earlier tools/list, say) is gone.
 func (lw *listWriter) finish() {
 	switch {
 	case lw.mode == listJSON && lw.length < 0:
 		lw.keepJSON(true)
 	case lw.mode == listJSON:
 		lw.release(listSkip)
+	}
+	if lw.status == http.StatusOK && !lw.paged {
+		lw.l.g.seen.forget(lw.l.key)
 	}
 }
 

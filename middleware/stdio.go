@@ -213,6 +213,8 @@ func (s *Stdio) clientLine(line []byte) {
 	if !m.strict {
 		if mayBeInitialize(line) {
 			s.guard.seen.dropSession("", true)
+		} else if mayBe(line, "list", "tools/list") { // (a batch, say: some SDK may answer it)
+			s.guard.seen.dropSession("", false)
 		}
 		if bytes.Contains(line, []byte("tools/call")) || bytes.Contains(line, []byte(`tools\/call`)) {
 			s.untracked("a client line that mentions tools/call is outside the strict subset: its answer is not translated")
@@ -231,6 +233,7 @@ func (s *Stdio) clientLine(line []byte) {
 		if call && m.id.kind != absent { // (without an id, a notification: no answer)
 			s.untracked("a tools/call whose id is neither a string nor an integer is outside the strict subset: its answer is not translated")
 		}
+		s.listAsked(line, m, nil)
 		return
 	}
 	id := bytes.Clone(m.id.raw(line))
@@ -242,17 +245,21 @@ func (s *Stdio) clientLine(line []byte) {
 		s.untracked("a tools/call whose params.name is not a string is outside the strict subset: its answer is not translated")
 	case call:
 		s.record(stdioRequest{id: id, key: stdioKey(line, m), name: string(decoded(nil, line, m.name))})
-	case strEquals(line, m.method, "tools/list"):
+	default:
 		s.listAsked(line, m, id)
 	}
 }
 
-// listAsked notes a tools/list: the caller's list kept before is gone, as
-// over HTTP (Guard.observe), and the answer is read when the page is.
+// listAsked notes a tools/list (m may be another request): the caller's
+// list kept before is gone, as over HTTP (Guard.observe), and the answer
+// is read when the page and the id (nil: not a string or an integer) are.
 func (s *Stdio) listAsked(line []byte, m message, id []byte) {
+	if !strEquals(line, m.method, "tools/list") {
+		return
+	}
 	key := stdioKey(line, m)
 	cursor, ok := listCursor(line, m)
-	if !ok || cursor == "" {
+	if ok = ok && id != nil; !ok || cursor == "" {
 		s.guard.seen.forget(key)
 	}
 	if ok {
@@ -312,12 +319,17 @@ func (s *Stdio) answered(id []byte) (req stdioRequest, ok bool) {
 }
 
 // forgetLists stops tracking every waiting tools/list: no answer to them
-// is read.
+// is read, and if one waited the client may hold a list: the lists kept
+// are gone.
 func (s *Stdio) forgetLists() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	n := len(s.waiting)
 	maps.DeleteFunc(s.waiting, func(_ string, r stdioRequest) bool { return r.list })
 	s.tracked.Store(int64(len(s.waiting)))
+	if len(s.waiting) < n {
+		s.guard.seen.dropSession("", false)
+	}
 }
 
 // idKey is the key of a JSON-RPC id: "s" and the decoded string, or "i" and
@@ -389,6 +401,7 @@ func (w *stdioWriter) Write(p []byte) (int, error) {
 		case j < 0 && len(w.buf)+len(p)-i > w.s.opts.MaxServerLineBytes:
 			// The start of a long line: what is held goes out, the rest
 			// as it comes.
+			w.s.longLine(nil)
 			if err := w.write(p[start:i], w.buf); err != nil {
 				return 0, err
 			}
@@ -469,6 +482,18 @@ func (w *stdioWriter) Close() error {
 	return err
 }
 
+// longLine notes a server line too long to read (p: it, or its start),
+// before it goes on: a list a waiting tools/list gets, perhaps, or a
+// list_changed; either way the lists kept are gone.
+func (s *Stdio) longLine(p []byte) {
+	if s.tracked.Load() > 0 {
+		s.forgetLists()
+	}
+	if maySpell(p, "list_changed") {
+		s.guard.seen.dropSession("", false)
+	}
+}
+
 // serverLine looks at one whole server line (without its newline) and
 // returns what goes to the client in its place: nil for the line itself,
 // or the guard's answer (with its newline) to a call the server did not
@@ -477,9 +502,7 @@ func (w *stdioWriter) Close() error {
 func (s *Stdio) serverLine(line []byte) []byte {
 	tracked := s.tracked.Load() > 0
 	if len(line) > s.opts.MaxServerLineBytes {
-		if maySpell(line, "list_changed") { // unread, as the line that comes in pieces
-			s.guard.seen.dropSession("", false)
-		}
+		s.longLine(line)
 		return nil
 	}
 	if !tracked && !maySpell(line, "list_changed") {
@@ -509,6 +532,8 @@ func (s *Stdio) serverLine(line []byte) []byte {
 	case c.list:
 		if p, _, ok := readListReply(line, c.id); ok {
 			s.guard.seen.page(c.key, "", c.cursor, c.mark, p)
+		} else {
+			s.guard.seen.forget(c.key) // a list, perhaps, that the guard cannot read
 		}
 		return nil
 	}

@@ -540,3 +540,54 @@ func TestTheStdioGuardKeepsNoLongClientBytes(t *testing.T) {
 		t.Errorf("%d lists kept (want 1), %d requests waiting (want 0)", len(s.guard.seen.lists), len(s.waiting))
 	}
 }
+
+// Two tools/list asked before either answer: the first reply is read and
+// kept, the second is not (a tool with "name" twice). The client holds the
+// second list: the first is not shown, nor read for a name.
+func TestAnUnreadReplyToALaterListRetiresTheListKept(t *testing.T) {
+	var out bytes.Buffer
+	s, err := NewStdio(strings.NewReader(""), &out, StdioOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := s.Writer()
+	s.clientLine([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+	s.clientLine([]byte(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`))
+	io.WriteString(w, `{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"a","inputSchema":{"type":"object"}}]}}`+"\n")
+	io.WriteString(w, `{"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"a","inputSchema":{"type":"object"}},{"name":"x","name":"b","inputSchema":{"type":"object"}}]}}`+"\n")
+	out.Reset()
+	s.clientLine([]byte(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"b"}}`))
+	own := `{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"Unknown tool: b"}]}}` + "\n"
+	io.WriteString(w, own)
+	if out.String() != own {
+		t.Errorf("b got %s, want its own result", out.String())
+	}
+}
+
+// Over stdio as over HTTP: a tools/list line the guard does not read may
+// get the client a list, and the one kept before is then not shown.
+func TestAListLineTheGuardCannotReadRetiresTheListKept(t *testing.T) {
+	for _, line := range []string{
+		`[{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}]`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{},"x":1}`,
+		`{"jsonrpc":"2.0","id":2.0,"method":"tools/list","params":{}}`,
+	} {
+		var out bytes.Buffer
+		s, err := NewStdio(strings.NewReader(""), &out, StdioOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := s.Writer()
+		s.clientLine([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+		io.WriteString(w, `{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"a","inputSchema":{"type":"object"}}]}}`+"\n")
+		s.clientLine([]byte(line))
+		io.WriteString(w, `{"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"a","inputSchema":{"type":"object"}},{"name":"b","inputSchema":{"type":"object"}}]}}`+"\n")
+		out.Reset()
+		s.clientLine([]byte(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"b"}}`))
+		own := `{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"Unknown tool: b"}]}}` + "\n"
+		io.WriteString(w, own)
+		if out.String() != own {
+			t.Errorf("after %s: b got %s, want its own result", line, out.String())
+		}
+	}
+}
