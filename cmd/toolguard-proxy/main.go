@@ -33,6 +33,7 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -423,9 +424,9 @@ type upstreamQuery struct {
 
 func newUpstreamQuery(raw string) upstreamQuery {
 	q := upstreamQuery{raw: raw, keys: map[string]bool{}}
-	for p := range strings.SplitSeq(raw, "&") {
+	for p := range strings.FieldsFuncSeq(raw, func(r rune) bool { return r == '&' || r == ';' }) {
 		k, _, _ := strings.Cut(p, "=")
-		q.keys[foldKey(k)] = true
+		q.keys[foldKey(unescapeLax(k))] = true
 	}
 	return q
 }
@@ -448,27 +449,56 @@ func (q upstreamQuery) join(caller string) string {
 }
 
 // sets reports whether a server could read the caller's parameter p as
-// one the upstream URL sets: some split on ';' too (Rack 2).
+// one the upstream URL sets: its name whole, up to a "[" a "]" follows
+// (PHP's and qs's a[] and a[x]), or up to a "." (qs's allowDots a.x); some
+// servers split on ";" too (Rack 2).
 func (q upstreamQuery) sets(p string) bool {
 	for part := range strings.SplitSeq(p, ";") {
-		if k, _, _ := strings.Cut(part, "="); q.keys[foldKey(k)] {
-			return true
+		k, _, _ := strings.Cut(part, "=")
+		u := unescapeLax(k)
+		names := []string{u}
+		if i := strings.IndexByte(u, '['); i > 0 && strings.Contains(u[i:], "]") {
+			names = append(names, u[:i])
+		}
+		if i := strings.IndexByte(u, '.'); i > 0 {
+			names = append(names, u[:i])
+		}
+		for _, n := range names {
+			if q.keys[foldKey(n)] {
+				return true
+			}
 		}
 	}
 	return false
 }
 
-// foldKey is a parameter's name as the laxest server reads it: unescaped
-// ("+" too), before a "[" (PHP's a[]), and only its letters and digits, in
-// lower case (PHP reads "api.key" and "api key" as "api_key"; ASP.NET
-// ignores case).
+// unescapeLax decodes "+" and each valid %XX of a parameter's name, and
+// leaves the rest as it is, as PHP does (Go refuses the whole name for one
+// stray "%"); PHP reads the name up to a NUL.
+func unescapeLax(k string) string {
+	var b strings.Builder
+	for i := 0; i < len(k); i++ {
+		c := k[i]
+		switch {
+		case c == '+':
+			c = ' '
+		case c == '%' && i+2 < len(k):
+			if v, err := strconv.ParseUint(k[i+1:i+3], 16, 8); err == nil {
+				c, i = byte(v), i+2
+			}
+		}
+		if c == 0 {
+			break
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}
+
+// foldKey is a parameter's name as the laxest server reads it: only its
+// letters and digits, in lower case (PHP reads "api.key", "api key" and
+// "api[key" as "api_key"; ASP.NET ignores case).
 func foldKey(k string) string {
-	if u, err := url.QueryUnescape(k); err == nil {
-		k = u
-	}
-	if i := strings.IndexByte(k, '['); i > 0 {
-		k = k[:i]
-	}
 	return strings.Map(func(r rune) rune {
 		if unicode.IsLetter(r) || unicode.IsDigit(r) {
 			return unicode.ToLower(r)

@@ -486,16 +486,22 @@ func TestUpstreamBreakingOffAfterAMessageKeepsIt(t *testing.T) {
 }
 
 // A caller cannot replace a parameter of the -upstream URL under a name a
-// server reads as it (PHP's "api.key", "api key" and "api_key[]", another
-// letter case, a ";" that Rack 2 splits on); its other parameters go on.
+// server reads as it (PHP's "api.key", "api key", "api[key", "api_key[]" and
+// a name cut at a NUL; qs's "api_key[0]" and "api_key.x"; another letter
+// case; a ";" that Rack 2 splits on); its other parameters go on, and the
+// operator's own ";" parameters are kept from callers too.
 func TestTheCallerCannotReplaceAnUpstreamParameterUnderAnotherSpelling(t *testing.T) {
 	q := newUpstreamQuery("api_key=SECRET&readonly=1")
-	for _, caller := range []string{"api.key=EVIL", "api+key=EVIL", "api%20key=EVIL", "API_KEY=EVIL", "api_key[]=EVIL", "x=1;readonly=0", "readOnly=0"} {
+	for _, caller := range []string{"api.key=EVIL", "api+key=EVIL", "api%20key=EVIL", "API_KEY=EVIL", "api_key[]=EVIL", "x=1;readonly=0", "readOnly=0",
+		"api[key=EVIL", "api_key%00x=EVIL", "api_key%00%=EVIL", "api_key[0]=EVIL", "api_key.x=EVIL", "api_key]=EVIL"} {
 		if got := q.join(caller); got != "api_key=SECRET&readonly=1" {
 			t.Errorf("caller %q: sent upstream %q", caller, got)
 		}
 	}
 	if got := q.join("tenant=x&page=2"); got != "api_key=SECRET&readonly=1&tenant=x&page=2" {
 		t.Errorf("the caller's own parameters: %q", got)
+	}
+	if got := newUpstreamQuery("a=1;readonly=1").join("readonly=0"); got != "a=1;readonly=1" {
+		t.Errorf("an operator's parameter after a ';': sent upstream %q", got)
 	}
 }

@@ -137,15 +137,16 @@ func run(args []string, stdin io.Reader, stdout io.WriteCloser, stderr io.Writer
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
 	var (
-		waitErr  error
-		wait     = grace     // each step of the end, once the client is gone
-		stop     *time.Timer // runs once the client is gone
-		stopC    <-chan time.Time
-		deadline time.Time      // when stop fires
-		next     syscall.Signal // what stop sends the group
-		since    string         // what the server has had wait since
-		stopAsks int            // SIGINT, SIGTERM and SIGQUIT received
-		broke    = out.broke
+		waitErr   error
+		wait      = grace     // each step of the end, once the client is gone
+		stop      *time.Timer // runs once the client is gone
+		stopC     <-chan time.Time
+		deadline  time.Time      // when stop fires
+		next      syscall.Signal // what stop sends the group
+		since     string         // what the server has had wait since
+		stopAsks  int            // SIGINT, SIGTERM and SIGQUIT received
+		signalled bool           // any signal of the client's received
+		broke     = out.broke
 	)
 	// gone starts the end of the server, once the client is gone: its
 	// input is closed, and from now the server has wait (or less if it
@@ -169,6 +170,7 @@ func run(args []string, stdin io.Reader, stdout io.WriteCloser, stderr io.Writer
 	for done := false; !done; {
 		select {
 		case sig := <-signals:
+			signalled = true
 			if sig != syscall.SIGHUP {
 				stopAsks++
 			}
@@ -213,7 +215,7 @@ func run(args []string, stdin io.Reader, stdout io.WriteCloser, stderr io.Writer
 	}
 	endLeftovers(cmd.Process, wait, drained, logger)
 	tick := time.NewTicker(wait)
-	awaitDrained(drained, fromServer, tick.C, signals, stopAsks > 0)
+	awaitDrained(drained, fromServer, tick.C, signals, signalled)
 	tick.Stop()
 	if out.error() != nil {
 		return exitClientGone
