@@ -496,14 +496,7 @@ func TestAListAskedAnewIsNeverAnsweredFromTheOneBefore(t *testing.T) {
 		`{"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"a","inputSchema":{"type":"object"}},{"name":"b","description":"` + strings.Repeat("d", 300) + `","inputSchema":{"type":"object"}}]}}`,
 		`{"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"a","inputSchema":{"type":"object"}},{"name":"x","name":"b","inputSchema":{"type":"object"}}]}}`,
 	} {
-		var out bytes.Buffer
-		s, err := NewStdio(strings.NewReader(""), &out, StdioOptions{MaxServerLineBytes: 300})
-		if err != nil {
-			t.Fatal(err)
-		}
-		w := s.Writer()
-		s.clientLine([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
-		io.WriteString(w, `{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"a","inputSchema":{"type":"object"}}]}}`+"\n")
+		s, w, out := listedStdio(t, StdioOptions{MaxServerLineBytes: 300})
 		s.clientLine([]byte(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`))
 		io.WriteString(w, reply+"\n")
 		out.Reset()
@@ -572,14 +565,7 @@ func TestAListLineTheGuardCannotReadRetiresTheListKept(t *testing.T) {
 		`{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{},"x":1}`,
 		`{"jsonrpc":"2.0","id":2.0,"method":"tools/list","params":{}}`,
 	} {
-		var out bytes.Buffer
-		s, err := NewStdio(strings.NewReader(""), &out, StdioOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		w := s.Writer()
-		s.clientLine([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
-		io.WriteString(w, `{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"a","inputSchema":{"type":"object"}}]}}`+"\n")
+		s, w, out := listedStdio(t, StdioOptions{})
 		s.clientLine([]byte(line))
 		io.WriteString(w, `{"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"a","inputSchema":{"type":"object"}},{"name":"b","inputSchema":{"type":"object"}}]}}`+"\n")
 		out.Reset()
@@ -590,4 +576,18 @@ func TestAListLineTheGuardCannotReadRetiresTheListKept(t *testing.T) {
 			t.Errorf("after %s: b got %s, want its own result", line, out.String())
 		}
 	}
+}
+
+// listedStdio returns a stdio guard whose client was given the list [a],
+// the server's side of it, and what the client reads from now on.
+func listedStdio(t *testing.T, opts StdioOptions) (*Stdio, io.Writer, *bytes.Buffer) {
+	out := new(bytes.Buffer)
+	s, err := NewStdio(strings.NewReader(""), out, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.clientLine([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+	io.WriteString(s.Writer(), `{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"a","inputSchema":{"type":"object"}}]}}`+"\n")
+	out.Reset()
+	return s, s.Writer(), out
 }
