@@ -401,7 +401,7 @@ func (w *stdioWriter) Write(p []byte) (int, error) {
 		case j < 0 && len(w.buf)+len(p)-i > w.s.opts.MaxServerLineBytes:
 			// The start of a long line: what is held goes out, the rest
 			// as it comes.
-			w.s.longLine(nil)
+			w.s.longLine(append(w.buf, p[i:]...))
 			if err := w.write(p[start:i], w.buf); err != nil {
 				return 0, err
 			}
@@ -483,10 +483,11 @@ func (w *stdioWriter) Close() error {
 }
 
 // longLine notes a server line too long to read (p: it, or its start),
-// before it goes on: a list a waiting tools/list gets, perhaps, or a
-// list_changed; either way the lists kept are gone.
+// before it goes on: unless its first bytes show a method (a request or a
+// notification), it may be the list a waiting tools/list gets; it may be a
+// list_changed. Either way the lists kept are gone.
 func (s *Stdio) longLine(p []byte) {
-	if s.tracked.Load() > 0 {
+	if r, _ := readEnvelope(p[:min(len(p), 4<<10)], nil, nil); r.method.kind != kString && s.tracked.Load() > 0 {
 		s.forgetLists()
 	}
 	if maySpell(p, "list_changed") {
