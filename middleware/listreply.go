@@ -27,11 +27,17 @@ import (
 // scanner reads a page, encoding/json reads the same (FuzzListReply).
 func readListReply(msg, id []byte) (p mcpwire.Page, done, ok bool) {
 	r, strict := readEnvelope(msg, func(s *scanner) bool { return s.listPage(&p) }, nil)
-	if strict && r.method.kind != absent {
+	if !endsReading(r, strict) {
 		return p, false, false
 	}
 	return p, true, strict && r.pageFor(msg, id)
 }
+
+// endsReading reports whether a message readEnvelope read as r (ok: in the
+// strict subset) ends the reading of a stream for a request's answer: any
+// but a request or a notification is the answer, or read apart by some
+// client.
+func endsReading(r envelope, ok bool) bool { return !ok || r.method.kind == absent }
 
 // Keys of a tools/list result and of a tool, for the scanner: a key equal
 // to one of them under case folding, or twice, ends the read.

@@ -401,7 +401,7 @@ func (w *stdioWriter) Write(p []byte) (int, error) {
 		case j < 0 && len(w.buf)+len(p)-i > w.s.opts.MaxServerLineBytes:
 			// The start of a long line: what is held goes out, the rest
 			// as it comes.
-			w.s.longLine(append(w.buf, p[i:]...))
+			w.s.longLine(append(w.buf, p[i:min(len(p), i+4<<10)]...)) // (its start: the spelling is watched below)
 			if err := w.write(p[start:i], w.buf); err != nil {
 				return 0, err
 			}
@@ -482,16 +482,16 @@ func (w *stdioWriter) Close() error {
 	return err
 }
 
-// longLine notes a server line too long to read (p: it, or its start),
-// before it goes on: unless its first bytes show a method (a request or a
-// notification), it may be the list a waiting tools/list gets; it may be a
-// list_changed. Either way the lists kept are gone.
-func (s *Stdio) longLine(p []byte) {
-	if r, _ := readEnvelope(p[:min(len(p), 4<<10)], nil, nil); r.method.kind != kString && s.tracked.Load() > 0 {
-		s.forgetLists()
+// longLine notes a server line too long to read, by its start, before it
+// goes on: unless its first 4 KiB show a method (a request or a
+// notification), it may be the list a waiting tools/list gets, and the
+// lists kept are gone.
+func (s *Stdio) longLine(start []byte) {
+	if s.tracked.Load() == 0 {
+		return
 	}
-	if maySpell(p, "list_changed") {
-		s.guard.seen.dropSession("", false)
+	if r, _ := readEnvelope(start[:min(len(start), 4<<10)], nil, nil); r.method.kind != kString {
+		s.forgetLists()
 	}
 }
 
@@ -504,6 +504,9 @@ func (s *Stdio) serverLine(line []byte) []byte {
 	tracked := s.tracked.Load() > 0
 	if len(line) > s.opts.MaxServerLineBytes {
 		s.longLine(line)
+		if maySpell(line, "list_changed") { // unread, as the line that comes in pieces
+			s.guard.seen.dropSession("", false)
+		}
 		return nil
 	}
 	if !tracked && !maySpell(line, "list_changed") {

@@ -285,7 +285,7 @@ func (ww *watchWriter) stream(p []byte) error {
 			out = ww.c.g.translate(ww.c, ww.status, true).event(ev, !ww.later)
 		default:
 			ww.changed(end, data)
-			ww.done = endsWatch(data)
+			ww.done = endsReading(readEnvelope(data, nil, nil))
 		}
 		ww.later = true
 		_, ww.err = ww.w.Write(out)
@@ -304,14 +304,6 @@ func (ww *watchWriter) stream(p []byte) error {
 		ww.buf = append(ww.buf, p[from:]...)
 	}
 	return ww.err
-}
-
-// endsWatch reports whether data, a message of the call's event stream
-// that is not its not-found answer, ends the watch: anything but a request
-// or a notification is the call's answer, or read apart by some client.
-func endsWatch(data []byte) bool {
-	r, ok := readEnvelope(data, nil, nil)
-	return !ok || r.method.kind == absent
 }
 
 // changed drops the caller's session's lists when data, an event's
@@ -358,7 +350,7 @@ func (ww *watchWriter) finishEvents() {
 			out = append(append(append(make([]byte, 0, len(ww.buf)+len(ev)), ww.buf[:from]...), ev...), ww.buf[end:]...)
 		} else {
 			ww.changed(end, data)
-			done = done || data != nil && endsWatch(data)
+			done = done || data != nil && endsReading(readEnvelope(data, nil, nil))
 		}
 		from = end
 	})

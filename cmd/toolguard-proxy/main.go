@@ -456,17 +456,11 @@ func (q upstreamQuery) sets(p string) bool {
 	for part := range strings.SplitSeq(p, ";") {
 		k, _, _ := strings.Cut(part, "=")
 		u := unescapeLax(k)
-		names := []string{u}
-		if i := strings.IndexByte(u, '['); i > 0 && strings.Contains(u[i:], "]") {
-			names = append(names, u[:i])
-		}
-		if i := strings.IndexByte(u, '.'); i > 0 {
-			names = append(names, u[:i])
-		}
-		for _, n := range names {
-			if q.keys[foldKey(n)] {
-				return true
-			}
+		bracket, dot := strings.IndexByte(u, '['), strings.IndexByte(u, '.')
+		if q.keys[foldKey(u)] ||
+			bracket > 0 && strings.Contains(u[bracket:], "]") && q.keys[foldKey(u[:bracket])] ||
+			dot > 0 && q.keys[foldKey(u[:dot])] {
+			return true
 		}
 	}
 	return false
